@@ -1,0 +1,115 @@
+// pgring/options.h — settings for making (mkfs) and opening a store.
+#ifndef PGRING_OPTIONS_H_
+#define PGRING_OPTIONS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "pgring/log_sink.h"
+
+namespace pgring {
+
+// Which backend keeps the PG logs. Chosen at mkfs and recorded in the store.
+enum class Backend : uint8_t {
+  // Per-PG ring logs on a raw partition; RocksDB keeps only pointers.
+  kRing = 1,
+  // The PG log kept in RocksDB the way BlueStore keeps it (a key per entry).
+  kRocksDb = 2,
+};
+
+// When a transaction's commit callback fires, and what a crash can take.
+// Every mode keeps the store consistent after any crash: a transaction is
+// either there in full or not at all. See docs/DESIGN.md, "Durability modes".
+enum class DurabilityMode : uint8_t {
+  // Each transaction gets its own partition flush and its own synced RocksDB
+  // write. The callback fires when it is durable. A crash takes nothing that
+  // was acknowledged. Slowest.
+  kSyncEach = 0,
+  // Group commit (default): concurrent transactions share one partition flush
+  // and one synced RocksDB write. The callback fires when the transaction is
+  // durable. A crash takes nothing that was acknowledged.
+  kGroupCommit = 1,
+  // The callback fires as soon as the transaction's ring writes are done;
+  // the commit itself (flush + synced RocksDB write) happens in the
+  // background at most `unsynced_max_delay` later, or on Store::Sync().
+  // A crash (process or power) takes the acknowledged transactions not yet
+  // committed: at most `unsynced_max_delay` worth, and never part of one.
+  kUnsynced = 2,
+};
+
+// How the block that holds a ring's tail is treated. See docs/DESIGN.md.
+enum class TailBlockPolicy : uint8_t {
+  // Records are packed back to back; the block holding the tail is written
+  // again (old committed records + new ones). Safe on devices that write a
+  // single logical block whole or not at all (what every SSD and HDD with
+  // a power-loss-safe sector guarantees).
+  kRewriteTailBlock = 0,
+  // Never rewrite a block that holds committed data: each PG's record in a
+  // transaction is padded to the end of its block. For devices that do not
+  // guarantee an atomic logical-block write. Costs space (see the docs).
+  kNeverRewrite = 1,
+};
+
+// What open does when a PG's committed log is damaged.
+enum class RecoveryPolicy : uint8_t {
+  // Refuse to open: the error (kDataLoss) names the PG, the offset and the
+  // damage. Nothing is changed on disk.
+  kRefuse = 0,
+  // Open; damaged PGs are marked (PgStats::damaged) and every operation on
+  // them returns kDataLoss; the other PGs are fully usable. The damaged PG
+  // can only be removed.
+  kMarkDamaged = 1,
+};
+
+// How the real block device does I/O.
+enum class IoEngine : uint8_t {
+  kIoUring = 0,  // liburing; the default
+  kPsync = 1,    // pread/pwrite from a small thread pool
+};
+
+// Hard bounds. Reaching one returns kResourceExhausted and changes nothing;
+// the store keeps working once the caller trims.
+struct Limits {
+  uint64_t max_entries_per_pg = 1 << 20;
+  uint64_t max_dups_per_pg = 1 << 20;
+  uint32_t max_chunks_per_pg = 1024;
+  uint64_t max_total_entries = 1ull << 28;  // entries + dups, whole store
+  uint32_t max_payload_bytes = 1 << 20;     // one entry, dup or info
+};
+
+// Settings fixed when a store is made.
+struct MkfsOptions {
+  Backend backend = Backend::kRing;
+  // Chunk size; a multiple of the device's logical block size and a power
+  // of two between 64 KiB and 256 MiB.
+  uint32_t chunk_size = 1 << 20;
+  // Bytes of the partition to use; 0 = the whole device or file.
+  uint64_t size = 0;
+  // Replace an existing pgring label instead of refusing.
+  bool force = false;
+};
+
+// Settings for an open store. None of them are recorded on disk.
+struct Options {
+  DurabilityMode durability = DurabilityMode::kGroupCommit;
+  TailBlockPolicy tail_block_policy = TailBlockPolicy::kRewriteTailBlock;
+  RecoveryPolicy recovery_policy = RecoveryPolicy::kRefuse;
+  IoEngine io_engine = IoEngine::kIoUring;
+  // Chunks a PG keeps after trimming instead of returning them.
+  uint32_t reserve_chunks_per_pg = 2;
+  // kUnsynced: how long an acknowledged transaction may wait for its commit.
+  std::chrono::milliseconds unsynced_max_delay{50};
+  // Maximum transactions in one commit group.
+  uint32_t max_group_size = 1024;
+  // io_uring queue depth / psync threads.
+  uint32_t io_queue_depth = 128;
+  Limits limits;
+  // Open without writing anything (the debug tool's read commands).
+  bool read_only = false;
+  std::shared_ptr<LogSink> log_sink;  // null: warnings and errors to stderr
+};
+
+}  // namespace pgring
+
+#endif  // PGRING_OPTIONS_H_

@@ -1,0 +1,123 @@
+// pgring/store.h — the PG log store: make one, open it, commit transactions,
+// read logs back.
+//
+// A store is a partition (a block device or a preallocated file) plus
+// metadata in RocksDB. pgring can own its RocksDB (opened from a path) or
+// live in a column family of the embedder's RocksDB, in which case the
+// embedder's keys and pgring's pointers commit in the same write batch.
+//
+// Thread safety: every method may be called from any thread. Transactions on
+// different PGs proceed in parallel; a PG's operations are applied in the
+// order their transactions were submitted.
+//
+// Errors: nothing throws. kDataLoss = damage on disk, kResourceExhausted =
+// a bound or the partition is full, kNotFound = a missing PG,
+// kAlreadyExists = a PG that exists, kInvalidArgument = a bad argument
+// (non-increasing version, oversized payload), kOutOfRange = a version range
+// past the end, kFailedPrecondition = the store failed earlier (an I/O error
+// is sticky: reopen to recover) or is read-only.
+#ifndef PGRING_STORE_H_
+#define PGRING_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "pgring/options.h"
+#include "pgring/transaction.h"
+#include "pgring/types.h"
+
+namespace rocksdb {
+class DB;
+class ColumnFamilyHandle;
+}  // namespace rocksdb
+
+namespace pgring {
+
+// Called once per submitted transaction, from a pgring thread, when it is
+// committed (OK) or has failed. Must not block for long; may submit more.
+using CommitCallback = std::function<void(absl::Status)>;
+
+// Where the store's metadata lives.
+struct MetadataLocation {
+  // Either a path where pgring opens (or, at mkfs, creates) its own RocksDB...
+  std::string db_path;
+  // ...or the embedder's open RocksDB and the column family pgring may use.
+  // The DB must outlive the store.
+  rocksdb::DB* db = nullptr;
+  rocksdb::ColumnFamilyHandle* column_family = nullptr;
+
+  static MetadataLocation OwnDb(std::string path) {
+    MetadataLocation m;
+    m.db_path = std::move(path);
+    return m;
+  }
+  static MetadataLocation SharedDb(rocksdb::DB* db,
+                                   rocksdb::ColumnFamilyHandle* cf) {
+    MetadataLocation m;
+    m.db = db;
+    m.column_family = cf;
+    return m;
+  }
+};
+
+// Writes a new, empty store: the label on the partition and the store's
+// metadata in RocksDB. Refuses a partition that already carries a pgring
+// label unless `options.force`.
+absl::Status Mkfs(const std::string& device_path, const MetadataLocation& meta,
+                  const MkfsOptions& options);
+
+class Store {
+ public:
+  // Opens a store made by Mkfs, recovering every PG's log.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(
+      const std::string& device_path, const MetadataLocation& meta,
+      const Options& options);
+
+  virtual ~Store() = default;
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Validates `txn` against the current state (every earlier submitted
+  // transaction included) and starts its writes. On a validation error
+  // nothing is changed, `done` is not called, and the error is returned.
+  // Otherwise returns OK and calls `done` exactly once, later, with the
+  // commit's outcome. Reads reflect the transaction from the moment Submit
+  // returns OK, as an OSD's in-memory PG log does.
+  virtual absl::Status Submit(Transaction txn, CommitCallback done) = 0;
+
+  // Submit and wait for the commit.
+  absl::Status Commit(Transaction txn);
+
+  // Makes everything acknowledged so far durable (kUnsynced) and waits for
+  // every submitted transaction to finish.
+  virtual absl::Status Sync() = 0;
+
+  // Reads. Versions are inclusive. Entries come in version order.
+  virtual absl::StatusOr<std::vector<PgId>> ListPgs() const = 0;
+  virtual absl::StatusOr<std::vector<LogEntry>> ReadEntries(
+      const PgId& pg, const Version& from = Version::Min(),
+      const Version& to = Version::Max()) const = 0;
+  // The latest info; kNotFound if the PG never had one.
+  virtual absl::StatusOr<std::string> ReadInfo(const PgId& pg) const = 0;
+  virtual absl::StatusOr<std::vector<LogEntry>> ReadDups(
+      const PgId& pg) const = 0;
+  virtual absl::StatusOr<PgStats> GetPgStats(const PgId& pg) const = 0;
+  virtual StoreStats GetStoreStats() const = 0;
+  virtual Backend backend() const = 0;
+
+  // Waits for in-flight transactions, commits what is pending, and closes.
+  // Called by the destructor if not called before.
+  virtual absl::Status Close() = 0;
+
+ protected:
+  Store() = default;
+};
+
+}  // namespace pgring
+
+#endif  // PGRING_STORE_H_

@@ -1,0 +1,97 @@
+// pgring/types.h — the small value types of the public API: PG ids, log
+// versions, log entries and per-PG statistics.
+#ifndef PGRING_TYPES_H_
+#define PGRING_TYPES_H_
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pgring {
+
+// Identifies a placement group, as Ceph's spg_t does: pool, placement seed and
+// (for erasure-coded pools) the shard. `shard == -1` means "no shard".
+struct PgId {
+  int64_t pool = 0;
+  uint32_t seed = 0;
+  int8_t shard = -1;
+
+  friend auto operator<=>(const PgId&, const PgId&) = default;
+  friend bool operator==(const PgId&, const PgId&) = default;
+
+  // "1.2a" or "1.2as0", the way Ceph prints PG ids.
+  std::string ToString() const;
+  // Parses what ToString() prints. Returns false on malformed text.
+  static bool Parse(const std::string& text, PgId* out);
+
+  template <typename H>
+  friend H AbslHashValue(H h, const PgId& p) {
+    return H::combine(std::move(h), p.pool, p.seed, p.shard);
+  }
+};
+
+// A log version, as Ceph's eversion_t: (epoch, version), ordered
+// lexicographically. Entries of a PG's log have strictly increasing versions.
+struct Version {
+  uint32_t epoch = 0;
+  uint64_t version = 0;
+
+  friend auto operator<=>(const Version&, const Version&) = default;
+  friend bool operator==(const Version&, const Version&) = default;
+
+  static constexpr Version Min() { return Version{0, 0}; }
+  static constexpr Version Max() { return Version{UINT32_MAX, UINT64_MAX}; }
+
+  // "12'345", as Ceph prints an eversion_t.
+  std::string ToString() const;
+  static bool Parse(const std::string& text, Version* out);
+};
+
+// One log entry or dup entry as returned by reads: its version and the opaque
+// bytes the caller appended.
+struct LogEntry {
+  Version version;
+  std::string payload;
+
+  friend bool operator==(const LogEntry&, const LogEntry&) = default;
+};
+
+// Per-PG statistics (Store::GetPgStats).
+struct PgStats {
+  PgId pg;
+  uint64_t entries = 0;         // live log entries
+  uint64_t entry_bytes = 0;     // their payload bytes
+  uint64_t dups = 0;            // live dup entries
+  uint64_t dup_bytes = 0;
+  bool has_info = false;
+  uint64_t info_bytes = 0;
+  Version first_version;        // oldest live entry (if entries > 0)
+  Version last_version;         // newest live entry (if entries > 0)
+  uint32_t chunks = 0;          // chunks the PG's ring owns
+  uint64_t ring_bytes_used = 0; // bytes between the ring's head and tail
+  uint64_t bytes_written = 0;   // record bytes appended since open
+  uint64_t payload_bytes_written = 0;  // caller payload bytes appended since open
+  bool damaged = false;         // opened under RecoveryPolicy::kMarkDamaged
+};
+
+// Store-wide statistics (Store::GetStoreStats).
+struct StoreStats {
+  uint64_t pgs = 0;
+  uint64_t total_chunks = 0;
+  uint64_t free_chunks = 0;
+  uint64_t chunk_size = 0;
+  uint64_t live_entries = 0;
+  uint64_t live_dups = 0;
+  uint64_t transactions_committed = 0;   // since open
+  uint64_t commit_groups = 0;            // RocksDB writes that committed them
+  uint64_t record_bytes_appended = 0;    // ring space consumed by records
+  uint64_t payload_bytes_appended = 0;   // caller payload inside them
+  uint64_t device_bytes_written = 0;     // bytes written to the partition
+  uint64_t device_flushes = 0;
+  uint64_t mapping_table_bytes = 0;      // memory held by the mapping tables
+};
+
+}  // namespace pgring
+
+#endif  // PGRING_TYPES_H_

@@ -1,0 +1,65 @@
+// test_util.h — helpers shared by the tests: temporary directories and
+// status assertions that check the exact code.
+#ifndef PGRING_TESTS_UTIL_TEST_UTIL_H_
+#define PGRING_TESTS_UTIL_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace pgring::testing {
+
+// A fresh directory under $PGRING_TEST_TMPDIR (or /tmp), removed on
+// destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string Join(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Creates (or truncates) a file of `size` bytes, zero-filled.
+void MakeFile(const std::string& path, uint64_t size);
+
+}  // namespace pgring::testing
+
+#define ASSERT_OK(expr)                                      \
+  do {                                                       \
+    ::absl::Status _s = ::pgring::testing::ToStatus(expr);   \
+    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s;             \
+  } while (0)
+#define EXPECT_OK(expr)                                      \
+  do {                                                       \
+    ::absl::Status _s = ::pgring::testing::ToStatus(expr);   \
+    EXPECT_TRUE(_s.ok()) << #expr << ": " << _s;             \
+  } while (0)
+// Asserts the exact status code.
+#define EXPECT_CODE(expr, code)                                          \
+  do {                                                                   \
+    ::absl::Status _s = ::pgring::testing::ToStatus(expr);               \
+    EXPECT_EQ(_s.code(), ::absl::StatusCode::code) << #expr << ": " << _s; \
+  } while (0)
+#define ASSERT_CODE(expr, code)                                          \
+  do {                                                                   \
+    ::absl::Status _s = ::pgring::testing::ToStatus(expr);               \
+    ASSERT_EQ(_s.code(), ::absl::StatusCode::code) << #expr << ": " << _s; \
+  } while (0)
+
+namespace pgring::testing {
+inline absl::Status ToStatus(const absl::Status& s) { return s; }
+template <typename T>
+absl::Status ToStatus(const absl::StatusOr<T>& s) {
+  return s.status();
+}
+}  // namespace pgring::testing
+
+#endif  // PGRING_TESTS_UTIL_TEST_UTIL_H_
