@@ -76,6 +76,7 @@ struct Limits {
   uint32_t max_chunks_per_pg = 1024;
   uint64_t max_total_entries = 1ull << 28;  // entries + dups, whole store
   uint32_t max_payload_bytes = 1 << 20;     // one entry, dup or info
+  uint64_t max_pgs = 1 << 16;
 };
 
 // Settings fixed when a store is made.

@@ -16,11 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "pgring/types.h"
+#include <rocksdb/write_batch.h>
 
-namespace rocksdb {
-class WriteBatch;
-}
+#include "pgring/types.h"
 
 namespace pgring {
 
@@ -72,6 +70,8 @@ class Transaction {
   bool empty() const;
   // The batch, or null if batch() was never called. Used by the backends.
   rocksdb::WriteBatch* batch_if_any() const { return batch_.get(); }
+  // Takes the batch (null if batch() was never called). Used by the backends.
+  std::unique_ptr<rocksdb::WriteBatch> ReleaseBatch() { return std::move(batch_); }
 
  private:
   std::vector<Op> ops_;

@@ -12,8 +12,16 @@
 // - A single logical block is written whole or not at all; a multi-block write
 //   may tear between blocks on power loss (this is what devices guarantee).
 // - Completion callbacks run on a device thread (or inline, for the memory
-//   device): they must not call back into the device synchronously while
-//   holding locks the caller of WriteAsync holds.
+//   and fault-injection devices, and for argument errors on every device):
+//   they must not take locks the caller of WriteAsync holds, must not call
+//   the synchronous Write() (on FileBlockDevice that would wait for the very
+//   thread running the callback), and must not destroy the device. They may
+//   call WriteAsync, Read and Flush.
+// - Errors: kInvalidArgument for an unaligned offset, length or buffer,
+//   kOutOfRange for I/O past size(), kFailedPrecondition for a write to a
+//   read-only device; I/O errors from the OS keep their meaning (EIO →
+//   kInternal, ENOSPC → kResourceExhausted). Every message names the device,
+//   the operation and the offset.
 #ifndef PGRING_DEVICE_BLOCK_DEVICE_H_
 #define PGRING_DEVICE_BLOCK_DEVICE_H_
 
@@ -40,39 +48,71 @@ class BlockDevice {
   // The device's logical block size (512 or 4096 typically).
   virtual uint32_t logical_block_size() const = 0;
 
-  // Reads `buf.size()` bytes at `offset`. Synchronous.
-  virtual absl::Status Read(uint64_t offset, absl::Span<char> buf) = 0;
+  // Reads `buf.size()` bytes at `offset`. Synchronous. `buf.data()` must be
+  // aligned to logical_block_size() (an AlignedBuffer, or a block-aligned
+  // slice of one). A zero-length read succeeds and does nothing.
+  [[nodiscard]] virtual absl::Status Read(uint64_t offset,
+                                          absl::Span<char> buf) = 0;
 
-  // Starts writing `buf` at `offset`; `done` is called once when the write
-  // has completed or failed. `buf` is kept alive until then.
+  // Starts writing `buf` at `offset`; `done` is called exactly once when the
+  // write has completed or failed. `buf` is kept alive until then. May block
+  // while the device's queue is full (backpressure). A zero-length write
+  // succeeds and does nothing.
   virtual void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf,
                           IoCallback done) = 0;
 
-  // Synchronous write (label writes, tools, tests).
-  absl::Status Write(uint64_t offset, absl::Span<const char> data);
+  // Synchronous write (label writes, tools, tests): copies `data` into an
+  // AlignedBuffer, so `data` itself need not be aligned (its offset and
+  // length must be). Must not be called from a completion callback.
+  [[nodiscard]] absl::Status Write(uint64_t offset,
+                                   absl::Span<const char> data);
 
   // Makes every completed write durable (fdatasync / a FLUSH to the device).
-  virtual absl::Status Flush() = 0;
+  // Writes still in flight when Flush() is called are not covered.
+  [[nodiscard]] virtual absl::Status Flush() = 0;
 
-  // Bytes written and flushes issued since the device was opened.
+  // Bytes written and successful flushes since the device was opened.
   virtual uint64_t bytes_written() const = 0;
   virtual uint64_t flushes() const = 0;
+
+ protected:
+  // The argument checks every implementation applies before any I/O, so all
+  // devices refuse the same calls with the same codes: kInvalidArgument when
+  // `offset`, `length` or `data` is not aligned to `block_size`, kOutOfRange
+  // when [offset, offset + length) is not inside [0, device_size). `device`
+  // and `op` name the device and the operation in the message.
+  [[nodiscard]] static absl::Status CheckIoArgs(const std::string& device,
+                                                const char* op, uint64_t offset,
+                                                uint64_t length,
+                                                const void* data,
+                                                uint32_t block_size,
+                                                uint64_t device_size);
 };
 
 // Options for opening a real device.
 struct FileBlockDeviceOptions {
-  bool use_io_uring = true;      // false: pread/pwrite on a thread pool
-  uint32_t queue_depth = 128;    // io_uring SQ entries / psync threads (capped)
+  // true: io_uring (falls back to psync, silently, when the kernel or a
+  // sandbox refuses io_uring; FileBlockDevice::using_io_uring() tells).
+  // false: pwrite on a small thread pool.
+  bool use_io_uring = true;
+  // Writes in flight at once: io_uring SQ entries (capped at 4096) or psync
+  // threads (capped at 16). WriteAsync blocks while the queue is full.
+  uint32_t queue_depth = 128;
+  // Opens O_RDONLY; writes fail with kFailedPrecondition.
   bool read_only = false;
-  bool exclusive_lock = true;    // flock(LOCK_EX|LOCK_NB): refuse a 2nd opener
+  // flock(LOCK_NB) on the path: LOCK_EX, or LOCK_SH when read_only (several
+  // readers may inspect a device no writer holds). Refuses a second opener
+  // with kUnavailable. Advisory: only openers that also lock are excluded.
+  bool exclusive_lock = true;
 };
 
-// Opens a regular file or a block device with O_DIRECT. Detects the logical
-// block size (BLKSSZGET for block devices; st_blksize bounded to 512..4096 for
-// files, 4096 by default). Errors: kNotFound (missing path),
-// kInvalidArgument (not a file or block device, size not a multiple of the
-// block size), kUnavailable (locked by another opener), kInternal (io_uring
-// setup failed and the caller asked for it).
+// Opens a regular file or a block device with O_DIRECT|O_CLOEXEC. The logical
+// block size is BLKSSZGET for block devices and always 4096 for regular
+// files (see file_block_device.h for why). Errors name the path: kNotFound
+// (missing path), kInvalidArgument (not a file or block device, empty, size
+// not a multiple of the block size, O_DIRECT unsupported), kPermissionDenied,
+// kUnavailable (locked by another opener). The concrete type is
+// FileBlockDevice (file_block_device.h) for callers that need its extras.
 absl::StatusOr<std::unique_ptr<BlockDevice>> OpenFileBlockDevice(
     const std::string& path, const FileBlockDeviceOptions& options);
 

@@ -1,0 +1,64 @@
+// block_device.cc — the parts of BlockDevice shared by every implementation:
+// the synchronous Write() helper and the common argument checks.
+#include "device/block_device.h"
+
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+
+namespace pgring {
+
+absl::Status BlockDevice::Write(uint64_t offset, absl::Span<const char> data) {
+  auto buf = std::make_shared<AlignedBuffer>(data.size());
+  if (!data.empty()) std::memcpy(buf->data(), data.data(), data.size());
+
+  // The completion state lives in a shared_ptr rather than on this stack
+  // frame: the callback may still be unwinding on a device thread after the
+  // waiter has woken up and returned.
+  struct Completion {
+    absl::Mutex mu;
+    bool done ABSL_GUARDED_BY(mu) = false;
+    absl::Status status ABSL_GUARDED_BY(mu);
+  };
+  auto completion = std::make_shared<Completion>();
+  WriteAsync(offset, std::move(buf), [completion](absl::Status s) {
+    absl::MutexLock lock(&completion->mu);
+    completion->status = std::move(s);
+    completion->done = true;
+  });
+  absl::MutexLock lock(&completion->mu);
+  completion->mu.Await(absl::Condition(&completion->done));
+  return completion->status;
+}
+
+absl::Status BlockDevice::CheckIoArgs(const std::string& device, const char* op,
+                                      uint64_t offset, uint64_t length,
+                                      const void* data, uint32_t block_size,
+                                      uint64_t device_size) {
+  if (offset % block_size != 0 || length % block_size != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s %s at offset %d, length %d: offset and length must be multiples "
+        "of the %d-byte logical block",
+        op, device, offset, length, block_size));
+  }
+  if (length != 0 &&
+      reinterpret_cast<uintptr_t>(data) % block_size != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s %s at offset %d: buffer address %p is not aligned to the %d-byte "
+        "logical block (use AlignedBuffer)",
+        op, device, offset, data, block_size));
+  }
+  // Written so that offset + length cannot overflow.
+  if (offset > device_size || length > device_size - offset) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "%s %s at offset %d, length %d: past the end of the %d-byte device",
+        op, device, offset, length, device_size));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pgring

@@ -1,0 +1,719 @@
+// file_block_device.cc — opening the device, the two write engines (io_uring
+// and psync), reads and flushes.
+#include "device/file_block_device.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <linux/fs.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+// ThreadSanitizer cannot see the happens-before edge that the kernel creates
+// between io_uring_submit() on one thread and the CQE reaped on another, so
+// the op handed through the ring is annotated explicitly.
+#if defined(__SANITIZE_THREAD__)
+#define PGRING_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PGRING_TSAN 1
+#endif
+#endif
+#ifdef PGRING_TSAN
+#include <sanitizer/tsan_interface.h>
+#define PGRING_HANDOFF_RELEASE(p) __tsan_release(p)
+#define PGRING_HANDOFF_ACQUIRE(p) __tsan_acquire(p)
+#else
+#define PGRING_HANDOFF_RELEASE(p) ((void)(p))
+#define PGRING_HANDOFF_ACQUIRE(p) ((void)(p))
+#endif
+
+namespace pgring {
+namespace file_block_device_internal {
+namespace {
+
+constexpr uint32_t kMaxUringEntries = 4096;
+constexpr uint32_t kMaxPsyncThreads = 16;
+// EAGAIN/EINTR on one write are retried this many times before the write
+// fails with kUnavailable: transient, but never an endless loop.
+constexpr int kMaxTransientRetries = 1000;
+constexpr uint64_t kMaxBytesPerSqe = uint64_t{1} << 30;
+
+std::string ErrnoText(int err) {
+  char buf[256];
+  // GNU strerror_r: returns a pointer to the message (maybe not `buf`).
+  const char* text = strerror_r(err, buf, sizeof(buf));
+  return absl::StrFormat("%s (errno %d)", text, err);
+}
+
+// Maps an errno from an I/O system call to the most precise status code.
+// EIO is kInternal, not kDataLoss: the device failed the operation, nothing
+// says the data on it is corrupt.
+absl::StatusCode CodeForErrno(int err) {
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case ENOMEM:
+      return absl::StatusCode::kResourceExhausted;
+    case ENOENT:
+    case ENXIO:
+    case ENODEV:
+      return absl::StatusCode::kNotFound;
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return absl::StatusCode::kPermissionDenied;
+    case EINVAL:
+      return absl::StatusCode::kInvalidArgument;
+    case EAGAIN:
+    case EINTR:
+    case EBUSY:
+      return absl::StatusCode::kUnavailable;
+    default:
+      return absl::StatusCode::kInternal;
+  }
+}
+
+absl::Status ErrnoError(int err, absl::string_view what) {
+  return absl::Status(CodeForErrno(err),
+                      absl::StrCat(what, ": ", ErrnoText(err)));
+}
+
+std::string IoWhat(const char* op, const std::string& path, uint64_t offset,
+                   uint64_t length) {
+  return absl::StrFormat("%s %s at offset %d (%d bytes)", op, path, offset,
+                         length);
+}
+
+// Set on the threads a WriteEngine owns, so WriteAsync called from one of
+// its completion callbacks never blocks waiting for a free slot (which only
+// that same thread could free).
+thread_local const void* tls_engine_thread = nullptr;
+
+}  // namespace
+
+// One write request, owned by the engine from WriteAsync until its callback.
+struct WriteOp {
+  uint64_t offset = 0;
+  std::shared_ptr<AlignedBuffer> buf;
+  IoCallback done;
+  uint64_t written = 0;  // bytes already written (short writes resume here)
+  int transient_retries = 0;
+};
+
+// The write half of a FileBlockDevice. The destructor drains: it returns
+// only after every submitted op's callback has run.
+class WriteEngine {
+ public:
+  WriteEngine(int fd, const std::string& path, std::atomic<uint64_t>* bytes)
+      : fd_(fd), path_(path), bytes_written_(bytes) {}
+  virtual ~WriteEngine() = default;
+  virtual void Submit(std::unique_ptr<WriteOp> op) = 0;
+
+ protected:
+  const int fd_;
+  const std::string path_;
+  std::atomic<uint64_t>* const bytes_written_;
+};
+
+namespace {
+
+// pwrite on a small pool of threads: the fallback when io_uring is not
+// available, and a reference to compare io_uring against.
+class PsyncEngine final : public WriteEngine {
+ public:
+  PsyncEngine(int fd, const std::string& path, std::atomic<uint64_t>* bytes,
+              uint32_t queue_depth)
+      : WriteEngine(fd, path, bytes),
+        max_queued_(std::max<uint32_t>(queue_depth, 1)) {
+    const uint32_t threads = std::clamp<uint32_t>(queue_depth, 1,
+                                                  kMaxPsyncThreads);
+    for (uint32_t i = 0; i < threads; ++i) {
+      threads_.emplace_back([this] { WorkerLoop(); });
+    }
+  }
+
+  ~PsyncEngine() override {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+    }
+    // Workers finish the queue before they exit.
+    for (std::thread& t : threads_) t.join();
+  }
+
+  void Submit(std::unique_ptr<WriteOp> op) override {
+    absl::MutexLock lock(&mu_);
+    if (tls_engine_thread != this) {
+      auto has_room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return queue_.size() < max_queued_;
+      };
+      mu_.Await(absl::Condition(&has_room));
+    }
+    queue_.push_back(std::move(op));
+  }
+
+ private:
+  void WorkerLoop() {
+    tls_engine_thread = this;
+    while (true) {
+      std::unique_ptr<WriteOp> op;
+      {
+        absl::MutexLock lock(&mu_);
+        auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return stopping_ || !queue_.empty();
+        };
+        mu_.Await(absl::Condition(&ready));
+        if (queue_.empty()) return;  // stopping, and drained
+        op = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      absl::Status status = WriteAll(*op);
+      IoCallback done = std::move(op->done);
+      done(std::move(status));
+      // `op` (and its buffer) die only after the callback, as promised.
+    }
+  }
+
+  absl::Status WriteAll(WriteOp& op) {
+    const uint64_t length = op.buf->size();
+    while (op.written < length) {
+      const ssize_t n =
+          ::pwrite(fd_, op.buf->data() + op.written, length - op.written,
+                   static_cast<off_t>(op.offset + op.written));
+      if (n < 0) {
+        const int err = errno;
+        if ((err == EINTR || err == EAGAIN) &&
+            op.transient_retries++ < kMaxTransientRetries) {
+          continue;
+        }
+        return ErrnoError(err, IoWhat("pwrite", path_, op.offset, length));
+      }
+      if (n == 0) {
+        return absl::InternalError(absl::StrFormat(
+            "%s: the kernel wrote 0 bytes at offset %d",
+            IoWhat("pwrite", path_, op.offset, length),
+            op.offset + op.written));
+      }
+      op.written += static_cast<uint64_t>(n);
+      bytes_written_->fetch_add(static_cast<uint64_t>(n),
+                                std::memory_order_relaxed);
+    }
+    return absl::OkStatus();
+  }
+
+  const size_t max_queued_;
+  std::vector<std::thread> threads_;
+  absl::Mutex mu_;
+  std::deque<std::unique_ptr<WriteOp>> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// One io_uring shared by all writers. Submitters prepare SQEs under sq_mu_
+// and submit everything prepared so far, so writers that arrive together
+// share one io_uring_enter. One completion thread owns the CQ side: it reaps
+// CQEs, resumes short writes, retries EAGAIN/EINTR and runs the callbacks.
+class UringEngine final : public WriteEngine {
+ public:
+  // Returns an error (and the caller falls back to psync) if the kernel
+  // refuses io_uring or lacks IORING_OP_WRITE (5.6+).
+  static absl::StatusOr<std::unique_ptr<UringEngine>> Create(
+      int fd, const std::string& path, std::atomic<uint64_t>* bytes,
+      uint32_t entries) {
+    auto engine = std::unique_ptr<UringEngine>(
+        new UringEngine(fd, path, bytes, entries));
+    const int r = io_uring_queue_init(entries, &engine->ring_, 0);
+    if (r < 0) {
+      return ErrnoError(-r, absl::StrFormat("io_uring_queue_init(%d)",
+                                            entries));
+    }
+    engine->ring_ready_ = true;
+    io_uring_probe* probe = io_uring_get_probe_ring(&engine->ring_);
+    const bool has_write =
+        probe != nullptr && io_uring_opcode_supported(probe, IORING_OP_WRITE);
+    if (probe != nullptr) io_uring_free_probe(probe);
+    if (!has_write) {
+      return absl::UnimplementedError(
+          "the kernel's io_uring does not support IORING_OP_WRITE");
+    }
+    engine->reaper_ = std::thread([e = engine.get()] { e->ReapLoop(); });
+    return engine;
+  }
+
+  ~UringEngine() override {
+    if (reaper_.joinable()) {
+      {
+        absl::MutexLock lock(&mu_);
+        auto drained = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return inflight_ == 0 && pending_.empty();
+        };
+        mu_.Await(absl::Condition(&drained));
+      }
+      // A NOP with null user data tells the reaper to exit once nothing is
+      // in flight (a callback still running may chain another write).
+      {
+        absl::MutexLock lock(&sq_mu_);
+        io_uring_sqe* sqe = GetSqeLocked();
+        if (sqe == nullptr) Fatal("no SQE for the shutdown NOP");
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data(sqe, nullptr);
+        ++unsubmitted_;
+        SubmitLocked();
+      }
+      reaper_.join();
+    }
+    if (ring_ready_) io_uring_queue_exit(&ring_);
+  }
+
+  void Submit(std::unique_ptr<WriteOp> op) override {
+    {
+      absl::MutexLock lock(&mu_);
+      if (tls_engine_thread == this) {
+        // A callback chaining a write: waiting here would deadlock, so the
+        // op waits in pending_ and takes the next slot that frees up.
+        if (inflight_ >= depth_) {
+          pending_.push_back(std::move(op));
+          return;
+        }
+      } else {
+        auto has_slot = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return inflight_ < depth_;
+        };
+        mu_.Await(absl::Condition(&has_slot));
+      }
+      ++inflight_;
+    }
+    Enqueue(std::move(op));
+  }
+
+ private:
+  UringEngine(int fd, const std::string& path, std::atomic<uint64_t>* bytes,
+              uint32_t entries)
+      : WriteEngine(fd, path, bytes), depth_(entries) {}
+
+  [[noreturn]] void Fatal(const std::string& what) {
+    // Only reachable if the kernel breaks io_uring's contract; continuing
+    // would hang the writers (their CQEs would never come).
+    std::fprintf(stderr, "pgring: io_uring on %s: %s\n", path_.c_str(),
+                 what.c_str());
+    std::abort();
+  }
+
+  io_uring_sqe* GetSqeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sq_mu_) {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    if (sqe == nullptr) {
+      // The SQ holds only prepared-but-unsubmitted entries; submitting
+      // frees them. In-flight ops never exceed the SQ size, so this is rare.
+      SubmitLocked();
+      sqe = io_uring_get_sqe(&ring_);
+    }
+    return sqe;
+  }
+
+  void SubmitLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sq_mu_) {
+    int attempts = 0;
+    while (unsubmitted_ > 0) {
+      const int r = io_uring_submit(&ring_);
+      if (r > 0) {
+        unsubmitted_ -= std::min<uint32_t>(static_cast<uint32_t>(r),
+                                           unsubmitted_);
+        continue;
+      }
+      const int err = r == 0 ? EAGAIN : -r;
+      if (err != EAGAIN && err != EBUSY && err != EINTR && err != ENOMEM) {
+        Fatal(absl::StrCat("io_uring_submit: ", ErrnoText(err)));
+      }
+      // Transient (the kernel is short of memory or the CQ is backed up):
+      // the entries stay in the SQ; back off and try again.
+      if (++attempts > 100000) {
+        Fatal(absl::StrCat("io_uring_submit keeps failing: ", ErrnoText(err)));
+      }
+      absl::SleepFor(absl::Microseconds(50));
+    }
+  }
+
+  // Prepares the op's next (or first) write and submits it. The op already
+  // holds an in-flight slot.
+  void Enqueue(std::unique_ptr<WriteOp> op) {
+    const uint64_t length = op->buf->size();
+    {
+      absl::MutexLock lock(&sq_mu_);
+      io_uring_sqe* sqe = GetSqeLocked();
+      if (sqe == nullptr) Fatal("no free SQE although slots are bounded");
+      // The SQE length is 32 bits; a larger write continues as if short.
+      const uint64_t chunk = std::min<uint64_t>(length - op->written,
+                                                kMaxBytesPerSqe);
+      io_uring_prep_write(sqe, fd_, op->buf->data() + op->written,
+                          static_cast<unsigned>(chunk),
+                          op->offset + op->written);
+      WriteOp* raw = op.release();
+      PGRING_HANDOFF_RELEASE(raw);
+      io_uring_sqe_set_data(sqe, raw);
+      ++unsubmitted_;
+    }
+    // A second critical section, so that ops prepared meanwhile by other
+    // writers go to the kernel in the same io_uring_enter.
+    absl::MutexLock lock(&sq_mu_);
+    SubmitLocked();
+  }
+
+  void ReapLoop() {
+    tls_engine_thread = this;
+    bool stop_seen = false;
+    while (true) {
+      io_uring_cqe* cqe = nullptr;
+      const int r = io_uring_wait_cqe(&ring_, &cqe);
+      if (r == -EINTR || r == -EAGAIN) continue;
+      if (r < 0) Fatal(absl::StrCat("io_uring_wait_cqe: ", ErrnoText(-r)));
+      void* data = io_uring_cqe_get_data(cqe);
+      const int res = cqe->res;
+      io_uring_cqe_seen(&ring_, cqe);
+      if (data == nullptr) {
+        stop_seen = true;  // the shutdown NOP
+      } else {
+        PGRING_HANDOFF_ACQUIRE(data);
+        Complete(std::unique_ptr<WriteOp>(static_cast<WriteOp*>(data)), res);
+      }
+      if (stop_seen) {
+        absl::MutexLock lock(&mu_);
+        if (inflight_ == 0 && pending_.empty()) return;
+      }
+    }
+  }
+
+  void Complete(std::unique_ptr<WriteOp> op, int res) {
+    const uint64_t length = op->buf->size();
+    if (res < 0) {
+      const int err = -res;
+      if ((err == EAGAIN || err == EINTR) &&
+          op->transient_retries++ < kMaxTransientRetries) {
+        Enqueue(std::move(op));
+        return;
+      }
+      absl::Status error =
+          ErrnoError(err, IoWhat("write", path_, op->offset, length));
+      Finish(std::move(op), std::move(error));
+      return;
+    }
+    if (res == 0) {
+      absl::Status error = absl::InternalError(absl::StrFormat(
+          "%s: the kernel wrote 0 bytes at offset %d",
+          IoWhat("write", path_, op->offset, length),
+          op->offset + op->written));
+      Finish(std::move(op), std::move(error));
+      return;
+    }
+    op->written += static_cast<uint64_t>(res);
+    bytes_written_->fetch_add(static_cast<uint64_t>(res),
+                              std::memory_order_relaxed);
+    if (op->written < length) {
+      Enqueue(std::move(op));  // a short write: resume where it stopped
+      return;
+    }
+    Finish(std::move(op), absl::OkStatus());
+  }
+
+  // Frees the op's slot (or hands it to a pending op) and runs the callback.
+  void Finish(std::unique_ptr<WriteOp> op, absl::Status status) {
+    std::unique_ptr<WriteOp> next;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!pending_.empty()) {
+        next = std::move(pending_.front());
+        pending_.pop_front();
+      } else {
+        --inflight_;
+      }
+    }
+    if (next != nullptr) Enqueue(std::move(next));
+    IoCallback done = std::move(op->done);
+    done(std::move(status));
+  }
+
+  const uint32_t depth_;
+  io_uring ring_{};
+  bool ring_ready_ = false;
+  std::thread reaper_;
+
+  absl::Mutex sq_mu_;
+  uint32_t unsubmitted_ ABSL_GUARDED_BY(sq_mu_) = 0;
+
+  absl::Mutex mu_;
+  uint32_t inflight_ ABSL_GUARDED_BY(mu_) = 0;
+  // Ops queued by callbacks on the reaper thread while all slots were taken.
+  std::deque<std::unique_ptr<WriteOp>> pending_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+}  // namespace file_block_device_internal
+
+using file_block_device_internal::ErrnoError;
+using file_block_device_internal::ErrnoText;
+using file_block_device_internal::IoWhat;
+
+namespace {
+
+const char* FileTypeName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "neither";
+}
+
+// Closes the fd unless released: every early return in Open() closes it.
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  ~FdCloser() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<FileBlockDevice>> FileBlockDevice::Open(
+    const std::string& path, const FileBlockDeviceOptions& options) {
+  // stat first: open() on a FIFO would block, and the type decides how the
+  // geometry is read.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) {
+      return absl::NotFoundError(
+          absl::StrCat("device ", path, " does not exist: ", ErrnoText(err)));
+    }
+    return ErrnoError(err, absl::StrCat("stat ", path));
+  }
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device ", path, " is not a regular file or block device "
+                     "(it is ", FileTypeName(st.st_mode), ")"));
+  }
+
+  const int flags =
+      (options.read_only ? O_RDONLY : O_RDWR) | O_DIRECT | O_CLOEXEC;
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == EINVAL) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "open ", path, ": the file system does not support O_DIRECT: ",
+          ErrnoText(err)));
+    }
+    if (err == ENOENT) {
+      return absl::NotFoundError(
+          absl::StrCat("device ", path, " does not exist: ", ErrnoText(err)));
+    }
+    return ErrnoError(err, absl::StrCat("open ", path,
+                                        options.read_only ? " read-only"
+                                                          : " read-write"));
+  }
+  FdCloser closer(fd);
+
+  // Again on the fd: the path may have been replaced since stat().
+  if (::fstat(fd, &st) != 0) {
+    return ErrnoError(errno, absl::StrCat("fstat ", path));
+  }
+  const bool is_block_device = S_ISBLK(st.st_mode);
+  if (!S_ISREG(st.st_mode) && !is_block_device) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device ", path, " is not a regular file or block device"));
+  }
+
+  if (options.exclusive_lock) {
+    const int op = (options.read_only ? LOCK_SH : LOCK_EX) | LOCK_NB;
+    int r;
+    do {
+      r = ::flock(fd, op);
+    } while (r != 0 && errno == EINTR);
+    if (r != 0) {
+      const int err = errno;
+      if (err == EWOULDBLOCK) {
+        return absl::UnavailableError(absl::StrCat(
+            "device ", path, " is in use by another process (flock ",
+            options.read_only ? "LOCK_SH" : "LOCK_EX", " refused)"));
+      }
+      return ErrnoError(err, absl::StrCat("flock ", path));
+    }
+  }
+
+  uint64_t size = 0;
+  uint32_t block_size = 4096;  // regular files: see file_block_device.h
+  if (is_block_device) {
+    if (::ioctl(fd, BLKGETSIZE64, &size) != 0) {
+      return ErrnoError(errno, absl::StrCat("ioctl(BLKGETSIZE64) on ", path));
+    }
+    int sector = 0;
+    if (::ioctl(fd, BLKSSZGET, &sector) != 0) {
+      return ErrnoError(errno, absl::StrCat("ioctl(BLKSSZGET) on ", path));
+    }
+    if (sector < 512 || sector > 65536 || (sector & (sector - 1)) != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "device %s reports a logical block size of %d bytes; expected a "
+          "power of two from 512 to 65536",
+          path, sector));
+    }
+    block_size = static_cast<uint32_t>(sector);
+  } else {
+    size = static_cast<uint64_t>(st.st_size);
+  }
+  if (size == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("device %s is empty (0 bytes)", path));
+  }
+  if (size % block_size != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "device %s is %d bytes, not a multiple of the %d-byte logical block",
+        path, size, block_size));
+  }
+
+  auto dev = std::unique_ptr<FileBlockDevice>(new FileBlockDevice(
+      path, closer.release(), is_block_device, options.read_only, size,
+      block_size));
+  if (options.read_only) return dev;
+
+  if (options.use_io_uring) {
+    const uint32_t entries =
+        std::clamp<uint32_t>(options.queue_depth, 1,
+                             file_block_device_internal::kMaxUringEntries);
+    auto engine = file_block_device_internal::UringEngine::Create(
+        dev->fd_, path, &dev->bytes_written_, entries);
+    if (engine.ok()) {
+      dev->engine_ = *std::move(engine);
+      dev->using_io_uring_ = true;
+      dev->queue_depth_ = entries;
+      return dev;
+    }
+    // Not an error: psync is correct, only slower. The reason stays visible.
+    dev->io_uring_fallback_reason_ = engine.status().ToString();
+  }
+  dev->queue_depth_ =
+      std::clamp<uint32_t>(options.queue_depth, 1,
+                           file_block_device_internal::kMaxPsyncThreads);
+  dev->engine_ = std::make_unique<file_block_device_internal::PsyncEngine>(
+      dev->fd_, path, &dev->bytes_written_, dev->queue_depth_);
+  return dev;
+}
+
+FileBlockDevice::FileBlockDevice(std::string path, int fd, bool is_block_device,
+                                 bool read_only, uint64_t size,
+                                 uint32_t block_size)
+    : path_(std::move(path)),
+      fd_(fd),
+      is_block_device_(is_block_device),
+      read_only_(read_only),
+      size_(size),
+      block_size_(block_size) {}
+
+FileBlockDevice::~FileBlockDevice() {
+  engine_.reset();  // drains in-flight writes and joins the threads
+  ::close(fd_);     // also releases the flock
+}
+
+absl::Status FileBlockDevice::Read(uint64_t offset, absl::Span<char> buf) {
+  absl::Status s = CheckIoArgs(path_, "read", offset, buf.size(), buf.data(),
+                               block_size_, size_);
+  if (!s.ok()) return s;
+  uint64_t done = 0;
+  int retries = 0;
+  while (done < buf.size()) {
+    const ssize_t n = ::pread(fd_, buf.data() + done, buf.size() - done,
+                              static_cast<off_t>(offset + done));
+    if (n < 0) {
+      const int err = errno;
+      if ((err == EINTR || err == EAGAIN) &&
+          retries++ < file_block_device_internal::kMaxTransientRetries) {
+        continue;
+      }
+      return ErrnoError(err, IoWhat("pread", path_, offset, buf.size()));
+    }
+    if (n == 0) {
+      // The range was checked against the size at open: the file shrank.
+      return absl::InternalError(absl::StrFormat(
+          "%s: unexpected end of file at offset %d (was the device "
+          "truncated?)",
+          IoWhat("pread", path_, offset, buf.size()), offset + done));
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+void FileBlockDevice::WriteAsync(uint64_t offset,
+                                 std::shared_ptr<AlignedBuffer> buf,
+                                 IoCallback done) {
+  if (read_only_) {
+    done(absl::FailedPreconditionError(absl::StrFormat(
+        "write %s at offset %d: the device was opened read-only", path_,
+        offset)));
+    return;
+  }
+  const uint64_t length = buf == nullptr ? 0 : buf->size();
+  absl::Status s =
+      CheckIoArgs(path_, "write", offset, length,
+                  buf == nullptr ? nullptr : buf->data(), block_size_, size_);
+  if (!s.ok() || length == 0) {
+    done(std::move(s));
+    return;
+  }
+  auto op = std::make_unique<file_block_device_internal::WriteOp>();
+  op->offset = offset;
+  op->buf = std::move(buf);
+  op->done = std::move(done);
+  engine_->Submit(std::move(op));
+}
+
+absl::Status FileBlockDevice::Flush() {
+  if (read_only_) return absl::OkStatus();
+  // Held across fdatasync: of two concurrent calls on one fd, only one is
+  // told about a write-back error, and the other must not report success.
+  absl::MutexLock lock(&flush_mu_);
+  if (!flush_error_.ok()) {
+    return absl::Status(
+        flush_error_.code(),
+        absl::StrCat(flush_error_.message(),
+                     " (an earlier flush failed; the device stays failed)"));
+  }
+  int r;
+  do {
+    r = ::fdatasync(fd_);
+  } while (r != 0 && errno == EINTR);
+  if (r != 0) {
+    flush_error_ = ErrnoError(errno, absl::StrCat("fdatasync ", path_));
+    return flush_error_;
+  }
+  flushes_.fetch_add(1, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<BlockDevice>> OpenFileBlockDevice(
+    const std::string& path, const FileBlockDeviceOptions& options) {
+  auto dev = FileBlockDevice::Open(path, options);
+  if (!dev.ok()) return dev.status();
+  return std::unique_ptr<BlockDevice>(*std::move(dev));
+}
+
+}  // namespace pgring

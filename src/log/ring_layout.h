@@ -1,0 +1,62 @@
+// ring_layout.h — how a PG's logical ring positions map onto the partition.
+//
+// A PG's log is an ordered list of chunks. Positions in it are "lpos": a
+// 64-bit byte offset in the PG's log stream that only grows. chunks[i] holds
+// lpos [base + i*chunk_size, base + (i+1)*chunk_size). When the tail needs
+// room, the first chunk (if it lies wholly behind the committed head) moves to
+// the back (base += chunk_size): that is the ring. Otherwise a free chunk is
+// added; chunks behind the head beyond the reserve are given back.
+#ifndef PGRING_LOG_RING_LAYOUT_H_
+#define PGRING_LOG_RING_LAYOUT_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "meta/meta_keys.h"
+
+namespace pgring {
+
+struct Geometry {
+  uint32_t block_size = 4096;
+  uint32_t chunk_size = 1 << 20;
+  uint64_t data_offset = 4096;
+  uint64_t chunk_count = 0;
+
+  uint64_t ChunkOffset(uint32_t chunk) const {
+    return data_offset + static_cast<uint64_t>(chunk) * chunk_size;
+  }
+  uint64_t AlignDown(uint64_t x) const { return x - x % block_size; }
+  uint64_t AlignUp(uint64_t x) const { return AlignDown(x + block_size - 1); }
+};
+
+// A piece of a logical range on the device.
+struct Extent {
+  uint64_t device_offset;
+  uint64_t length;
+};
+
+// lpos just past the ring's last chunk.
+inline uint64_t RingEnd(const PgChunkList& c, const Geometry& g) {
+  return c.base + static_cast<uint64_t>(c.chunks.size()) * g.chunk_size;
+}
+
+// The lap a record starting at `lpos` is stamped with.
+inline uint32_t LapOf(uint64_t lpos, const Geometry& g) {
+  return static_cast<uint32_t>(lpos / g.chunk_size);
+}
+
+// Appends to `out` the device extents of logical [lpos, lpos + len), which
+// must lie within [chunks.base, RingEnd). Extents split at chunk boundaries.
+void MapRange(const PgChunkList& chunks, const Geometry& g, uint64_t lpos,
+              uint64_t len, std::vector<Extent>* out);
+
+// The chunk number and offset within it of `lpos` (for error messages).
+struct ChunkPos {
+  int64_t chunk = -1;  // -1: outside the ring
+  uint64_t offset = 0;
+};
+ChunkPos Locate(const PgChunkList& chunks, const Geometry& g, uint64_t lpos);
+
+}  // namespace pgring
+
+#endif  // PGRING_LOG_RING_LAYOUT_H_

@@ -1,0 +1,214 @@
+#include "store/commit_pipeline.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include "absl/strings/str_cat.h"
+#include "util/coding.h"
+
+namespace pgring {
+namespace {
+
+// A RocksDB write batch is "sequence:u64 count:u32 record*" (the format
+// LevelDB defined and RocksDB keeps, write_batch.cc). Concatenating records
+// and adding counts merges batches into one atomic write without re-parsing
+// them; the public API has no Append.
+constexpr size_t kBatchHeader = 12;
+
+std::unique_ptr<rocksdb::WriteBatch> MergeBatches(
+    const std::vector<rocksdb::WriteBatch*>& batches) {
+  std::string rep(kBatchHeader, '\0');
+  uint32_t count = 0;
+  size_t total = kBatchHeader;
+  for (auto* b : batches) total += b->GetDataSize() - kBatchHeader;
+  rep.reserve(total);
+  for (auto* b : batches) {
+    const std::string& d = b->Data();
+    rep.append(d, kBatchHeader, std::string::npos);
+    count += b->Count();
+  }
+  EncodeFixed32(rep.data() + 8, count);
+  return std::make_unique<rocksdb::WriteBatch>(std::move(rep));
+}
+
+}  // namespace
+
+CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
+                               const Options& options, LogSink* log)
+    : db_(db),
+      device_(device),
+      mode_(options.durability),
+      unsynced_delay_(absl::FromChrono(options.unsynced_max_delay)),
+      max_group_(options.durability == DurabilityMode::kSyncEach
+                     ? 1
+                     : std::max<uint32_t>(1, options.max_group_size)),
+      log_(log) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+CommitPipeline::~CommitPipeline() { Stop(); }
+
+absl::Status CommitPipeline::failure() const {
+  absl::MutexLock l(&mu_);
+  return failure_;
+}
+
+void CommitPipeline::SetFailure(const absl::Status& s) {
+  if (failure_.ok()) {
+    failure_ = s;
+    log_->Log(LogLevel::kError, absl::StrCat("store failed, refusing further writes until "
+                                             "reopened: ", s.ToString()));
+  }
+}
+
+void CommitPipeline::Enqueue(std::shared_ptr<Txn> t) {
+  absl::MutexLock l(&mu_);
+  ++enqueued_;
+  queue_.push_back(std::move(t));
+}
+
+void CommitPipeline::IoDone(Txn* t, const absl::Status& s) {
+  if (!s.ok()) {
+    absl::MutexLock l(&mu_);
+    SetFailure(s);
+  }
+  if (t->pending_ios.fetch_sub(1) != 1) return;
+  bool ack = false;
+  {
+    absl::MutexLock l(&mu_);
+    t->ready = true;
+    t->ready_time = absl::Now();
+    if (mode_ == DurabilityMode::kUnsynced && failure_.ok()) {
+      t->acked = true;
+      ack = true;
+    }
+  }
+  // kUnsynced: acknowledged once its ring writes are done; the commit follows.
+  if (ack && t->done) t->done(absl::OkStatus());
+}
+
+bool CommitPipeline::CommitTriggered() const {
+  if (!failure_.ok()) return !queue_.empty();
+  if (queue_.empty() || !queue_.front()->ready) return false;
+  if (mode_ != DurabilityMode::kUnsynced || stop_ || sync_waiters_ > 0) return true;
+  size_t ready = 0;
+  for (const auto& t : queue_) {
+    if (!t->ready || ++ready >= max_group_) break;
+  }
+  return ready >= max_group_ || absl::Now() - queue_.front()->ready_time >= unsynced_delay_;
+}
+
+absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>& group) {
+  bool flush = false;
+  std::vector<rocksdb::WriteBatch*> batches;
+  for (const auto& t : group) {
+    flush |= t->needs_flush;
+    if (t->batch && t->batch->Count() > 0) batches.push_back(t->batch.get());
+  }
+  // Records first: the pointers must never reach stable storage before the
+  // records they cover.
+  if (flush && device_ != nullptr) {
+    absl::Status s = device_->Flush();
+    if (!s.ok()) return s;
+  }
+  if (batches.empty()) return absl::OkStatus();
+  std::unique_ptr<rocksdb::WriteBatch> merged;
+  rocksdb::WriteBatch* batch = batches.front();
+  if (batches.size() > 1) {
+    merged = MergeBatches(batches);
+    batch = merged.get();
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  rocksdb::Status rs = db_->Write(wo, batch);
+  if (!rs.ok()) {
+    if (rs.IsNoSpace()) return absl::ResourceExhaustedError(absl::StrCat("RocksDB write: ", rs.ToString()));
+    return absl::InternalError(absl::StrCat("RocksDB write: ", rs.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+void CommitPipeline::Run() {
+  mu_.Lock();
+  while (true) {
+    if (mode_ == DurabilityMode::kUnsynced) {
+      mu_.AwaitWithTimeout(absl::Condition(
+                               +[](CommitPipeline* p) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                 return p->stop_ || p->CommitTriggered();
+                               },
+                               this),
+                           unsynced_delay_ / 2 + absl::Milliseconds(1));
+    } else {
+      mu_.Await(absl::Condition(
+          +[](CommitPipeline* p) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            return p->stop_ || p->CommitTriggered();
+          },
+          this));
+    }
+    if (!CommitTriggered()) {
+      if (stop_ && (queue_.empty() || !queue_.front()->ready)) {
+        // Nothing more can commit: whatever is left never got its writes
+        // done (the device died); fail it.
+        if (queue_.empty()) break;
+        SetFailure(absl::AbortedError("store closed with transactions in flight"));
+      }
+      continue;
+    }
+    std::vector<std::shared_ptr<Txn>> group;
+    absl::Status status = failure_;
+    if (status.ok()) {
+      while (!queue_.empty() && queue_.front()->ready && group.size() < max_group_) {
+        group.push_back(queue_.front());
+        queue_.pop_front();
+      }
+      mu_.Unlock();
+      status = WriteGroup(group);
+      mu_.Lock();
+      if (!status.ok()) SetFailure(status);
+    } else {
+      // Failed: every queued transaction fails; those still waiting for
+      // their writes are failed too (their writes may still complete).
+      group.assign(queue_.begin(), queue_.end());
+      queue_.clear();
+    }
+    finished_ += group.size();
+    mu_.Unlock();
+    if (status.ok()) {
+      commit_groups_.fetch_add(1);
+      committed_txns_.fetch_add(group.size());
+    }
+    for (auto& t : group) {
+      if (status.ok() && t->on_durable) t->on_durable();
+      if (t->done && !t->acked) t->done(status);
+    }
+    group.clear();
+    mu_.Lock();
+  }
+  mu_.Unlock();
+}
+
+absl::Status CommitPipeline::Sync() {
+  absl::MutexLock l(&mu_);
+  uint64_t target = enqueued_;
+  ++sync_waiters_;
+  struct Arg {
+    CommitPipeline* p;
+    uint64_t target;
+  } arg{this, target};
+  mu_.Await(absl::Condition(
+      +[](Arg* a) ABSL_NO_THREAD_SAFETY_ANALYSIS { return a->p->finished_ >= a->target; },
+      &arg));
+  --sync_waiters_;
+  return failure_;
+}
+
+void CommitPipeline::Stop() {
+  {
+    absl::MutexLock l(&mu_);
+    if (!thread_.joinable()) return;
+    stop_ = true;
+  }
+  thread_.join();
+}
+
+}  // namespace pgring

@@ -1,0 +1,110 @@
+// commit_pipeline.h — the commit point. Transactions enter in submission
+// order; once a transaction's ring writes have completed it is ready; the
+// committer thread takes the ready prefix of the queue as one group, flushes
+// the partition (so every record the new pointers cover is durable), writes
+// all the group's RocksDB batches as one synced write, and then fires the
+// callbacks in order. One flush and one synced write for many transactions:
+// group commit. The durability mode decides the group size and when the
+// callback fires (see pgring/options.h).
+//
+// Any failure (a ring write, the flush, the RocksDB write) is sticky: every
+// queued transaction fails with it and the store refuses new ones until it
+// is reopened. What was committed before stays committed.
+#ifndef PGRING_STORE_COMMIT_PIPELINE_H_
+#define PGRING_STORE_COMMIT_PIPELINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "device/block_device.h"
+#include "pgring/log_sink.h"
+#include "pgring/options.h"
+#include "pgring/store.h"
+
+namespace rocksdb {
+class DB;
+class WriteBatch;
+}  // namespace rocksdb
+
+namespace pgring {
+
+class CommitPipeline {
+ public:
+  struct Txn {
+    std::unique_ptr<rocksdb::WriteBatch> batch;
+    CommitCallback done;
+    // Runs on the committer thread once the commit is durable, before `done`
+    // (the ring backend releases chunks and advances durable heads here).
+    std::function<void()> on_durable;
+    // Ring writes still running. Starts at writes + 1; the submitter drops
+    // the extra one (IoDone) after starting them all.
+    std::atomic<int> pending_ios{1};
+    bool needs_flush = false;
+    // Set under the pipeline's lock.
+    bool ready = false;
+    bool acked = false;
+    absl::Time ready_time;
+  };
+
+  // `device` may be null (nothing to flush: the RocksDB backend).
+  CommitPipeline(rocksdb::DB* db, BlockDevice* device, const Options& options,
+                 LogSink* log);
+  ~CommitPipeline();
+  CommitPipeline(const CommitPipeline&) = delete;
+  CommitPipeline& operator=(const CommitPipeline&) = delete;
+
+  // The sticky failure, or OK.
+  absl::Status failure() const;
+
+  // Appends `t` to the queue. Callers serialise Enqueue calls in the order
+  // their writes were planned.
+  void Enqueue(std::shared_ptr<Txn> t);
+
+  // One of `t`'s ring writes (or the submitter's guard) finished.
+  void IoDone(Txn* t, const absl::Status& s);
+
+  // Waits until every transaction enqueued before the call has committed or
+  // failed, forcing the commit of acknowledged ones (kUnsynced).
+  absl::Status Sync();
+
+  // Commits what can be committed, fails the rest, stops the thread.
+  void Stop();
+
+  uint64_t committed_txns() const { return committed_txns_.load(); }
+  uint64_t commit_groups() const { return commit_groups_.load(); }
+
+ private:
+  void Run();
+  bool CommitTriggered() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WriteGroup(const std::vector<std::shared_ptr<Txn>>& group);
+  void SetFailure(const absl::Status& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  rocksdb::DB* const db_;
+  BlockDevice* const device_;
+  const DurabilityMode mode_;
+  const absl::Duration unsynced_delay_;
+  const size_t max_group_;
+  LogSink* const log_;
+
+  mutable absl::Mutex mu_;
+  std::deque<std::shared_ptr<Txn>> queue_ ABSL_GUARDED_BY(mu_);
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  uint64_t enqueued_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
+  int sync_waiters_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<uint64_t> committed_txns_{0};
+  std::atomic<uint64_t> commit_groups_{0};
+  std::thread thread_;
+};
+
+}  // namespace pgring
+
+#endif  // PGRING_STORE_COMMIT_PIPELINE_H_

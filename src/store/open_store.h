@@ -1,0 +1,38 @@
+// open_store.h — the internal entry points behind pgring::Mkfs and
+// pgring::Store::Open, with hooks tests use to put a memory or fault-injecting
+// device under the store and a fault-injecting Env under its RocksDB.
+#ifndef PGRING_STORE_OPEN_STORE_H_
+#define PGRING_STORE_OPEN_STORE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "device/block_device.h"
+#include "pgring/store.h"
+
+namespace rocksdb {
+class Env;
+}
+
+namespace pgring {
+
+struct OpenHooks {
+  // Use this device instead of opening the path.
+  std::shared_ptr<BlockDevice> device;
+  // Env for pgring's own RocksDB.
+  rocksdb::Env* env = nullptr;
+};
+
+absl::Status MkfsWithHooks(const std::string& device_path, const MetadataLocation& meta,
+                           const MkfsOptions& options, const OpenHooks& hooks);
+
+absl::StatusOr<std::unique_ptr<Store>> OpenWithHooks(const std::string& device_path,
+                                                     const MetadataLocation& meta,
+                                                     const Options& options,
+                                                     const OpenHooks& hooks);
+
+}  // namespace pgring
+
+#endif  // PGRING_STORE_OPEN_STORE_H_

@@ -1,0 +1,744 @@
+#include "store/ring_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <cstring>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "log/ring_reader.h"
+#include "util/status_macros.h"
+
+namespace pgring {
+
+namespace {
+Geometry GeometryOf(const Label& l) {
+  Geometry g;
+  g.block_size = l.block_size;
+  g.chunk_size = l.chunk_size;
+  g.data_offset = l.data_offset;
+  g.chunk_count = l.chunk_count;
+  return g;
+}
+}  // namespace
+
+// What one transaction does to one PG object.
+struct RingStore::Touch {
+  std::shared_ptr<PgLog> pg;
+  PgUndo undo;
+  RecordBodyBuilder body;
+  uint64_t record_pos;
+  bool created = false;
+  bool removed = false;
+  bool trims = false;        // trimmed entries or dups, rewound, or reset
+  bool info_set = false;
+  uint64_t payload = 0;
+  std::vector<uint32_t> allocated;  // chunks taken for this PG
+
+  explicit Touch(std::shared_ptr<PgLog> p)
+      : pg(std::move(p)), undo(pg.get()), record_pos(pg->ptr.tail) {}
+};
+
+RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
+                     const Label& label, const StoreMeta& meta, const Options& options)
+    : options_(options),
+      log_(options.log_sink ? options.log_sink : StderrLogSink()),
+      device_(std::move(device)),
+      db_(std::move(db)),
+      label_(label),
+      geo_(GeometryOf(label)),
+      alloc_(label.chunk_count),
+      meta_(meta) {}
+
+RingStore::~RingStore() { Close().IgnoreError(); }
+
+absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevice> device,
+                                                       std::unique_ptr<MetadataDb> db,
+                                                       const Label& label, const StoreMeta& meta,
+                                                       const Options& options) {
+  uint64_t max_span = static_cast<uint64_t>(options.limits.max_chunks_per_pg) * label.chunk_size;
+  if (max_span > (1ull << 32)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "limits.max_chunks_per_pg (%u) x chunk size (%u) exceeds the 4 GiB a ring may span",
+        options.limits.max_chunks_per_pg, label.chunk_size));
+  }
+  std::unique_ptr<RingStore> s(new RingStore(std::move(device), std::move(db), label, meta, options));
+  RETURN_IF_ERROR(s->Recover());
+  s->pipeline_ = std::make_unique<CommitPipeline>(s->db_->db(), s->device_.get(), options,
+                                                  s->log_.get());
+  return std::unique_ptr<Store>(std::move(s));
+}
+
+// ---------------------------------------------------------------------------
+// Recovery
+
+absl::Status RingStore::Recover() {
+  absl::MutexLock l(&mu_);
+  // Chunk lists first, then pointers: both keys must exist for every PG.
+  absl::flat_hash_map<PgId, PgChunkList> lists;
+  RETURN_IF_ERROR(db_->Scan(kPgChunksPrefix, [&](std::string_view k, std::string_view v) {
+    PgId id;
+    if (!DecodePgKey(k.substr(kPgChunksPrefix.size()), &id)) {
+      return absl::DataLossError(absl::StrCat(db_->description(), ": malformed chunk-list key"));
+    }
+    auto c = PgChunkList::Decode(v);
+    if (!c.ok()) {
+      return absl::DataLossError(absl::StrCat("PG ", id.ToString(), ": ", c.status().message()));
+    }
+    lists.emplace(id, *std::move(c));
+    return absl::OkStatus();
+  }));
+  RETURN_IF_ERROR(db_->Scan(kPgPointerPrefix, [&](std::string_view k, std::string_view v) {
+    PgId id;
+    if (!DecodePgKey(k.substr(kPgPointerPrefix.size()), &id)) {
+      return absl::DataLossError(absl::StrCat(db_->description(), ": malformed pointer key"));
+    }
+    auto p = PgPointer::Decode(v);
+    if (!p.ok()) {
+      return absl::DataLossError(absl::StrCat("PG ", id.ToString(), ": ", p.status().message()));
+    }
+    auto it = lists.find(id);
+    if (it == lists.end()) {
+      return absl::DataLossError(absl::StrCat("PG ", id.ToString(),
+                                              ": has a pointer but no chunk list"));
+    }
+    if (p->stamp == 0 || p->stamp >= meta_.next_pg_stamp) {
+      return absl::DataLossError(absl::StrFormat("PG %s: stamp %u was never issued (next is %u)",
+                                                 id.ToString(), p->stamp, meta_.next_pg_stamp));
+    }
+    auto pg = std::make_shared<PgLog>(id, p->stamp, geo_.block_size);
+    pg->ptr = *p;
+    pg->chunks = std::move(it->second);
+    lists.erase(it);
+    pgs_.emplace(id, std::move(pg));
+    return absl::OkStatus();
+  }));
+  if (!lists.empty()) {
+    return absl::DataLossError(absl::StrCat("PG ", lists.begin()->first.ToString(),
+                                            ": has a chunk list but no pointer"));
+  }
+  // Ownership: every chunk in range and owned once.
+  absl::flat_hash_map<uint32_t, PgId> owner;
+  for (auto& [id, pg] : pgs_) {
+    for (uint32_t c : pg->chunks.chunks) {
+      if (c >= geo_.chunk_count) {
+        return absl::DataLossError(absl::StrFormat(
+            "PG %s: chunk %u is out of range (the partition has %u chunks)", pg->name, c,
+            geo_.chunk_count));
+      }
+      auto [it, inserted] = owner.emplace(c, id);
+      if (!inserted || !alloc_.MarkOwned(c)) {
+        return absl::DataLossError(absl::StrFormat("chunk %u is claimed by PG %s and PG %s", c,
+                                                   it->second.ToString(), pg->name));
+      }
+    }
+  }
+  for (auto& [id, pg] : pgs_) {
+    absl::Status s = RecoverPg(pg.get());
+    if (!s.ok()) {
+      if (options_.recovery_policy == RecoveryPolicy::kRefuse || s.code() != absl::StatusCode::kDataLoss) {
+        return s;
+      }
+      log_->Log(LogLevel::kError, absl::StrCat("opening with PG ", pg->name,
+                                               " marked damaged: ", s.message()));
+      pg->damage = s;
+      pg->entries.Clear();
+      pg->dups.Clear();
+      pg->has_info = false;
+    }
+    live_items_ += pg->entries.size() + pg->dups.size();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RingStore::RecoverPg(PgLog* pg) {
+  const PgPointer& p = pg->ptr;
+  if (p.head < pg->chunks.base || p.tail > RingEnd(pg->chunks, geo_)) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: pointer [%u, %u) lies outside its chunks [%u, %u)", pg->name, p.head, p.tail,
+        pg->chunks.base, RingEnd(pg->chunks, geo_)));
+  }
+  if (pg->chunks.base % geo_.chunk_size != 0) {
+    return absl::DataLossError(absl::StrFormat("PG %s: chunk list base %u is not chunk-aligned",
+                                               pg->name, pg->chunks.base));
+  }
+  RingReader reader(device_.get(), geo_, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
+  RingRecord rec;
+  uint64_t records = 0;
+  while (true) {
+    absl::Status s = reader.Next(&rec);
+    if (absl::IsOutOfRange(s)) break;
+    if (!s.ok()) return s;
+    ++records;
+    if ((rec.header.type & ~kSkippableBit) != kRecordTxn) continue;  // skippable, unknown
+    s = ReplayRecord(rec.body, rec.lpos, pg);
+    if (!s.ok()) return reader.Damage(rec.lpos, std::string(s.message()));
+  }
+  if (records > 0 && reader.next_seq() != p.tail_seq) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: the last record before the tail has sequence %u, the pointer expects %u",
+        pg->name, reader.next_seq() - 1, p.tail_seq - 1));
+  }
+  FinishReplay(pg);
+  if (p.tail % geo_.block_size != 0) {
+    std::vector<Extent> ex;
+    MapRange(pg->chunks, geo_, geo_.AlignDown(p.tail), geo_.block_size, &ex);
+    RETURN_IF_ERROR(device_->Read(ex[0].device_offset, pg->tail_block->span()));
+  }
+  pg->durable_head.store(p.head);
+  absl::MutexLock l(&pg->io_mu);
+  pg->written_upto = p.tail;
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Submit
+
+absl::Status RingStore::CheckWritable() const {
+  if (options_.read_only) return absl::FailedPreconditionError("store is open read-only");
+  absl::Status f = pipeline_->failure();
+  if (!f.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("store failed earlier and must be reopened: ", f.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RingStore::ReserveRing(PgLog* pg, uint64_t end, std::vector<uint32_t>* allocated) {
+  PgChunkList& c = pg->chunks;
+  if (c.chunks.empty()) {
+    // An empty ring restarts at the tail's chunk boundary.
+    c.base = pg->ptr.tail / geo_.chunk_size * geo_.chunk_size;
+  }
+  const uint64_t durable_head = pg->durable_head.load();
+  while (RingEnd(c, geo_) < end) {
+    // Reuse the first chunk if it lies wholly behind the durable head: its
+    // records are no longer needed by any pointer that may survive a crash.
+    if (!c.chunks.empty() && c.base + geo_.chunk_size <= durable_head &&
+        c.base + geo_.chunk_size <= pg->ptr.head) {
+      uint32_t first = c.chunks.front();
+      c.chunks.erase(c.chunks.begin());
+      c.chunks.push_back(first);
+      c.base += geo_.chunk_size;
+      continue;
+    }
+    if (c.chunks.size() >= options_.limits.max_chunks_per_pg) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "PG %s: its ring is full (%u chunks, the per-PG limit) and cannot reuse a chunk "
+          "until the log is trimmed", pg->name, c.chunks.size()));
+    }
+    auto chunk = alloc_.Allocate();
+    if (!chunk) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "partition is full: no free chunk for PG %s (all %u chunks owned); trim logs",
+          pg->name, geo_.chunk_count));
+    }
+    allocated->push_back(*chunk);
+    c.chunks.push_back(*chunk);
+  }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<RingWrite> RingStore::PlanWrite(PgLog* pg, uint64_t pos, const std::string& record) {
+  const uint64_t bs = geo_.block_size;
+  const uint64_t start = geo_.AlignDown(pos);
+  const uint64_t end = geo_.AlignUp(pos + record.size());
+  auto w = std::make_shared<RingWrite>();
+  w->buffer = std::make_shared<AlignedBuffer>(end - start);
+  char* b = w->buffer->data();
+  // The block holding the old tail is written again with the records it
+  // already holds (kRewriteTailBlock); under kNeverRewrite pos is aligned.
+  std::memcpy(b, pg->tail_block->data(), pos - start);
+  std::memcpy(b + (pos - start), record.data(), record.size());
+  uint64_t new_tail = pos + record.size();
+  if (new_tail % bs != 0) {
+    std::memcpy(pg->tail_block->data(), b + (geo_.AlignDown(new_tail) - start), bs);
+  }
+  MapRange(pg->chunks, geo_, start, end - start, &w->extents);
+  w->end_lpos = new_tail;
+  return w;
+}
+
+absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
+  RETURN_IF_ERROR(CheckWritable());
+  auto ctxn = std::make_shared<CommitPipeline::Txn>();
+  ctxn->done = std::move(done);
+  std::vector<std::shared_ptr<RingWrite>> to_start;
+  {
+    absl::MutexLock l(&mu_);
+    if (closed_) return absl::FailedPreconditionError("store is closed");
+    // Apply every op, remembering how to undo it.
+    std::vector<std::unique_ptr<Touch>> touches;
+    absl::flat_hash_map<PgLog*, Touch*> touch_of;
+    // (added?, id, pg) in the order the map changed, to undo in reverse.
+    std::vector<std::tuple<bool, PgId, std::shared_ptr<PgLog>>> map_journal;
+    uint64_t live = live_items_;
+    const StoreMeta old_meta = meta_;
+    auto touch = [&](const std::shared_ptr<PgLog>& pg) {
+      auto it = touch_of.find(pg.get());
+      if (it != touch_of.end()) return it->second;
+      touches.push_back(std::make_unique<Touch>(pg));
+      touch_of[pg.get()] = touches.back().get();
+      return touches.back().get();
+    };
+    auto rollback = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      for (auto it = touches.rbegin(); it != touches.rend(); ++it) {
+        (*it)->undo.Restore();
+        for (uint32_t c : (*it)->allocated) alloc_.Release(c);
+      }
+      for (auto it = map_journal.rbegin(); it != map_journal.rend(); ++it) {
+        auto& [added, id, pg] = *it;
+        if (added) {
+          pgs_.erase(id);
+        } else {
+          pgs_[id] = pg;
+        }
+      }
+      meta_ = old_meta;
+    };
+    absl::Status status;
+    for (const Transaction::Op& op : txn.ops()) {
+      auto it = pgs_.find(op.pg);
+      if (op.type == Transaction::OpType::kCreatePg) {
+        if (it != pgs_.end()) {
+          status = absl::AlreadyExistsError(absl::StrCat("PG ", op.pg.ToString(), " already exists"));
+          break;
+        }
+        if (meta_.next_pg_stamp == UINT32_MAX) {
+          status = absl::ResourceExhaustedError("PG stamps exhausted");
+          break;
+        }
+        if (pgs_.size() >= options_.limits.max_pgs) {
+          status = absl::ResourceExhaustedError(absl::StrFormat(
+              "store holds %u PGs, the limit", pgs_.size()));
+          break;
+        }
+        auto pg = std::make_shared<PgLog>(op.pg, meta_.next_pg_stamp++, geo_.block_size);
+        {
+          absl::MutexLock io(&pg->io_mu);
+          pg->written_upto = 0;
+        }
+        pgs_.emplace(op.pg, pg);
+        map_journal.emplace_back(true, op.pg, pg);
+        touch(pg)->created = true;
+        continue;
+      }
+      if (it == pgs_.end()) {
+        status = absl::NotFoundError(absl::StrCat("PG ", op.pg.ToString(), " does not exist"));
+        break;
+      }
+      std::shared_ptr<PgLog> pg = it->second;
+      Touch* t = touch(pg);
+      if (op.type == Transaction::OpType::kRemovePg) {
+        live -= pg->entries.size() + pg->dups.size();
+        t->removed = true;
+        map_journal.emplace_back(false, op.pg, pg);
+        pgs_.erase(it);
+        continue;
+      }
+      if (!pg->damage.ok()) {
+        status = absl::DataLossError(absl::StrCat(pg->damage.message(),
+                                                  " (the PG is damaged; it can only be removed)"));
+        break;
+      }
+      status = ApplyOp(op, options_.limits, t->record_pos, &live, pg.get(), &t->undo, &t->body);
+      if (!status.ok()) break;
+      t->payload += op.payload.size();
+      using T = Transaction::OpType;
+      t->trims |= op.type == T::kTrim || op.type == T::kTrimDups || op.type == T::kRewind ||
+                  op.type == T::kResetLog;
+      t->info_set |= op.type == T::kSetInfo;
+    }
+    // Records: one per PG, placed at its tail; room reserved in its ring.
+    std::vector<std::string> records(touches.size());
+    for (size_t i = 0; status.ok() && i < touches.size(); ++i) {
+      Touch* t = touches[i].get();
+      PgLog* pg = t->pg.get();
+      if (t->removed) continue;
+      // Carry the info forward when it alone would keep the head from
+      // moving past what the transaction trimmed.
+      if (t->trims && pg->has_info && !t->info_set) {
+        uint64_t others = t->record_pos;
+        if (!pg->entries.empty()) {
+          others = std::min(others, MappingTable::Pos(pg->entries.front(), pg->ptr.head));
+        }
+        if (!pg->dups.empty()) {
+          others = std::min(others, MappingTable::Pos(pg->dups.front(), pg->ptr.head));
+        }
+        if (pg->info_pos < others) {
+          t->body.AddInfo(pg->info);
+          pg->info_pos = t->record_pos;
+        }
+      }
+      if (t->body.empty()) continue;
+      size_t len = kRecordHeaderSize + t->body.size();
+      if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite) {
+        size_t pad = geo_.AlignUp(t->record_pos + len) - (t->record_pos + len);
+        if (pad == 1) pad += geo_.block_size;
+        t->body.AddPad(pad);
+      }
+      if (t->body.size() > kMaxRecordBody) {
+        status = absl::InvalidArgumentError(absl::StrFormat(
+            "transaction writes %u bytes to PG %s; a transaction may write at most %u "
+            "bytes to one PG", t->body.size(), pg->name, kMaxRecordBody));
+        break;
+      }
+      AppendRecord(&records[i], kRecordTxn, pg->stamp, LapOf(t->record_pos, geo_),
+                   pg->ptr.tail_seq, t->body.body());
+      status = ReserveRing(pg, t->record_pos + records[i].size(), &t->allocated);
+    }
+    if (!status.ok()) {
+      rollback();
+      return status;
+    }
+    // From here nothing fails: move pointers, plan writes, fill the batch.
+    ctxn->batch = txn.ReleaseBatch();
+    if (!ctxn->batch) ctxn->batch = std::make_unique<rocksdb::WriteBatch>();
+    rocksdb::WriteBatch* wb = ctxn->batch.get();
+    rocksdb::ColumnFamilyHandle* cf = db_->cf();
+    std::vector<uint32_t> to_free;
+    std::vector<std::pair<std::shared_ptr<PgLog>, uint64_t>> heads;
+    for (size_t i = 0; i < touches.size(); ++i) {
+      Touch* t = touches[i].get();
+      PgLog* pg = t->pg.get();
+      if (t->removed) {
+        // Chunks go back to the free map only once the removal is durable.
+        to_free.insert(to_free.end(), pg->chunks.chunks.begin(), pg->chunks.chunks.end());
+        if (!t->created) {
+          wb->Delete(cf, PgPointerKey(pg->id));
+          wb->Delete(cf, PgChunksKey(pg->id));
+        }
+        continue;
+      }
+      if (!records[i].empty()) {
+        auto w = PlanWrite(pg, t->record_pos, records[i]);
+        w->pg = t->pg;
+        w->txn = ctxn;
+        to_start.push_back(std::move(w));
+        pg->ptr.tail = t->record_pos + records[i].size();
+        pg->ptr.tail_seq += 1;
+        pg->record_bytes_written += records[i].size();
+        pg->payload_bytes_written += t->payload;
+        record_bytes_.fetch_add(records[i].size());
+        payload_bytes_.fetch_add(t->payload);
+      }
+      pg->ptr.head = pg->ComputeHead(pg->ptr.tail);
+      // Give back chunks wholly behind the head, beyond the reserve.
+      while (pg->chunks.chunks.size() > options_.reserve_chunks_per_pg &&
+             pg->chunks.base + geo_.chunk_size <= pg->ptr.head) {
+        to_free.push_back(pg->chunks.chunks.front());
+        pg->chunks.chunks.erase(pg->chunks.chunks.begin());
+        pg->chunks.base += geo_.chunk_size;
+      }
+      if (pg->chunks.chunks.empty()) pg->chunks.base = pg->ptr.tail / geo_.chunk_size * geo_.chunk_size;
+      wb->Put(cf, PgPointerKey(pg->id), pg->ptr.Encode());
+      if (t->created || !(pg->chunks == t->undo.old_chunks())) {
+        wb->Put(cf, PgChunksKey(pg->id), pg->chunks.Encode());
+      }
+      heads.emplace_back(t->pg, pg->ptr.head);
+    }
+    if (meta_.next_pg_stamp != old_meta.next_pg_stamp) {
+      wb->Put(cf, std::string(kMetaKey), meta_.Encode());
+    }
+    live_items_ = live;
+    ctxn->needs_flush = !to_start.empty();
+    ctxn->pending_ios.store(static_cast<int>(to_start.size()) + 1);
+    ctxn->on_durable = [this, to_free = std::move(to_free), heads = std::move(heads)]() {
+      for (uint32_t c : to_free) alloc_.Release(c);
+      for (const auto& [pg, head] : heads) {
+        uint64_t cur = pg->durable_head.load();
+        while (cur < head && !pg->durable_head.compare_exchange_weak(cur, head)) {
+        }
+      }
+    };
+    // Queue each PG's write behind its earlier ones, in staging order.
+    for (auto& w : to_start) {
+      absl::MutexLock io(&w->pg->io_mu);
+      w->pg->write_queue.push_back(w);
+    }
+    pipeline_->Enqueue(ctxn);
+  }
+  // Start writes outside the staging lock. A PG's writes are issued one at
+  // a time, in order, by whoever finds its queue idle.
+  for (auto& w : to_start) {
+    bool start = false;
+    {
+      absl::MutexLock io(&w->pg->io_mu);
+      if (!w->pg->write_in_flight && !w->pg->write_queue.empty() &&
+          w->pg->write_queue.front() == w) {
+        w->pg->write_in_flight = true;
+        start = true;
+      }
+    }
+    if (start) StartWrite(w);
+  }
+  pipeline_->IoDone(ctxn.get(), absl::OkStatus());  // the submitter's guard
+  return absl::OkStatus();
+}
+
+void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
+  struct Pending {
+    std::atomic<int> left;
+    absl::Mutex mu;
+    absl::Status status;
+  };
+  auto p = std::make_shared<Pending>();
+  p->left.store(static_cast<int>(w->extents.size()));
+  uint64_t buf_off = 0;
+  for (const Extent& e : w->extents) {
+    std::shared_ptr<AlignedBuffer> piece;
+    if (w->extents.size() == 1) {
+      piece = w->buffer;
+    } else {
+      piece = std::make_shared<AlignedBuffer>(e.length);
+      std::memcpy(piece->data(), w->buffer->data() + buf_off, e.length);
+    }
+    buf_off += e.length;
+    device_->WriteAsync(e.device_offset, std::move(piece), [this, w, p](absl::Status s) {
+      if (!s.ok()) {
+        absl::MutexLock l(&p->mu);
+        if (p->status.ok()) p->status = s;
+      }
+      if (p->left.fetch_sub(1) == 1) {
+        absl::Status st;
+        {
+          absl::MutexLock l(&p->mu);
+          st = p->status;
+        }
+        WriteDone(w, st);
+      }
+    });
+  }
+}
+
+void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Status& s) {
+  std::shared_ptr<RingWrite> next;
+  {
+    absl::MutexLock io(&w->pg->io_mu);
+    if (s.ok()) {
+      w->pg->written_upto = std::max(w->pg->written_upto, w->end_lpos);
+    } else if (w->pg->io_failure.ok()) {
+      w->pg->io_failure = s;
+    }
+    if (!w->pg->write_queue.empty() && w->pg->write_queue.front() == w) {
+      w->pg->write_queue.pop_front();
+    }
+    if (!w->pg->write_queue.empty()) {
+      next = w->pg->write_queue.front();
+    } else {
+      w->pg->write_in_flight = false;
+    }
+  }
+  pipeline_->IoDone(w->txn.get(), s.ok() ? s
+                                         : absl::Status(s.code(), absl::StrCat(
+                                               "ring write for PG ", w->pg->name, ": ",
+                                               s.message())));
+  if (next) StartWrite(next);
+}
+
+absl::Status RingStore::Sync() { return pipeline_->Sync(); }
+
+absl::Status RingStore::Close() {
+  {
+    absl::MutexLock l(&mu_);
+    if (closed_) return absl::OkStatus();
+    closed_ = true;
+  }
+  absl::Status s;
+  if (pipeline_) {
+    s = pipeline_->Sync();
+    pipeline_->Stop();
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// Reads
+
+absl::StatusOr<std::shared_ptr<PgLog>> RingStore::FindPg(const PgId& id) const {
+  auto it = pgs_.find(id);
+  if (it == pgs_.end()) return absl::NotFoundError(absl::StrCat("PG ", id.ToString(), " does not exist"));
+  return it->second;
+}
+
+absl::Status RingStore::WaitWritten(PgLog* pg, uint64_t lpos) const {
+  absl::MutexLock io(&pg->io_mu);
+  struct Arg {
+    PgLog* pg;
+    uint64_t lpos;
+  } arg{pg, lpos};
+  pg->io_mu.Await(absl::Condition(
+      +[](Arg* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return a->pg->written_upto > a->lpos || !a->pg->io_failure.ok();
+      },
+      &arg));
+  return pg->written_upto > lpos ? absl::OkStatus() : pg->io_failure;
+}
+
+absl::Status RingStore::ReadRecords(
+    PgLog* pg, uint64_t first, uint64_t last,
+    const std::function<void(uint64_t, std::string_view)>& fn) const {
+  RETURN_IF_ERROR(WaitWritten(pg, last));
+  RingReader reader(device_.get(), geo_, pg->chunks, pg->name, pg->stamp, first, pg->ptr.tail);
+  RingRecord rec;
+  while (true) {
+    absl::Status s = reader.Next(&rec);
+    if (!s.ok()) return s;
+    if ((rec.header.type & ~kSkippableBit) == kRecordTxn) fn(rec.lpos, rec.body);
+    if (rec.lpos >= last) return absl::OkStatus();
+  }
+}
+
+namespace {
+// Collects the items of `kind` in a record as a reader replaying it would
+// leave them (a rewind or reset later in the same record drops earlier ones).
+std::vector<Item> LiveItems(std::string_view body, ItemKind kind) {
+  std::vector<Item> out;
+  ForEachItem(body, [&](const Item& it) {
+    if (it.kind == kind) {
+      out.push_back(it);
+    } else if (it.kind == ItemKind::kReset) {
+      out.clear();
+    } else if (it.kind == ItemKind::kRewind && kind == ItemKind::kEntry) {
+      while (!out.empty() && out.back().version > it.version) out.pop_back();
+    }
+    return absl::OkStatus();
+  }).IgnoreError();  // the reader verified the record's CRC; items parse
+  return out;
+}
+
+absl::StatusOr<std::vector<LogEntry>> ReadTable(
+    const MappingTable& table, size_t i, size_t j, uint64_t anchor, ItemKind kind,
+    const std::function<absl::Status(uint64_t, uint64_t,
+                                     const std::function<void(uint64_t, std::string_view)>&)>&
+        read_records,
+    const std::string& pg_name) {
+  std::vector<LogEntry> out;
+  if (i >= j) return out;
+  out.reserve(j - i);
+  size_t k = i;
+  absl::Status s = read_records(
+      MappingTable::Pos(table.at(i), anchor), MappingTable::Pos(table.at(j - 1), anchor),
+      [&](uint64_t lpos, std::string_view body) {
+        for (const Item& it : LiveItems(body, kind)) {
+          while (k < j && MappingTable::Pos(table.at(k), anchor) < lpos) ++k;
+          if (k < j && MappingTable::Pos(table.at(k), anchor) == lpos &&
+              table.at(k).v() == it.version) {
+            out.push_back(LogEntry{it.version, std::string(it.payload)});
+            ++k;
+          }
+        }
+      });
+  if (!s.ok()) return s;
+  if (out.size() != j - i) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: found %u of %u items in the ring; the mapping table and the records disagree",
+        pg_name, out.size(), j - i));
+  }
+  return out;
+}
+}  // namespace
+
+absl::StatusOr<std::vector<LogEntry>> RingStore::ReadEntries(const PgId& id, const Version& from,
+                                                             const Version& to) const {
+  absl::ReaderMutexLock l(&mu_);
+  ASSIGN_OR_RETURN(auto pg, FindPg(id));
+  if (!pg->damage.ok()) return pg->damage;
+  if (from > to) {
+    return absl::InvalidArgumentError(absl::StrFormat("version range %s..%s is empty",
+                                                      from.ToString(), to.ToString()));
+  }
+  if (from > pg->last_version && from != Version::Min()) {
+    return absl::OutOfRangeError(absl::StrFormat("PG %s: %s is past the newest entry %s",
+                                                 pg->name, from.ToString(),
+                                                 pg->last_version.ToString()));
+  }
+  size_t i = pg->entries.LowerBound(from), j = pg->entries.UpperBound(to);
+  return ReadTable(pg->entries, i, j, pg->ptr.head, ItemKind::kEntry,
+                   [&](uint64_t a, uint64_t b, const auto& fn) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                     return ReadRecords(pg.get(), a, b, fn);
+                   },
+                   pg->name);
+}
+
+absl::StatusOr<std::vector<LogEntry>> RingStore::ReadDups(const PgId& id) const {
+  absl::ReaderMutexLock l(&mu_);
+  ASSIGN_OR_RETURN(auto pg, FindPg(id));
+  if (!pg->damage.ok()) return pg->damage;
+  return ReadTable(pg->dups, 0, pg->dups.size(), pg->ptr.head, ItemKind::kDup,
+                   [&](uint64_t a, uint64_t b, const auto& fn) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                     return ReadRecords(pg.get(), a, b, fn);
+                   },
+                   pg->name);
+}
+
+absl::StatusOr<std::string> RingStore::ReadInfo(const PgId& id) const {
+  absl::ReaderMutexLock l(&mu_);
+  ASSIGN_OR_RETURN(auto pg, FindPg(id));
+  if (!pg->damage.ok()) return pg->damage;
+  if (!pg->has_info) return absl::NotFoundError(absl::StrCat("PG ", pg->name, " has no info"));
+  return pg->info;
+}
+
+absl::StatusOr<std::vector<PgId>> RingStore::ListPgs() const {
+  absl::ReaderMutexLock l(&mu_);
+  std::vector<PgId> out;
+  out.reserve(pgs_.size());
+  for (const auto& [id, pg] : pgs_) out.push_back(id);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+absl::StatusOr<PgStats> RingStore::GetPgStats(const PgId& id) const {
+  absl::ReaderMutexLock l(&mu_);
+  ASSIGN_OR_RETURN(auto pg, FindPg(id));
+  PgStats s;
+  s.pg = id;
+  s.entries = pg->entries.size();
+  s.dups = pg->dups.size();
+  s.has_info = pg->has_info;
+  s.info_bytes = pg->info.size();
+  if (!pg->entries.empty()) {
+    s.first_version = pg->entries.front().v();
+    s.last_version = pg->entries.back().v();
+  }
+  s.chunks = static_cast<uint32_t>(pg->chunks.chunks.size());
+  s.ring_bytes_used = pg->ptr.tail - pg->ptr.head;
+  s.bytes_written = pg->record_bytes_written;
+  s.payload_bytes_written = pg->payload_bytes_written;
+  s.damaged = !pg->damage.ok();
+  return s;
+}
+
+StoreStats RingStore::GetStoreStats() const {
+  absl::ReaderMutexLock l(&mu_);
+  StoreStats s;
+  s.pgs = pgs_.size();
+  s.total_chunks = geo_.chunk_count;
+  s.free_chunks = alloc_.free_count();
+  s.chunk_size = geo_.chunk_size;
+  for (const auto& [id, pg] : pgs_) {
+    s.live_entries += pg->entries.size();
+    s.live_dups += pg->dups.size();
+    s.mapping_table_bytes += pg->entries.MemoryBytes() + pg->dups.MemoryBytes();
+  }
+  s.transactions_committed = pipeline_ ? pipeline_->committed_txns() : 0;
+  s.commit_groups = pipeline_ ? pipeline_->commit_groups() : 0;
+  s.record_bytes_appended = record_bytes_.load();
+  s.payload_bytes_appended = payload_bytes_.load();
+  s.device_bytes_written = device_->bytes_written();
+  s.device_flushes = device_->flushes();
+  return s;
+}
+
+absl::flat_hash_map<PgId, std::vector<uint32_t>> RingStore::ChunkOwnership() const {
+  absl::ReaderMutexLock l(&mu_);
+  absl::flat_hash_map<PgId, std::vector<uint32_t>> out;
+  for (const auto& [id, pg] : pgs_) out[id] = pg->chunks.chunks;
+  return out;
+}
+
+}  // namespace pgring

@@ -1,0 +1,171 @@
+// Mkfs and Store::Open: check that the partition and the RocksDB belong
+// together, then hand over to the backend the label names.
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
+#include "format/label.h"
+#include "meta/meta_keys.h"
+#include "store/metadata_db.h"
+#include "store/open_store.h"
+#include "store/ring_store.h"
+#include "util/status_macros.h"
+
+namespace pgring {
+namespace {
+
+absl::StatusOr<std::shared_ptr<BlockDevice>> OpenDevice(const std::string& path,
+                                                        const OpenHooks& hooks,
+                                                        bool read_only, IoEngine engine,
+                                                        uint32_t queue_depth) {
+  if (hooks.device) return hooks.device;
+  FileBlockDeviceOptions o;
+  o.read_only = read_only;
+  o.use_io_uring = engine == IoEngine::kIoUring;
+  o.queue_depth = queue_depth;
+  ASSIGN_OR_RETURN(auto dev, OpenFileBlockDevice(path, o));
+  return std::shared_ptr<BlockDevice>(std::move(dev));
+}
+
+std::string DeviceName(const std::string& path, const OpenHooks& hooks) {
+  return hooks.device ? std::string("the partition") : path;
+}
+
+// Reads the label region; distinguishes "no label" from "damaged label".
+absl::StatusOr<Label> ReadLabel(BlockDevice* dev, const std::string& name) {
+  if (dev->size() < kLabelRegionSize) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s is %u bytes, too small to hold a pgring label", name, dev->size()));
+  }
+  AlignedBuffer buf(kLabelRegionSize);
+  RETURN_IF_ERROR(dev->Read(0, buf.span()));
+  auto label = Label::Decode(std::string_view(buf.data(), kLabelRegionSize));
+  if (!label.ok()) {
+    if (std::memcmp(buf.data(), kLabelMagic, sizeof(kLabelMagic)) != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(name, " has no pgring label (not made by pgring mkfs, or another store's device)"));
+    }
+    return absl::DataLossError(absl::StrCat(name, ": ", label.status().message()));
+  }
+  return *label;
+}
+
+}  // namespace
+
+absl::Status MkfsWithHooks(const std::string& device_path, const MetadataLocation& meta,
+                           const MkfsOptions& options, const OpenHooks& hooks) {
+  ASSIGN_OR_RETURN(auto dev, OpenDevice(device_path, hooks, false, IoEngine::kPsync, 4));
+  const std::string name = DeviceName(device_path, hooks);
+  if (!options.force) {
+    auto existing = ReadLabel(dev.get(), name);
+    if (existing.ok()) {
+      return absl::AlreadyExistsError(absl::StrFormat(
+          "%s already holds pgring store %s; mkfs refuses to overwrite it without force",
+          name, existing->uuid.ToString()));
+    }
+    if (absl::IsDataLoss(existing.status())) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          name, " holds a damaged pgring label; mkfs refuses to overwrite it without force"));
+    }
+  }
+  ASSIGN_OR_RETURN(Label label, MakeLabel(dev->size(), dev->logical_block_size(), options));
+  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, /*create=*/true, false, hooks.env));
+  rocksdb::WriteBatch batch;
+  // Drop whatever an earlier store left in this DB (only with force).
+  std::vector<std::string> old_keys;
+  RETURN_IF_ERROR(db->Scan(kKeyPrefix, [&](std::string_view k, std::string_view) {
+    old_keys.emplace_back(k);
+    return absl::OkStatus();
+  }));
+  if (!old_keys.empty() && !options.force) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        db->description(), " already holds a pgring store; mkfs refuses to overwrite it without force"));
+  }
+  for (const auto& k : old_keys) batch.Delete(db->cf(), k);
+  StoreMeta m;
+  m.uuid = label.uuid;
+  m.block_size = label.block_size;
+  m.chunk_size = label.chunk_size;
+  m.partition_size = label.partition_size;
+  m.chunk_count = label.chunk_count;
+  m.backend = label.backend;
+  batch.Put(db->cf(), std::string(kMetaKey), m.Encode());
+  RETURN_IF_ERROR(db->WriteSync(&batch));
+  // The label last: a partition with a label always has its metadata.
+  std::string enc = label.Encode();
+  AlignedBuffer buf(kLabelRegionSize);
+  std::memcpy(buf.data(), enc.data(), enc.size());
+  RETURN_IF_ERROR(dev->Write(0, buf.span()));
+  return dev->Flush();
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenWithHooks(const std::string& device_path,
+                                                     const MetadataLocation& meta,
+                                                     const Options& options,
+                                                     const OpenHooks& hooks) {
+  ASSIGN_OR_RETURN(auto dev, OpenDevice(device_path, hooks, options.read_only,
+                                        options.io_engine, options.io_queue_depth));
+  const std::string name = DeviceName(device_path, hooks);
+  ASSIGN_OR_RETURN(Label label, ReadLabel(dev.get(), name));
+  if (dev->size() < label.partition_size) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s is %u bytes but its label says the store spans %u bytes (truncated, or the wrong "
+        "device)", name, dev->size(), label.partition_size));
+  }
+  if (dev->logical_block_size() > label.block_size) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s has %u-byte logical blocks but the store was made with %u-byte blocks", name,
+        dev->logical_block_size(), label.block_size));
+  }
+  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, false, options.read_only, hooks.env));
+  ASSIGN_OR_RETURN(auto value, db->Get(kMetaKey));
+  if (!value) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        db->description(), " holds no pgring store (no pgring.meta key)"));
+  }
+  auto m = StoreMeta::Decode(*value);
+  if (!m.ok()) return absl::DataLossError(absl::StrCat(db->description(), ": ", m.status().message()));
+  if (!(m->uuid == label.uuid)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s belongs to store %s but %s holds store %s: the partition and the RocksDB do not "
+        "belong together", name, label.uuid.ToString(), db->description(), m->uuid.ToString()));
+  }
+  if (m->chunk_size != label.chunk_size || m->partition_size != label.partition_size ||
+      m->chunk_count != label.chunk_count || m->block_size != label.block_size ||
+      m->backend != label.backend) {
+    return absl::DataLossError(absl::StrCat(
+        "the label on ", name, " and the metadata in ", db->description(),
+        " disagree about the store's geometry"));
+  }
+  if (label.backend != Backend::kRing) {
+    return absl::UnimplementedError("the RocksDB backend is not built yet");
+  }
+  return RingStore::Open(std::move(dev), std::move(db), label, *m, options);
+}
+
+absl::Status Mkfs(const std::string& device_path, const MetadataLocation& meta,
+                  const MkfsOptions& options) {
+  return MkfsWithHooks(device_path, meta, options, OpenHooks{});
+}
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& device_path,
+                                                   const MetadataLocation& meta,
+                                                   const Options& options) {
+  return OpenWithHooks(device_path, meta, options, OpenHooks{});
+}
+
+absl::Status Store::Commit(Transaction txn) {
+  absl::Notification done;
+  absl::Status result;
+  absl::Status s = Submit(std::move(txn), [&](absl::Status st) {
+    result = st;
+    done.Notify();
+  });
+  if (!s.ok()) return s;
+  done.WaitForNotification();
+  return result;
+}
+
+}  // namespace pgring
