@@ -43,15 +43,15 @@ void MakeFile(const std::string& path, uint64_t size);
     EXPECT_TRUE(_s.ok()) << #expr << ": " << _s;             \
   } while (0)
 // Asserts the exact status code.
-#define EXPECT_CODE(expr, code)                                          \
-  do {                                                                   \
-    ::absl::Status _s = ::pgring::testing::ToStatus(expr);               \
-    EXPECT_EQ(_s.code(), ::absl::StatusCode::code) << #expr << ": " << _s; \
+#define EXPECT_CODE(expr, expected)                                          \
+  do {                                                                       \
+    ::absl::Status _s = ::pgring::testing::ToStatus(expr);                   \
+    EXPECT_EQ(_s.code(), ::absl::StatusCode::expected) << #expr << ": " << _s; \
   } while (0)
-#define ASSERT_CODE(expr, code)                                          \
-  do {                                                                   \
-    ::absl::Status _s = ::pgring::testing::ToStatus(expr);               \
-    ASSERT_EQ(_s.code(), ::absl::StatusCode::code) << #expr << ": " << _s; \
+#define ASSERT_CODE(expr, expected)                                          \
+  do {                                                                       \
+    ::absl::Status _s = ::pgring::testing::ToStatus(expr);                   \
+    ASSERT_EQ(_s.code(), ::absl::StatusCode::expected) << #expr << ": " << _s; \
   } while (0)
 
 namespace pgring::testing {

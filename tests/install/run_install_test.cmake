@@ -1,0 +1,118 @@
+# tests/install/run_install_test.cmake — the install/package test.
+#
+# 1. `cmake --install` this build tree into a fresh temporary prefix.
+# 2. Check the installed package: public headers only, and an export file that
+#    names neither the source/build tree nor the private pgring_internal.
+# 3. Configure examples/embed_osd (a separate CMake project) against that
+#    prefix only, with find_package(pgring CONFIG REQUIRED); check it really
+#    found the prefix's pgringConfig.cmake.
+# 4. Build it (same compiler, build type and sanitizer flags as this tree:
+#    an instrumented libpgring.a needs the sanitizer runtime at link time) and
+#    run it: mkfs, commits, close, reopen, verify.
+#
+# Run by ctest (tests/CMakeLists.txt) as
+#   cmake -DPGRING_SOURCE_DIR=... -DPGRING_BINARY_DIR=... -DWORK_DIR=...
+#         -DGENERATOR=... -DMAKE_PROGRAM=... -DCXX_COMPILER=... -DBUILD_TYPE=...
+#         -DSANITIZE_COMPILE_FLAGS=... -DSANITIZE_LINK_FLAGS=... -P this-file
+cmake_minimum_required(VERSION 3.25)
+
+foreach(var PGRING_SOURCE_DIR PGRING_BINARY_DIR WORK_DIR GENERATOR CXX_COMPILER)
+  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+    message(FATAL_ERROR "install test: -D${var}=... is required")
+  endif()
+endforeach()
+
+set(prefix "${WORK_DIR}/prefix")
+set(example_build "${WORK_DIR}/embed_osd-build")
+set(run_dir "${WORK_DIR}/run")
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}" "${run_dir}")
+
+# Runs a command; on failure prints its output and stops the test.
+function(run_step name)
+  message(STATUS "install test: ${name}")
+  execute_process(COMMAND ${ARGN}
+                  RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out
+                  ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message("${out}")
+    message(FATAL_ERROR "install test: ${name} failed (exit ${rc})")
+  endif()
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+# --- 1. install -------------------------------------------------------------
+run_step("cmake --install into ${prefix}"
+  "${CMAKE_COMMAND}" --install "${PGRING_BINARY_DIR}" --prefix "${prefix}")
+
+# --- 2. check what was installed --------------------------------------------
+foreach(h types.h options.h transaction.h store.h log_sink.h)
+  if(NOT EXISTS "${prefix}/include/pgring/${h}")
+    message(FATAL_ERROR "install test: public header include/pgring/${h} not installed")
+  endif()
+endforeach()
+file(GLOB_RECURSE installed_headers RELATIVE "${prefix}/include" "${prefix}/include/*")
+foreach(h IN LISTS installed_headers)
+  if(NOT h MATCHES "^pgring/[^/]+\\.h$")
+    message(FATAL_ERROR "install test: unexpected file installed under include/: ${h}")
+  endif()
+endforeach()
+
+file(GLOB_RECURSE config_file "${prefix}/*/pgringConfig.cmake")
+file(GLOB_RECURSE target_files "${prefix}/*/pgringTargets*.cmake")
+if(NOT config_file OR NOT target_files)
+  message(FATAL_ERROR "install test: pgringConfig.cmake / pgringTargets*.cmake not installed under ${prefix}")
+endif()
+foreach(f IN LISTS config_file target_files)
+  file(READ "${f}" content)
+  foreach(forbidden "${PGRING_SOURCE_DIR}" "${PGRING_BINARY_DIR}" "pgring_internal")
+    string(FIND "${content}" "${forbidden}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "install test: ${f} refers to '${forbidden}'; the installed package must only name installed files and public targets")
+    endif()
+  endforeach()
+endforeach()
+
+# --- 3. configure the example against the prefix ---------------------------
+set(configure_args
+  -S "${PGRING_SOURCE_DIR}/examples/embed_osd"
+  -B "${example_build}"
+  -G "${GENERATOR}"
+  "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
+  "-DCMAKE_PREFIX_PATH=${prefix}"
+  # Find pgring in the prefix and nowhere else.
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+  -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF)
+if(MAKE_PROGRAM)
+  list(APPEND configure_args "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
+endif()
+if(BUILD_TYPE)
+  list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}")
+endif()
+if(SANITIZE_COMPILE_FLAGS)
+  list(APPEND configure_args
+    "-DCMAKE_CXX_FLAGS=${SANITIZE_COMPILE_FLAGS}"
+    "-DCMAKE_EXE_LINKER_FLAGS=${SANITIZE_LINK_FLAGS}")
+endif()
+run_step("configure examples/embed_osd against the prefix"
+  "${CMAKE_COMMAND}" ${configure_args})
+
+file(STRINGS "${example_build}/CMakeCache.txt" pgring_dir_line REGEX "^pgring_DIR:")
+string(REGEX REPLACE "^pgring_DIR:[A-Z]+=" "" pgring_dir "${pgring_dir_line}")
+file(REAL_PATH "${prefix}" real_prefix)
+if(EXISTS "${pgring_dir}")
+  file(REAL_PATH "${pgring_dir}" pgring_dir)
+endif()
+string(FIND "${pgring_dir}" "${real_prefix}/" at)
+if(NOT at EQUAL 0)
+  message(FATAL_ERROR "install test: the example found pgring in '${pgring_dir}', not in the install prefix ${real_prefix}")
+endif()
+
+# --- 4. build and run it ------------------------------------------------------
+run_step("build examples/embed_osd" "${CMAKE_COMMAND}" --build "${example_build}")
+run_step("run embed_osd"
+  "${example_build}/embed_osd" "${run_dir}/osd.partition" "${run_dir}/osd.rocksdb")
+message("${step_output}")
+message(STATUS "install test: passed")
+file(REMOVE_RECURSE "${WORK_DIR}")
