@@ -73,7 +73,7 @@ enum class IoEngine : uint8_t {
 struct Limits {
   uint64_t max_entries_per_pg = 1 << 20;
   uint64_t max_dups_per_pg = 1 << 20;
-  uint32_t max_chunks_per_pg = 1024;
+  uint32_t max_chunks_per_pg = 4096;
   uint64_t max_total_entries = 1ull << 28;  // entries + dups, whole store
   uint32_t max_payload_bytes = 1 << 20;     // one entry, dup or info
   uint64_t max_pgs = 1 << 16;

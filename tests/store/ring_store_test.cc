@@ -198,26 +198,35 @@ TEST_F(RingStoreTest, BoundsAreHardAndRecoverable) {
 }
 
 TEST_F(RingStoreTest, PartitionFullThenTrimFrees) {
-  // 64 MiB / 64 KiB chunks ~ 1023 chunks. Fill with PGs that never trim.
-  options_.limits.max_chunks_per_pg = 64;
-  Reopen();
+  // One PG that never trims fills the partition (64 MiB of 64 KiB chunks).
+  ASSERT_OK(Create(Pg(0)));
+  ASSERT_OK(Create(Pg(1)));
   uint64_t v = 0;
   absl::Status s;
-  int pg = 0;
-  for (; pg < 40 && s.ok(); ++pg) {
-    s = Create(Pg(pg));
-    for (int i = 0; i < 200 && s.ok(); ++i, v += 50) s = Append(Pg(pg), v + 1, v + 50, 1, 8000);
+  for (uint64_t batch : {50, 1}) {
+    s = absl::OkStatus();
+    while (s.ok()) {
+      s = Append(Pg(0), v + 1, v + batch, 1, 8000);
+      if (s.ok()) v += batch;
+    }
+    EXPECT_CODE(s, kResourceExhausted);
   }
-  EXPECT_CODE(s, kResourceExhausted);
-  // Whatever was committed is intact.
+  EXPECT_EQ(store_->GetStoreStats().free_chunks, 0u);
+  EXPECT_CODE(Append(Pg(1), 1, 1), kResourceExhausted);
+  // Whatever was committed is intact, and the refused appends left nothing.
   Reopen();
-  ASSERT_EQ(store_->GetStoreStats().pgs, static_cast<uint64_t>(pg));
-  // Remove a PG: space comes back and work resumes.
-  Transaction rm;
-  rm.RemovePg(Pg(0));
-  ASSERT_OK(store_->Commit(std::move(rm)));
-  EXPECT_GT(store_->GetStoreStats().free_chunks, 0u);
-  ASSERT_OK(Append(Pg(pg - 1), v + 1, v + 10));
+  EXPECT_EQ(store_->GetPgStats(Pg(0))->last_version, V(1, v));
+  EXPECT_EQ(store_->GetPgStats(Pg(1))->entries, 0u);
+  // Trimming gives chunks back and work resumes.
+  Transaction t;
+  t.Trim(Pg(0), V(1, v - 100));
+  ASSERT_OK(store_->Commit(std::move(t)));
+  EXPECT_GT(store_->GetStoreStats().free_chunks, 900u);
+  ASSERT_OK(Append(Pg(1), 1, 10));
+  ASSERT_OK(Append(Pg(0), v + 1, v + 10));
+  Reopen();
+  EXPECT_EQ(Versions(Pg(1)), Range(1, 10));
+  EXPECT_EQ(store_->GetPgStats(Pg(0))->entries, 110u);
 }
 
 TEST_F(RingStoreTest, NeverRewritePolicyKeepsBlocksAligned) {

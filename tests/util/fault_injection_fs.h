@@ -129,6 +129,12 @@ class FaultInjectionFileSystem : public rocksdb::FileSystemWrapper {
   // Whether a crash point fired since it was armed or since ResetState().
   bool crashed() const;
 
+  // true: file syncs and directory fsyncs are tracked (and counted, and can
+  // be crash points) as usual but not passed to the real file system. The
+  // simulation does not need them, since the host never loses power; it
+  // makes fsync-heavy tests much faster. Default false. Kept by ResetState().
+  void set_skip_real_syncs(bool skip);
+
   // Calls that reached the FS while it was active, crash points included:
   // syncs = file Sync/Fsync + directory fsyncs; writes = Append and
   // PositionedAppend. Not reset by DropUnsyncedData().
@@ -328,6 +334,7 @@ class FaultInjectionFileSystem : public rocksdb::FileSystemWrapper {
   mutable std::mutex mu_;
   bool active_ = true;
   bool crashed_ = false;
+  bool skip_real_syncs_ = false;
   uint64_t writes_until_crash_ = 0;  // 0 = not armed.
   uint64_t syncs_until_crash_ = 0;   // 0 = not armed.
   std::function<void()> on_crash_;
