@@ -1,0 +1,477 @@
+// format_golden_test.cc — holds the on-disk format to docs/FORMAT.md byte for
+// byte. Every hex string here also appears in FORMAT.md; the values were
+// computed by an encoder written from the spec alone (not from this code), so
+// a change to either the code or the document breaks this test.
+//
+// If this test fails, the on-disk format changed: that needs a new format
+// version and an updated FORMAT.md, never an updated golden string alone.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "format/label.h"
+#include "format/record.h"
+#include "meta/meta_keys.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+#include "util/test_util.h"
+
+namespace pgring {
+namespace {
+
+// Lowercase hex of `bytes`, and back (`hex` must be well formed).
+std::string Hex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+std::string Unhex(std::string_view hex) {
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
+  }
+  return out;
+}
+
+// The worked example of FORMAT.md, "Worked example: a record": PG stamp 7,
+// lap 0, seq 1 at lpos 0; an entry (epoch 3, version 42, payload "hello")
+// then an info item "inf".
+constexpr char kExampleRecordHex[] =
+    "d823bded"                  // masked CRC32C of bytes [4, 48)
+    "01"                        // type: kRecordTxn
+    "180000"                    // length: 24 body bytes (u24)
+    "07000000"                  // pg stamp 7
+    "00000000"                  // lap 0
+    "0100000000000000"          // seq 1
+    "01"                        // item kind: kEntry
+    "11"                        // varint length 17
+    "03000000"                  //   epoch 3
+    "2a00000000000000"          //   version 42
+    "68656c6c6f"                //   payload "hello"
+    "02"                        // item kind: kInfo
+    "03"                        // varint length 3
+    "696e66";                   //   payload "inf"
+
+// The worked example of FORMAT.md, "Worked example: a label".
+constexpr char kExampleLabelHex[] =
+    "504752494e474c42"                  // 0  magic "PGRINGLB"
+    "01000000"                          // 8  format version 1
+    "60000000"                          // 12 encoded size 96
+    "00112233445566778899aabbccddeeff"  // 16 uuid
+    "00100000"                          // 32 block size 4096
+    "00001000"                          // 36 chunk size 1 MiB
+    "0010000100000000"                  // 40 partition size 16 MiB + 4 KiB
+    "0010000000000000"                  // 48 data offset 4096
+    "1000000000000000"                  // 56 chunk count 16
+    "01"                                // 64 backend: ring
+    "000000000000000000000000000000"    // 65 reserved, zero (27 bytes)
+    "000000000000000000000000"
+    "be8b61f6";                         // 92 masked CRC32C of [0, 92)
+
+Uuid ExampleUuid() {
+  Uuid u;
+  for (int i = 0; i < 16; ++i) u.bytes[i] = static_cast<uint8_t>(0x11 * i);
+  return u;
+}
+
+Label ExampleLabel() {
+  Label l;
+  l.uuid = ExampleUuid();
+  l.block_size = 4096;
+  l.chunk_size = 1 << 20;
+  l.partition_size = 4096 + 16 * (1 << 20);
+  l.data_offset = 4096;
+  l.chunk_count = 16;
+  l.backend = Backend::kRing;
+  return l;
+}
+
+// --- CRC and masking -----------------------------------------------------
+
+TEST(FormatGolden, CrcMaskKnownValues) {
+  // mask(c) = rotr15(c) + 0xa282ead8 (mod 2^32).
+  EXPECT_EQ(0xe3069283u, crc32c::Value("123456789", 9));
+  EXPECT_EQ(0xc78ab0e5u, crc32c::Mask(0xe3069283u));
+  EXPECT_EQ(0xa282ead8u, crc32c::Mask(0));
+  EXPECT_EQ(0x9a71bb4cu, crc32c::Value("hello", 5));
+  EXPECT_EQ(0x191c1fbbu, crc32c::Mask(0x9a71bb4cu));
+  EXPECT_EQ(0xedbd23d8u, crc32c::Mask(0x1c80259du));  // the example record's
+  EXPECT_EQ(0xf6618bbeu, crc32c::Mask(0x507329efu));  // the example label's
+  for (uint32_t c : {0u, 1u, 0x80000000u, 0xffffffffu, 0xe3069283u}) {
+    EXPECT_EQ(c, crc32c::Unmask(crc32c::Mask(c))) << c;
+  }
+}
+
+// --- Records --------------------------------------------------------------
+
+TEST(FormatGolden, ExampleRecordBytes) {
+  RecordBodyBuilder b;
+  b.AddEntry(Version{3, 42}, "hello");
+  b.AddInfo("inf");
+  EXPECT_EQ(24u, b.size());
+  std::string rec;
+  AppendRecord(&rec, kRecordTxn, /*pg_stamp=*/7, /*lap=*/0, /*seq=*/1, b.body());
+  ASSERT_EQ(48u, rec.size());
+  EXPECT_EQ(kExampleRecordHex, Hex(rec));
+  EXPECT_EQ(0x1c80259du, crc32c::Value(rec.data() + 4, rec.size() - 4));
+  EXPECT_TRUE(RecordCrcMatches(rec));
+}
+
+TEST(FormatGolden, ExampleRecordDecodes) {
+  std::string rec = Unhex(kExampleRecordHex);
+  ASSERT_EQ(48u, rec.size());
+  ASSERT_TRUE(RecordCrcMatches(rec));
+  RecordHeader h = DecodeRecordHeader(rec.data());
+  EXPECT_EQ(0xedbd23d8u, h.masked_crc);
+  EXPECT_EQ(kRecordTxn, h.type);
+  EXPECT_EQ(24u, h.length);
+  EXPECT_EQ(7u, h.pg_stamp);
+  EXPECT_EQ(0u, h.lap);
+  EXPECT_EQ(1u, h.seq);
+  std::vector<Item> items;
+  ASSERT_OK(ForEachItem(std::string_view(rec).substr(kRecordHeaderSize),
+                        [&](const Item& it) {
+                          items.push_back(it);
+                          return absl::OkStatus();
+                        }));
+  ASSERT_EQ(2u, items.size());
+  EXPECT_EQ(ItemKind::kEntry, items[0].kind);
+  EXPECT_EQ((Version{3, 42}), items[0].version);
+  EXPECT_EQ("hello", items[0].payload);
+  EXPECT_EQ(0u, items[0].offset);
+  EXPECT_EQ(ItemKind::kInfo, items[1].kind);
+  EXPECT_EQ("inf", items[1].payload);
+  EXPECT_EQ(19u, items[1].offset);
+}
+
+TEST(FormatGolden, HeaderFieldOffsetsAndWidths) {
+  // Distinct bytes in every field show each field's offset, width and
+  // byte order (little-endian; length is 3 bytes).
+  std::string rec;
+  AppendRecord(&rec, 0x85, 0x44332211u, 0x88776655u, 0x100f0e0d0c0b0a09ull,
+               std::string(0x030201, 'x'));
+  EXPECT_EQ("85" "010203" "11223344" "55667788" "090a0b0c0d0e0f10",
+            Hex(rec.substr(4, 20)));
+  RecordHeader h = DecodeRecordHeader(rec.data());
+  EXPECT_EQ(0x85, h.type);
+  EXPECT_EQ(0x030201u, h.length);
+  EXPECT_EQ(0x44332211u, h.pg_stamp);
+  EXPECT_EQ(0x88776655u, h.lap);
+  EXPECT_EQ(0x100f0e0d0c0b0a09ull, h.seq);
+  EXPECT_EQ(kRecordHeaderSize + 0x030201, rec.size());
+}
+
+TEST(FormatGolden, MaxBodyLengthIsU24) {
+  EXPECT_EQ(0xffffffu, kMaxRecordBody);
+  std::string rec;
+  AppendRecord(&rec, kRecordTxn, 1, 0, 1, std::string(kMaxRecordBody, '\0'));
+  EXPECT_EQ("ffffff", Hex(rec.substr(5, 3)));
+  EXPECT_EQ(kMaxRecordBody, DecodeRecordHeader(rec.data()).length);
+  EXPECT_TRUE(RecordCrcMatches(rec));
+}
+
+TEST(FormatGolden, ItemKindValues) {
+  EXPECT_EQ(0x01, static_cast<int>(ItemKind::kEntry));
+  EXPECT_EQ(0x02, static_cast<int>(ItemKind::kInfo));
+  EXPECT_EQ(0x03, static_cast<int>(ItemKind::kDup));
+  EXPECT_EQ(0x04, static_cast<int>(ItemKind::kRewind));
+  EXPECT_EQ(0x05, static_cast<int>(ItemKind::kReset));
+  EXPECT_EQ(0x86, static_cast<int>(ItemKind::kPad));
+  EXPECT_EQ(0x80, kSkippableBit);
+  EXPECT_EQ(1, kRecordTxn);
+  EXPECT_EQ(24u, kRecordHeaderSize);
+  EXPECT_EQ(12u, kItemVersionSize);
+}
+
+TEST(FormatGolden, EachItemKindBytes) {
+  RecordBodyBuilder b;
+  b.AddDup(Version{2, 10}, "d");
+  EXPECT_EQ("030d" "02000000" "0a00000000000000" "64", Hex(b.Release()));
+  b.AddRewind(Version{3, 41});
+  EXPECT_EQ("040c" "03000000" "2900000000000000", Hex(b.Release()));
+  b.AddReset();
+  EXPECT_EQ("0500", Hex(b.Release()));
+  b.AddInfo("");
+  EXPECT_EQ("0200", Hex(b.Release()));
+  b.AddEntry(Version{0xffffffffu, 0xffffffffffffffffull}, "");
+  EXPECT_EQ("010c" "ffffffff" "ffffffffffffffff", Hex(b.Release()));
+  // A 200-byte info: the varint length takes two bytes (c8 01).
+  b.AddInfo(std::string(200, 'i'));
+  std::string info = b.Release();
+  EXPECT_EQ("02c801", Hex(info.substr(0, 3)));
+  EXPECT_EQ(203u, info.size());
+  EXPECT_EQ(203u, RecordBodyBuilder::ItemSize(200));
+  EXPECT_EQ(2u, RecordBodyBuilder::ItemSize(0));
+  EXPECT_EQ(129u, RecordBodyBuilder::ItemSize(127));
+  EXPECT_EQ(131u, RecordBodyBuilder::ItemSize(128));
+}
+
+// --- Padding --------------------------------------------------------------
+
+TEST(FormatGolden, PadEncodingsAtTheBoundaries) {
+  RecordBodyBuilder b;
+  b.AddPad(0);
+  EXPECT_EQ("", Hex(b.Release()));
+  b.AddPad(2);
+  EXPECT_EQ("8600", Hex(b.Release()));
+  b.AddPad(5);
+  EXPECT_EQ("8603000000", Hex(b.Release()));
+  // 129 = one item of 127 zero bytes with a one-byte varint.
+  b.AddPad(129);
+  std::string p = b.Release();
+  EXPECT_EQ("867f", Hex(p.substr(0, 2)));
+  EXPECT_EQ(std::string(127, '\0'), p.substr(2));
+  // 130 is reached by neither form: "86 00" then a 128-byte item (86 7e ...).
+  b.AddPad(130);
+  p = b.Release();
+  ASSERT_EQ(130u, p.size());
+  EXPECT_EQ("8600867e", Hex(p.substr(0, 4)));
+  EXPECT_EQ(std::string(126, '\0'), p.substr(4));
+  // 131 = one item of 128 zero bytes with a two-byte varint (80 01).
+  b.AddPad(131);
+  p = b.Release();
+  EXPECT_EQ("868001", Hex(p.substr(0, 3)));
+  EXPECT_EQ(std::string(128, '\0'), p.substr(3));
+  // 16386 = the largest single pad item (16383 bytes, varint ff 7f).
+  b.AddPad(16386);
+  p = b.Release();
+  EXPECT_EQ("86ff7f", Hex(p.substr(0, 3)));
+  EXPECT_EQ(16386u, p.size());
+  // 16387 would leave 1 byte after a maximal item: 16383 + 4 instead.
+  b.AddPad(16387);
+  p = b.Release();
+  ASSERT_EQ(16387u, p.size());
+  EXPECT_EQ("86fc7f", Hex(p.substr(0, 3)));
+  EXPECT_EQ("8602", Hex(p.substr(16383, 2)));
+}
+
+TEST(FormatGolden, PadProducesExactSizesAndParsesAsPurePadding) {
+  for (size_t n = 0; n <= 20000; ++n) {
+    if (n == 1) continue;  // one byte cannot be padding
+    RecordBodyBuilder b;
+    b.AddPad(n);
+    ASSERT_EQ(n, b.size()) << "AddPad(" << n << ")";
+    const std::string& body = b.body();
+    // Every item is kPad, zero-filled, with a minimal varint length.
+    std::string_view in = body;
+    while (!in.empty()) {
+      ASSERT_EQ(static_cast<char>(ItemKind::kPad), in.front()) << n;
+      in.remove_prefix(1);
+      std::string_view before = in;
+      uint64_t len = 0;
+      ASSERT_TRUE(GetVarint64(&in, &len)) << n;
+      ASSERT_EQ(VarintLength(len), before.size() - in.size()) << n;
+      ASSERT_LE(len, in.size()) << n;
+      ASSERT_EQ(std::string(len, '\0'), in.substr(0, len)) << n;
+      in.remove_prefix(len);
+    }
+    int seen = 0;
+    ASSERT_OK(ForEachItem(body, [&](const Item&) {
+      ++seen;
+      return absl::OkStatus();
+    }));
+    ASSERT_EQ(0, seen) << "AddPad(" << n << ") yielded items";
+    // Padding after real items leaves them intact and in place.
+    RecordBodyBuilder c;
+    c.AddEntry(Version{1, 1}, "e");
+    c.AddPad(n);
+    ASSERT_EQ(RecordBodyBuilder::ItemSize(13) + n, c.size()) << n;
+  }
+}
+
+// --- Label ----------------------------------------------------------------
+
+TEST(FormatGolden, LabelBytes) {
+  std::string enc = ExampleLabel().Encode();
+  ASSERT_EQ(kLabelEncodedSize, enc.size());
+  EXPECT_EQ(kExampleLabelHex, Hex(enc));
+  EXPECT_EQ(0x507329efu, crc32c::Value(enc.data(), kLabelCrcOffset));
+  EXPECT_EQ("00112233-4455-6677-8899-aabbccddeeff", ExampleUuid().ToString());
+}
+
+TEST(FormatGolden, LabelDecodesFromGoldenBytes) {
+  auto l = Label::Decode(Unhex(kExampleLabelHex));
+  ASSERT_OK(l);
+  EXPECT_EQ(ExampleLabel(), *l);
+  // The label region is 4 KiB; a reader is handed the whole region, whose
+  // bytes past the 96 encoded ones are zero and ignored.
+  std::string region = Unhex(kExampleLabelHex);
+  region.resize(kLabelRegionSize, '\0');
+  auto r = Label::Decode(region);
+  ASSERT_OK(r);
+  EXPECT_EQ(ExampleLabel(), *r);
+}
+
+TEST(FormatGolden, LabelRoundTrips) {
+  Label l = ExampleLabel();
+  l.block_size = 512;
+  l.chunk_size = 64 * 1024;
+  l.partition_size = 1ull << 40;
+  l.chunk_count = ((1ull << 40) - 4096) / (64 * 1024);
+  l.backend = Backend::kRocksDb;
+  auto d = Label::Decode(l.Encode());
+  ASSERT_OK(d);
+  EXPECT_EQ(l, *d);
+}
+
+TEST(FormatGolden, LabelConstants) {
+  EXPECT_EQ(std::string("PGRINGLB"), std::string(kLabelMagic, 8));
+  EXPECT_EQ(1u, kFormatVersion);
+  EXPECT_EQ(4096u, kLabelRegionSize);
+  EXPECT_EQ(96u, kLabelEncodedSize);
+  EXPECT_EQ(92u, kLabelCrcOffset);
+  EXPECT_EQ(1, static_cast<int>(Backend::kRing));
+  EXPECT_EQ(2, static_cast<int>(Backend::kRocksDb));
+}
+
+// --- RocksDB keys and values ------------------------------------------------
+
+TEST(FormatGolden, KeyPrefixes) {
+  EXPECT_EQ("pgring.meta", kMetaKey);
+  EXPECT_EQ("pgring.ptr.", kPgPointerPrefix);
+  EXPECT_EQ("pgring.chunks.", kPgChunksPrefix);
+  PgId pg{1, 0x2a, -1};
+  EXPECT_EQ("80000000000000010000002a00", Hex(EncodePgKey(pg)));
+  EXPECT_EQ("pgring.ptr." + Unhex("80000000000000010000002a00"), PgPointerKey(pg));
+  EXPECT_EQ("pgring.chunks." + Unhex("80000000000000010000002a00"), PgChunksKey(pg));
+  EXPECT_EQ("7fffffffffffffff0000000001", Hex(EncodePgKey(PgId{-1, 0, 0})));
+  EXPECT_EQ(kPgKeySize, EncodePgKey(pg).size());
+}
+
+TEST(FormatGolden, PgKeysSortLikePgIds) {
+  std::vector<PgId> ids;
+  for (int64_t pool : {INT64_MIN, INT64_MIN + 1, int64_t{-300}, int64_t{-2}, int64_t{-1},
+                       int64_t{0}, int64_t{1}, int64_t{255}, int64_t{256}, INT64_MAX}) {
+    for (uint32_t seed : {0u, 1u, 0xffu, 0x100u, 0x7fffffffu, 0x80000000u, 0xffffffffu}) {
+      for (int shard : {-1, 0, 1, 2, 11, 126}) {
+        ids.push_back(PgId{pool, seed, static_cast<int8_t>(shard)});
+      }
+    }
+  }
+  std::vector<PgId> sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<PgId> by_key = ids;
+  std::sort(by_key.begin(), by_key.end(), [](const PgId& a, const PgId& b) {
+    return EncodePgKey(a) < EncodePgKey(b);  // bytewise, as RocksDB's default
+  });
+  EXPECT_EQ(sorted, by_key);
+  // Negative pools before positive ones; the unsharded PG before shard 0.
+  EXPECT_LT(EncodePgKey(PgId{-1, 0xffffffffu, 126}), EncodePgKey(PgId{0, 0, -1}));
+  EXPECT_LT(EncodePgKey(PgId{5, 7, -1}), EncodePgKey(PgId{5, 7, 0}));
+  for (const PgId& id : ids) {
+    PgId back;
+    ASSERT_TRUE(DecodePgKey(EncodePgKey(id), &back));
+    EXPECT_EQ(id, back);
+  }
+  PgId unused;
+  EXPECT_FALSE(DecodePgKey(Unhex("80000000000000010000002a"), &unused));    // 12 bytes
+  EXPECT_FALSE(DecodePgKey(Unhex("80000000000000010000002a0000"), &unused));  // 14 bytes
+}
+
+TEST(FormatGolden, StoreMetaBytes) {
+  StoreMeta m;
+  m.format_version = 1;
+  m.uuid = ExampleUuid();
+  m.block_size = 4096;
+  m.chunk_size = 1 << 20;
+  m.partition_size = 4096 + 16 * (1 << 20);
+  m.chunk_count = 16;
+  m.backend = Backend::kRing;
+  m.next_pg_stamp = 9;
+  const std::string kHex =
+      "01"                                // value format 1
+      "01000000"                          // format version 1
+      "00112233445566778899aabbccddeeff"  // uuid
+      "00100000"                          // block size 4096
+      "00001000"                          // chunk size 1 MiB
+      "0010000100000000"                  // partition size
+      "1000000000000000"                  // chunk count 16
+      "01"                                // backend: ring
+      "09000000"                          // next PG stamp 9
+      "049f37e1";                         // masked CRC32C of the 50 bytes before
+  EXPECT_EQ(kHex, Hex(m.Encode()));
+  auto d = StoreMeta::Decode(Unhex(kHex));
+  ASSERT_OK(d);
+  EXPECT_EQ(m.uuid, d->uuid);
+  EXPECT_EQ(m.format_version, d->format_version);
+  EXPECT_EQ(m.block_size, d->block_size);
+  EXPECT_EQ(m.chunk_size, d->chunk_size);
+  EXPECT_EQ(m.partition_size, d->partition_size);
+  EXPECT_EQ(m.chunk_count, d->chunk_count);
+  EXPECT_EQ(m.backend, d->backend);
+  EXPECT_EQ(m.next_pg_stamp, d->next_pg_stamp);
+}
+
+TEST(FormatGolden, PgPointerBytes) {
+  PgPointer p;
+  p.stamp = 7;
+  p.head = 4096;
+  p.tail = 12288;
+  p.tail_seq = 5;
+  p.entries_trimmed_to = Version{3, 40};
+  p.dups_trimmed_to = Version{2, 10};
+  const std::string kHex =
+      "01"                        // value format 1
+      "07000000"                  // stamp 7
+      "0010000000000000"          // head 4096
+      "0030000000000000"          // tail 12288
+      "0500000000000000"          // tail_seq 5
+      "03000000" "2800000000000000"  // entries trimmed to 3'40
+      "02000000" "0a00000000000000"  // dups trimmed to 2'10
+      "c38f4d28";                 // masked CRC32C of the 53 bytes before
+  EXPECT_EQ(kHex, Hex(p.Encode()));
+  auto d = PgPointer::Decode(Unhex(kHex));
+  ASSERT_OK(d);
+  EXPECT_EQ(p, *d);
+}
+
+TEST(FormatGolden, PgChunkListBytes) {
+  PgChunkList c;
+  c.base = 1 << 20;
+  c.chunks = {5, 2, 9};
+  const std::string kHex =
+      "01"                        // value format 1
+      "0000100000000000"          // base lpos 1 MiB
+      "03000000"                  // 3 chunks
+      "05000000" "02000000" "09000000"  // chunk numbers in ring order
+      "3b687a6d";                 // masked CRC32C of the 25 bytes before
+  EXPECT_EQ(kHex, Hex(c.Encode()));
+  auto d = PgChunkList::Decode(Unhex(kHex));
+  ASSERT_OK(d);
+  EXPECT_EQ(c, *d);
+}
+
+TEST(FormatGolden, ValuesRejectDamage) {
+  PgPointer p;
+  p.stamp = 7;
+  std::string v = p.Encode();
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string bad = v;
+    bad[i] ^= 0x01;
+    SCOPED_TRACE(i);
+    EXPECT_CODE(PgPointer::Decode(bad), kDataLoss);
+  }
+  EXPECT_CODE(PgPointer::Decode(v.substr(0, 4)), kDataLoss);
+  EXPECT_CODE(StoreMeta::Decode(""), kDataLoss);
+  // A sealed value with an unknown format byte.
+  std::string other = "\x02" + v.substr(1, v.size() - 5);
+  PutFixed32(&other, crc32c::Mask(crc32c::Value(other.data(), other.size())));
+  auto d = PgPointer::Decode(other);
+  EXPECT_CODE(d, kDataLoss);
+  EXPECT_NE(std::string::npos, std::string(d.status().message()).find("unknown format 2"))
+      << d.status();
+  // head > tail is refused even with a good CRC.
+  p.head = 2;
+  p.tail = 1;
+  EXPECT_CODE(PgPointer::Decode(p.Encode()), kDataLoss);
+}
+
+}  // namespace
+}  // namespace pgring
