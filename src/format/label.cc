@@ -9,6 +9,13 @@
 #include "util/crc32c.h"
 
 namespace pgring {
+namespace {
+// Chunk sizes a label may hold (each also a power of two).
+constexpr uint32_t kMinChunkSize = 64 * 1024;
+constexpr uint32_t kMaxChunkSize = 256u << 20;
+// Chunk numbers are u32 (in PG chunk lists and the allocator).
+constexpr uint64_t kMaxChunkCount = 1ull << 32;
+}  // namespace
 
 Uuid Uuid::Random() {
   Uuid u;
@@ -82,11 +89,15 @@ absl::StatusOr<Label> Label::Decode(std::string_view b) {
   l.data_offset = DecodeFixed64(p + 48);
   l.chunk_count = DecodeFixed64(p + 56);
   l.backend = static_cast<Backend>(static_cast<uint8_t>(p[64]));
+  // The chunk-count test divides rather than multiplies: a crafted count
+  // must not wrap around 2^64 and pass.
   bool geometry_ok =
       (l.block_size == 512 || l.block_size == 4096) && l.chunk_size % l.block_size == 0 &&
-      l.chunk_size >= 64 * 1024 && (l.chunk_size & (l.chunk_size - 1)) == 0 &&
-      l.data_offset == kLabelRegionSize &&
-      l.data_offset + l.chunk_count * l.chunk_size <= l.partition_size &&
+      l.chunk_size >= kMinChunkSize && l.chunk_size <= kMaxChunkSize &&
+      (l.chunk_size & (l.chunk_size - 1)) == 0 && l.data_offset == kLabelRegionSize &&
+      l.partition_size >= l.data_offset &&
+      l.chunk_count <= (l.partition_size - l.data_offset) / l.chunk_size &&
+      l.chunk_count <= kMaxChunkCount &&
       (l.backend == Backend::kRing || l.backend == Backend::kRocksDb);
   if (!geometry_ok) {
     return absl::DataLossError(absl::StrFormat(
@@ -103,7 +114,11 @@ absl::StatusOr<Label> MakeLabel(uint64_t device_size, uint32_t block_size,
     return absl::InvalidArgumentError(absl::StrFormat(
         "requested size %u is larger than the device (%u bytes)", size, device_size));
   }
-  if (o.chunk_size < 64 * 1024 || o.chunk_size > (256u << 20) ||
+  if (block_size != 512 && block_size != 4096) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "logical block size %u is not supported (pgring supports 512 and 4096)", block_size));
+  }
+  if (o.chunk_size < kMinChunkSize || o.chunk_size > kMaxChunkSize ||
       (o.chunk_size & (o.chunk_size - 1)) != 0 || o.chunk_size % block_size != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "chunk size %u must be a power of two between 64 KiB and 256 MiB and a "
@@ -113,6 +128,11 @@ absl::StatusOr<Label> MakeLabel(uint64_t device_size, uint32_t block_size,
     return absl::InvalidArgumentError(absl::StrFormat(
         "partition size %u is not a multiple of the %u-byte logical block", size, block_size));
   }
+  if (size < kLabelRegionSize) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "partition of %u bytes is too small: the label region alone takes %u bytes", size,
+        kLabelRegionSize));
+  }
   Label l;
   l.uuid = Uuid::Random();
   l.block_size = block_size;
@@ -120,6 +140,12 @@ absl::StatusOr<Label> MakeLabel(uint64_t device_size, uint32_t block_size,
   l.partition_size = size;
   l.backend = o.backend;
   l.chunk_count = size > kLabelRegionSize ? (size - kLabelRegionSize) / o.chunk_size : 0;
+  if (l.chunk_count > kMaxChunkCount) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "partition of %u bytes would hold %u chunks of %u bytes; chunk numbers are 32-bit, "
+        "so at most %u: use a larger chunk size", size, l.chunk_count, o.chunk_size,
+        kMaxChunkCount));
+  }
   if (o.backend == Backend::kRing && l.chunk_count < 4) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "partition of %u bytes is too small: it holds %u chunks of %u bytes; "

@@ -110,9 +110,14 @@ absl::Status ForEachItem(std::string_view body,
     auto kind = static_cast<ItemKind>(static_cast<uint8_t>(in.front()));
     in.remove_prefix(1);
     uint64_t len = 0;
-    if (!GetVarint64(&in, &len) || len > in.size()) {
+    if (!GetVarint64(&in, &len)) {
       return absl::DataLossError(absl::StrFormat(
-          "item at body offset %u: truncated or bad length", offset));
+          "item at body offset %u: truncated or bad varint length", offset));
+    }
+    if (len > in.size()) {
+      return absl::DataLossError(absl::StrFormat(
+          "item at body offset %u: length %u runs past the end of the body (%u bytes left)",
+          offset, len, in.size()));
     }
     std::string_view data = in.substr(0, len);
     in.remove_prefix(len);
@@ -121,8 +126,12 @@ absl::Status ForEachItem(std::string_view body,
       case ItemKind::kEntry:
       case ItemKind::kDup:
       case ItemKind::kRewind:
-        if (data.size() < kItemVersionSize ||
-            (kind == ItemKind::kRewind && data.size() != kItemVersionSize)) {
+        if (kind == ItemKind::kRewind && data.size() != kItemVersionSize) {
+          return absl::DataLossError(absl::StrFormat(
+              "item at body offset %u: rewind item has %u bytes, not %u", offset, len,
+              kItemVersionSize));
+        }
+        if (data.size() < kItemVersionSize) {
           return absl::DataLossError(absl::StrFormat(
               "item at body offset %u: %u bytes is too short for its kind", offset, len));
         }

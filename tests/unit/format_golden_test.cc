@@ -120,6 +120,11 @@ TEST(FormatGolden, ExampleRecordBytes) {
   AppendRecord(&rec, kRecordTxn, /*pg_stamp=*/7, /*lap=*/0, /*seq=*/1, b.body());
   ASSERT_EQ(48u, rec.size());
   EXPECT_EQ(kExampleRecordHex, Hex(rec));
+  // The same, as FORMAT.md prints it in one piece.
+  EXPECT_EQ(
+      "d823bded01180000070000000000000001000000000000000111030000002a0000000000000068656c6c6f"
+      "0203696e66",
+      Hex(rec));
   EXPECT_EQ(0x1c80259du, crc32c::Value(rec.data() + 4, rec.size() - 4));
   EXPECT_TRUE(RecordCrcMatches(rec));
 }
@@ -149,6 +154,39 @@ TEST(FormatGolden, ExampleRecordDecodes) {
   EXPECT_EQ(ItemKind::kInfo, items[1].kind);
   EXPECT_EQ("inf", items[1].payload);
   EXPECT_EQ(19u, items[1].offset);
+}
+
+// FORMAT.md, "Worked example" (continued): the next record of the same PG,
+// packed right behind the first at lpos 48 (kRewriteTailBlock).
+constexpr char kExampleRecord2Hex[] =
+    "280e8072" "01" "130000" "07000000" "00000000" "0200000000000000"
+    "0111" "03000000" "2b00000000000000" "776f726c64";
+
+TEST(FormatGolden, SecondRecordPacksBehindTheFirst) {
+  RecordBodyBuilder b;
+  b.AddEntry(Version{3, 43}, "world");
+  std::string rec;
+  AppendRecord(&rec, kRecordTxn, 7, /*lap=*/0, /*seq=*/2, b.body());
+  EXPECT_EQ(kExampleRecord2Hex, Hex(rec));
+  EXPECT_EQ(43u, rec.size());  // the tail moves to lpos 48 + 43 = 91
+}
+
+// FORMAT.md, "Worked example" (continued): the first record as kNeverRewrite
+// writes it, padded to the end of its 4096-byte block.
+TEST(FormatGolden, ExampleRecordPaddedToBlockEnd) {
+  RecordBodyBuilder b;
+  b.AddEntry(Version{3, 42}, "hello");
+  b.AddInfo("inf");
+  b.AddPad(4096 - kRecordHeaderSize - b.size());
+  std::string rec;
+  AppendRecord(&rec, kRecordTxn, 7, 0, 1, b.body());
+  ASSERT_EQ(4096u, rec.size());
+  EXPECT_EQ("043db85c" "01" "e80f00" "07000000" "00000000" "0100000000000000"
+            "0111030000002a0000000000000068656c6c6f" "0203696e66"
+            "86cd1f",  // pad item: kind 0x86, varint 4045, then 4045 zero bytes
+            Hex(rec.substr(0, 51)));
+  EXPECT_EQ(std::string(4045, '\0'), rec.substr(51));
+  EXPECT_EQ(0xa9165d1au, crc32c::Value(rec.data() + 4, rec.size() - 4));
 }
 
 TEST(FormatGolden, HeaderFieldOffsetsAndWidths) {
@@ -350,7 +388,7 @@ TEST(FormatGolden, PgKeysSortLikePgIds) {
   for (int64_t pool : {INT64_MIN, INT64_MIN + 1, int64_t{-300}, int64_t{-2}, int64_t{-1},
                        int64_t{0}, int64_t{1}, int64_t{255}, int64_t{256}, INT64_MAX}) {
     for (uint32_t seed : {0u, 1u, 0xffu, 0x100u, 0x7fffffffu, 0x80000000u, 0xffffffffu}) {
-      for (int shard : {-1, 0, 1, 2, 11, 126}) {
+      for (int shard : {-1, 0, 1, 2, 11, 126, 127}) {
         ids.push_back(PgId{pool, seed, static_cast<int8_t>(shard)});
       }
     }
@@ -365,6 +403,11 @@ TEST(FormatGolden, PgKeysSortLikePgIds) {
   // Negative pools before positive ones; the unsharded PG before shard 0.
   EXPECT_LT(EncodePgKey(PgId{-1, 0xffffffffu, 126}), EncodePgKey(PgId{0, 0, -1}));
   EXPECT_LT(EncodePgKey(PgId{5, 7, -1}), EncodePgKey(PgId{5, 7, 0}));
+  // Shards below -1 do not sort like PgIds (shard + 1 wraps to 0x81..0xff);
+  // Ceph never uses them. They still round-trip.
+  EXPECT_GT(EncodePgKey(PgId{5, 7, -2}), EncodePgKey(PgId{5, 7, 127}));
+  ids.push_back(PgId{5, 7, -2});
+  ids.push_back(PgId{5, 7, -128});
   for (const PgId& id : ids) {
     PgId back;
     ASSERT_TRUE(DecodePgKey(EncodePgKey(id), &back));

@@ -133,6 +133,12 @@ TEST(LabelDecode, InconsistentGeometry) {
        }},
       // 2^44 chunks of 1 MiB = 2^64 bytes: a multiplication would wrap to 0.
       {"chunk count that wraps 2^64", [](Label* l) { l->chunk_count = 1ull << 44; }},
+      // 2^32 + 1 chunks fit the partition but not a u32 chunk number.
+      {"more chunks than u32 numbers", [](Label* l) {
+         l->chunk_size = 64 * 1024;
+         l->partition_size = 4096 + ((1ull << 32) + 1) * 64 * 1024;
+         l->chunk_count = (1ull << 32) + 1;
+       }},
       {"backend 0", [](Label* l) { l->backend = static_cast<Backend>(0); }},
       {"backend 3", [](Label* l) { l->backend = static_cast<Backend>(3); }},
   };
@@ -268,6 +274,19 @@ TEST(MakeLabel, SizeLargerThanDevice) {
   ExpectError(MakeLabel(kDevice, 4096, Mkfs(1 << 20, kDevice + 4096)),
               absl::StatusCode::kInvalidArgument,
               "requested size 67117056 is larger than the device (67112960 bytes)");
+}
+
+TEST(MakeLabel, TooManyChunks) {
+  // 2^32 chunks of 64 KiB (256 TiB) is the most; one more block is still fine
+  // (a partial chunk), one more chunk is not.
+  const uint64_t most = 4096 + (1ull << 32) * 64 * 1024;
+  auto l = MakeLabel(most + 4096, 4096, Mkfs(64 * 1024));
+  ASSERT_OK(l);
+  EXPECT_EQ(1ull << 32, l->chunk_count);
+  ExpectError(MakeLabel(most + 64 * 1024, 4096, Mkfs(64 * 1024)),
+              absl::StatusCode::kInvalidArgument,
+              "would hold 4294967297 chunks of 65536 bytes; chunk numbers are 32-bit, so at most "
+              "4294967296: use a larger chunk size");
 }
 
 TEST(MakeLabel, UnsupportedBlockSize) {

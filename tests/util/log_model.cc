@@ -1,5 +1,7 @@
 #include "util/log_model.h"
 
+#include <rocksdb/write_batch.h>
+
 #include <sstream>
 
 namespace pgring::testing {
@@ -88,6 +90,17 @@ absl::StatusCode LogModel::Apply(const Transaction& txn) {
     }
   }
   pgs_ = std::move(next);
+  if (txn.batch_if_any() != nullptr) {
+    struct Collect : rocksdb::WriteBatch::Handler {
+      std::map<std::string, std::string>* kv;
+      void Put(const rocksdb::Slice& k, const rocksdb::Slice& v) override {
+        (*kv)[k.ToString()] = v.ToString();
+      }
+      void Delete(const rocksdb::Slice& k) override { kv->erase(k.ToString()); }
+    } c;
+    c.kv = &kv_;
+    txn.batch_if_any()->Iterate(&c).PermitUncheckedError();
+  }
   return absl::StatusCode::kOk;
 }
 

@@ -30,6 +30,8 @@ class LogModel {
   absl::StatusCode Apply(const Transaction& txn);
 
   const std::map<PgId, ModelPg>& pgs() const { return pgs_; }
+  // The embedder's keys put through Transaction::batch() (default CF).
+  const std::map<std::string, std::string>& kv() const { return kv_; }
   std::map<PgId, ModelPg>& mutable_pgs() { return pgs_; }
   uint64_t live_items() const;
 
@@ -38,8 +40,9 @@ class LogModel {
   std::string Diff(const Store& store) const;
 
  private:
-  const Limits limits_;
+  Limits limits_;
   std::map<PgId, ModelPg> pgs_;
+  std::map<std::string, std::string> kv_;
 };
 
 }  // namespace pgring::testing
