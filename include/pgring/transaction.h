@@ -11,16 +11,50 @@
 #define PGRING_TRANSACTION_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <rocksdb/write_batch.h>
 
+#include "absl/status/status.h"
 #include "pgring/types.h"
 
 namespace pgring {
+
+// Holds a transaction's commit until the embedder's own writes are done, so
+// an OSD can write object data in parallel with the log records and still
+// commit both atomically:
+//
+//   auto gate = std::make_shared<pgring::CommitGate>();
+//   txn.WaitFor(gate);
+//   store->Submit(std::move(txn), done);   // ring writes start now
+//   data_device.WriteAsync(..., [gate](absl::Status s) { gate->Open(s); });
+//
+// A gate opened with an error fails the transaction, and (because later
+// transactions on the same PGs were staged on top of it) the store: errors
+// are sticky until reopen, as for any failed write.
+class CommitGate {
+ public:
+  CommitGate() = default;
+  CommitGate(const CommitGate&) = delete;
+  CommitGate& operator=(const CommitGate&) = delete;
+
+  // Opens the gate; call once. Runs the waiting commit step inline.
+  void Open(absl::Status status = absl::OkStatus());
+
+  // For the backends: runs `fn` when the gate opens (now, if it is open).
+  void OnOpen(std::function<void(absl::Status)> fn);
+
+ private:
+  std::mutex mu_;
+  bool open_ = false;
+  absl::Status status_;
+  std::vector<std::function<void(absl::Status)>> waiters_;
+};
 
 class Transaction {
  public:
@@ -66,6 +100,10 @@ class Transaction {
   // do not start with pgring's prefix "pgring.").
   rocksdb::WriteBatch* batch();
 
+  // The commit also waits for `gate` to open (see CommitGate).
+  void WaitFor(std::shared_ptr<CommitGate> gate) { gates_.push_back(std::move(gate)); }
+  const std::vector<std::shared_ptr<CommitGate>>& gates() const { return gates_; }
+
   const std::vector<Op>& ops() const { return ops_; }
   bool empty() const;
   // The batch, or null if batch() was never called. Used by the backends.
@@ -76,6 +114,7 @@ class Transaction {
  private:
   std::vector<Op> ops_;
   std::unique_ptr<rocksdb::WriteBatch> batch_;
+  std::vector<std::shared_ptr<CommitGate>> gates_;
 };
 
 }  // namespace pgring

@@ -43,6 +43,13 @@ absl::StatusOr<std::unique_ptr<MetadataDb>> MetadataDb::Open(const MetadataLocat
   o.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
   o.max_log_file_size = 64 << 20;
   if (env != nullptr) o.env = env;
+  if (!create) {
+    // Look before opening: rocksdb::DB::Open creates the directory, LOCK and
+    // LOG before it finds CURRENT missing, so a refused open (a mistyped
+    // path) would leave an empty DB directory behind.
+    rocksdb::Status exists = o.env->FileExists(meta.db_path + "/CURRENT");
+    if (exists.IsNotFound()) return absl::NotFoundError(absl::StrCat("no RocksDB at ", meta.db_path));
+  }
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = read_only ? rocksdb::DB::OpenForReadOnly(o, meta.db_path, &raw)
                                 : rocksdb::DB::Open(o, meta.db_path, &raw);

@@ -91,6 +91,7 @@ absl::Status RingStore::Recover() {
     lists.emplace(id, *std::move(c));
     return absl::OkStatus();
   }));
+  absl::flat_hash_map<uint32_t, PgId> stamp_owner;
   RETURN_IF_ERROR(db_->Scan(kPgPointerPrefix, [&](std::string_view k, std::string_view v) {
     PgId id;
     if (!DecodePgKey(k.substr(kPgPointerPrefix.size()), &id)) {
@@ -108,6 +109,13 @@ absl::Status RingStore::Recover() {
     if (p->stamp == 0 || p->stamp >= meta_.next_pg_stamp) {
       return absl::DataLossError(absl::StrFormat("PG %s: stamp %u was never issued (next is %u)",
                                                  id.ToString(), p->stamp, meta_.next_pg_stamp));
+    }
+    // Stamps are never reused: a shared one would let one PG accept the
+    // other's stale records as its own.
+    auto [sit, fresh] = stamp_owner.emplace(p->stamp, id);
+    if (!fresh) {
+      return absl::DataLossError(absl::StrFormat("PG %s and PG %s both have stamp %u",
+                                                 sit->second.ToString(), id.ToString(), p->stamp));
     }
     auto pg = std::make_shared<PgLog>(id, p->stamp, geo_.block_size);
     pg->ptr = *p;
@@ -445,7 +453,7 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
     }
     live_items_ = live;
     ctxn->needs_flush = !to_start.empty();
-    ctxn->pending_ios.store(static_cast<int>(to_start.size()) + 1);
+    ctxn->pending_ios.store(static_cast<int>(to_start.size() + txn.gates().size()) + 1);
     ctxn->on_durable = [this, to_free = std::move(to_free), heads = std::move(heads)]() {
       for (uint32_t c : to_free) alloc_.Release(c);
       for (const auto& [pg, head] : heads) {
@@ -474,6 +482,14 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
       }
     }
     if (start) StartWrite(w);
+  }
+  // The embedder's writes count like ring writes.
+  for (const auto& gate : txn.gates()) {
+    gate->OnOpen([this, ctxn](absl::Status s) {
+      pipeline_->IoDone(ctxn.get(), s.ok() ? s
+                                           : absl::Status(s.code(), absl::StrCat(
+                                                 "embedder's write: ", s.message())));
+    });
   }
   pipeline_->IoDone(ctxn.get(), absl::OkStatus());  // the submitter's guard
   return absl::OkStatus();

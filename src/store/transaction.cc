@@ -4,6 +4,31 @@
 
 namespace pgring {
 
+void CommitGate::Open(absl::Status status) {
+  std::vector<std::function<void(absl::Status)>> run;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (open_) return;
+    open_ = true;
+    status_ = status;
+    run.swap(waiters_);
+  }
+  for (auto& fn : run) fn(status);
+}
+
+void CommitGate::OnOpen(std::function<void(absl::Status)> fn) {
+  absl::Status status;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!open_) {
+      waiters_.push_back(std::move(fn));
+      return;
+    }
+    status = status_;
+  }
+  fn(status);
+}
+
 Transaction::Transaction() = default;
 Transaction::~Transaction() = default;
 Transaction::Transaction(Transaction&&) noexcept = default;

@@ -2,6 +2,11 @@
 // what was committed is there after a reopen.
 #include <rocksdb/db.h>
 
+#include <atomic>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+
 #include <string>
 
 #include "util/store_fixture.h"
@@ -265,6 +270,78 @@ TEST_F(RingStoreTest, ManyPgsManyThreads) {
   for (auto& t : threads) t.join();
   Reopen();
   for (int i = 0; i < kPgs; ++i) EXPECT_EQ(Versions(Pg(i)).size(), 25u) << i;
+}
+
+}  // namespace
+}  // namespace pgring::testing
+
+namespace pgring::testing {
+namespace {
+
+class CommitGateTest : public StoreFixture {
+ protected:
+  void SetUp() override {
+    StoreFixture::SetUp();
+    Mkfs();
+    ASSERT_OK(Open(options_));
+    Transaction t;
+    t.CreatePg(Pg(1));
+    ASSERT_OK(store_->Commit(std::move(t)));
+  }
+};
+
+TEST_F(CommitGateTest, CommitWaitsForTheEmbeddersWrite) {
+  auto gate = std::make_shared<CommitGate>();
+  std::atomic<int> committed{0};
+  absl::Notification second_done;
+  Transaction t1;
+  t1.AppendEntry(Pg(1), V(1, 1), "one");
+  t1.WaitFor(gate);
+  ASSERT_OK(store_->Submit(std::move(t1), [&](absl::Status s) {
+    EXPECT_OK(s);
+    EXPECT_EQ(committed.fetch_add(1), 0);  // in submission order
+  }));
+  Transaction t2;
+  t2.AppendEntry(Pg(1), V(1, 2), "two");
+  ASSERT_OK(store_->Submit(std::move(t2), [&](absl::Status s) {
+    EXPECT_OK(s);
+    EXPECT_EQ(committed.fetch_add(1), 1);
+    second_done.Notify();
+  }));
+  // Neither may commit while the gate is closed (t2 is behind t1).
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(committed.load(), 0);
+  gate->Open();
+  second_done.WaitForNotification();
+  Reopen();
+  EXPECT_EQ(store_->ReadEntries(Pg(1))->size(), 2u);
+}
+
+TEST_F(CommitGateTest, AFailedEmbedderWriteFailsTheTransactionAndTheStore) {
+  auto gate = std::make_shared<CommitGate>();
+  Transaction t1;
+  t1.AppendEntry(Pg(1), V(1, 1), "one");
+  t1.WaitFor(gate);
+  absl::Notification done;
+  absl::Status result;
+  ASSERT_OK(store_->Submit(std::move(t1), [&](absl::Status s) {
+    result = s;
+    done.Notify();
+  }));
+  gate->Open(absl::InternalError("data write failed"));
+  done.WaitForNotification();
+  EXPECT_EQ(result.code(), absl::StatusCode::kInternal);
+  Transaction t2;
+  t2.AppendEntry(Pg(1), V(1, 2), "two");
+  EXPECT_CODE(store_->Commit(std::move(t2)), kFailedPrecondition);
+  EXPECT_CODE(store_->Close(), kInternal);  // Close reports the failure
+  ASSERT_OK(Open(options_));
+  EXPECT_TRUE(store_->ReadEntries(Pg(1))->empty());
+  ASSERT_OK(store_->Commit([] {
+    Transaction t;
+    t.AppendEntry(Pg(1), V(1, 1), "again");
+    return t;
+  }()));
 }
 
 }  // namespace
