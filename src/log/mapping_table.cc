@@ -17,10 +17,12 @@ size_t MappingTable::UpperBound(const Version& v) const {
 }
 
 size_t MappingTable::MemoryBytes() const {
-  // libstdc++ deques allocate 512-byte blocks plus one map pointer per block.
+  // libstdc++ deques allocate 512-byte blocks plus one map pointer per block
+  // (the map itself grows by doubling, which this leaves out).
   constexpr size_t kBlock = 512;
   size_t blocks = (slots_.size() * sizeof(Slot) + kBlock - 1) / kBlock + 1;
-  return blocks * (kBlock + sizeof(void*));
+  constexpr size_t kMallocHeader = 16;  // glibc: per allocation
+  return blocks * (kBlock + kMallocHeader + sizeof(void*));
 }
 
 }  // namespace pgring

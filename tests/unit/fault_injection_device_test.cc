@@ -98,8 +98,7 @@ TEST_F(FaultInjectionDeviceTest, CrashAtOpFailsItAndEverythingAfter) {
   for (int i = 3; i < 9; ++i) {
     SCOPED_TRACE(i);
     EXPECT_CODE(st[i], kUnavailable);
-    EXPECT_NE(st[i].message().find("power lost (simulated)"),
-              std::string::npos)
+    EXPECT_NE(st[i].message().find("power lost (simulated)"), std::string::npos)
         << st[i];
   }
   EXPECT_EQ(hook_calls, 1);
@@ -292,8 +291,8 @@ TEST_F(FaultInjectionDeviceTest, TearNextWrite) {
   EXPECT_CODE(WriteBlocks(10, Blocks('z')), kUnavailable);
 
   ASSERT_OK(dev_->MakeCrashImage(CrashImage::kKeepAll, 0));
-  EXPECT_EQ(Raw(0, 8), Blocks('o') + Distinct('A', 2) + Blocks('o', 3) +
-                           Blocks('s', 2));
+  EXPECT_EQ(Raw(0, 8),
+            Blocks('o') + Distinct('A', 2) + Blocks('o', 3) + Blocks('s', 2));
   ASSERT_OK(WriteBlocks(0, Blocks('n', 8)));  // revived, tear disarmed
 }
 

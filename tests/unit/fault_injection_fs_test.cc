@@ -302,10 +302,7 @@ TEST_F(FaultInjectionFsTest, RandomDropKeepsASyncedPrefix) {
 TEST_F(FaultInjectionFsTest, DropRefusesWhileAFileIsOpen) {
   auto f = NewFile("f");
   ASSERT_OK(Append(f.get(), "x"));
-  // Not EXPECT_CODE: test_util.h's macro names its parameter `code`, which
-  // also rewrites `_s.code()` (see the report).
-  EXPECT_EQ(fs_->DropUnsyncedData().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_CODE(fs_->DropUnsyncedData(), kFailedPrecondition);
   EXPECT_EQ(fs_->GetFileInfo(Path("f"))->open_handles, 1);
   f.reset();  // Destroying the handle closes it.
   ASSERT_OK(fs_->DropUnsyncedData());
@@ -542,6 +539,57 @@ TEST_F(FaultInjectionFsTest, CrashCallbackFiresOnceAtTheCrashPoint) {
   EXPECT_EQ(Get("b"), std::nullopt);  // Its WAL sync never happened.
 }
 
+// The crash tears a WAL record: the torn tail is real (a strict recovery
+// refuses it) and point-in-time recovery drops the whole record.
+TEST_F(FaultInjectionFsTest, TornWalRecordIsDroppedWhole) {
+  ASSERT_OK(Open());
+  ASSERT_OK(Put("a", "1", /*sync=*/true));
+  fs_->SetCrashAfterWrites(1);
+  rocksdb::WriteBatch batch;
+  ASSERT_OK(batch.Put("b", std::string(50000, 'b')));
+  ASSERT_OK(batch.Put("c", "3"));
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  EXPECT_TRUE(IsPowerLost(db_->Write(wo, &batch)));
+  db_.reset();
+  fs_->ResetState();  // Process crash: the torn half stays in the WAL.
+
+  rocksdb::Status s = Open(WALRecoveryMode::kAbsoluteConsistency);
+  EXPECT_FALSE(s.ok()) << "expected the torn tail to be detected";
+  ASSERT_OK(Open(WALRecoveryMode::kPointInTimeRecovery));
+  EXPECT_EQ(Get("a"), "1");
+  EXPECT_EQ(Get("b"), std::nullopt);
+  EXPECT_EQ(Get("c"), std::nullopt);
+}
+
+// Why pgring uses kPointInTimeRecovery: after a real power cut the unsynced
+// WAL tail can hold stale blocks, not just be short. Here the tail looks like
+// a record header with a bad checksum. kTolerateCorruptedTailRecords refuses
+// to open; point-in-time recovery stops at the last good record. (The model
+// above never writes garbage; this test adds it by hand.)
+TEST_F(FaultInjectionFsTest, GarbageWalTailNeedsPointInTimeRecovery) {
+  ASSERT_OK(Open());
+  ASSERT_OK(Put("a", "1", /*sync=*/true));
+  db_.reset();
+  fs_->ResetState();
+  std::string wal;
+  for (const auto& e : std::filesystem::directory_iterator(db_path_)) {
+    if (e.path().extension() == ".log") wal = e.path().string();
+  }
+  ASSERT_FALSE(wal.empty());
+  {
+    // checksum (4) | length (2, little-endian) = 16 | type 1 (full) | data.
+    std::ofstream out(wal, std::ios::binary | std::ios::app);
+    const char header[7] = {'\xde', '\xad', '\xbe', '\xef', 16, 0, 1};
+    out.write(header, sizeof(header));
+    out.write(std::string(16, '\xab').data(), 16);
+  }
+  rocksdb::Status s = Open(WALRecoveryMode::kTolerateCorruptedTailRecords);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  ASSERT_OK(Open(WALRecoveryMode::kPointInTimeRecovery));
+  EXPECT_EQ(Get("a"), "1");
+}
+
 // ---------------------------------------------------------------------------
 // Crash at every write / every sync of a small workload. Whatever the crash
 // point and whatever the crash keeps, the reopened DB holds a prefix of the
@@ -668,7 +716,9 @@ TEST_P(CrashPointTest, EveryCrashPointLeavesAPrefixOfWholeBatches) {
   writable_file_max_buffer_size_ = 16 << 10;
   // Hundreds of DB lifetimes: the model needs no real fsync.
   fs_->set_skip_real_syncs(true);
-  // Dry run: how many crash points are there?
+  // Dry run: how many crash points are there? (Background threads can shift
+  // which operation the n-th one is by a little between runs; the property
+  // checked holds for every n, so that does not matter.)
   FreshStart();
   uint64_t big_batch_writes = 0;
   ASSERT_EQ(RunWorkload(&big_batch_writes), kBatches);
@@ -725,7 +775,6 @@ TEST_P(CrashPointTest, EveryCrashPointLeavesAPrefixOfWholeBatches) {
       ++runs;
       if (open_failed) ++crashed_in_open;
       if (present > acked) ++in_flight_survived;
-      if (getenv("DBG") && present > acked) std::printf("DBG %s acked=%d present=%d\n", where.c_str(), acked, present);
     }
   }
   // The enumeration covered what it claims to.
@@ -734,7 +783,12 @@ TEST_P(CrashPointTest, EveryCrashPointLeavesAPrefixOfWholeBatches) {
               static_cast<unsigned long long>(points), runs, crashed_in_open,
               in_flight_survived);
   EXPECT_GT(crashed_in_open, 0);
-  EXPECT_GT(in_flight_survived, 0);
+  // A process crash at a WAL sync keeps a whole, unacknowledged batch. (At a
+  // write crash point the in-flight batch is torn, so it survives only when
+  // the crash hits a later MANIFEST append, which depends on timing.)
+  if (crash_point() == CrashPoint::kSync) {
+    EXPECT_GT(in_flight_survived, 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

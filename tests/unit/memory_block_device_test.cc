@@ -83,8 +83,7 @@ TEST(MemoryBlockDevice, RefusesUnalignedOrOutOfRangeIo) {
   EXPECT_CODE(dev.Read(0, absl::MakeSpan(buf.data(), 100)), kInvalidArgument);
   EXPECT_CODE(dev.Read(0, absl::MakeSpan(buf.data() + 8, 4096)),
               kInvalidArgument);
-  EXPECT_CODE(dev.Read(1 << 20, absl::MakeSpan(buf.data(), 4096)),
-              kOutOfRange);
+  EXPECT_CODE(dev.Read(1 << 20, absl::MakeSpan(buf.data(), 4096)), kOutOfRange);
   EXPECT_CODE(dev.Read((1 << 20) - 4096, buf.span()), kOutOfRange);
   // offset + length would overflow 64 bits.
   EXPECT_CODE(dev.Read(~uint64_t{4095}, absl::MakeSpan(buf.data(), 8192)),
@@ -116,8 +115,7 @@ TEST(MemoryBlockDevice, SmallBlocks) {
   // A 512-aligned slice of an aligned buffer is aligned enough here.
   ASSERT_OK(dev.Read(512, absl::MakeSpan(buf.data() + 512, 512)));
   EXPECT_EQ(std::string(buf.data() + 512, 512), std::string(512, 'm'));
-  EXPECT_CODE(dev.Read(256, absl::MakeSpan(buf.data(), 512)),
-              kInvalidArgument);
+  EXPECT_CODE(dev.Read(256, absl::MakeSpan(buf.data(), 512)), kInvalidArgument);
 }
 
 TEST(MemoryBlockDevice, RawHelpersBypassChecksAndCounters) {
