@@ -3,6 +3,7 @@
 // device or RocksDB, garbage, bad sizes), and shared-DB mode where the
 // embedder's keys commit in the same batch as pgring's pointers.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
@@ -204,6 +205,15 @@ TEST_F(OpenTest, MissingRocksDbIsNotFound) {
   EXPECT_THAT(std::string(s.status().message()), HasSubstr(missing));
   // ...and open did not create one.
   EXPECT_NE(::access(missing.c_str(), F_OK), 0);
+  // Read-only (the debug tool) likewise.
+  Options ro = Opts();
+  ro.read_only = true;
+  auto r = Store::Open(dev_, MetadataLocation::OwnDb(missing), ro);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound) << r.status();
+  // An empty directory holds no RocksDB either.
+  ASSERT_EQ(::mkdir(missing.c_str(), 0755), 0);
+  EXPECT_CODE(Store::Open(dev_, MetadataLocation::OwnDb(missing), Opts()), kNotFound);
+  EXPECT_CODE(Store::Open(dev_, MetadataLocation::OwnDb(missing), ro), kNotFound);
 }
 
 TEST_F(OpenTest, RandomBytesPartitionIsRefused) {
