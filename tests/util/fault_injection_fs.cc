@@ -68,21 +68,18 @@ class FaultInjectionFileSystem::TrackedWritableFile
 
   IOStatus Append(const Slice& data, const IOOptions& options,
                   IODebugContext* dbg) override {
-    return fs_->WriteThrough(*state_, data, std::nullopt,
-                             [&](const Slice& d) {
-                               return target()->Append(d, options, dbg);
-                             });
+    return fs_->WriteThrough(*state_, data, std::nullopt, [&](const Slice& d) {
+      return target()->Append(d, options, dbg);
+    });
   }
   IOStatus Append(const Slice& data, const IOOptions& options,
                   const rocksdb::DataVerificationInfo& info,
                   IODebugContext* dbg) override {
-    return fs_->WriteThrough(
-        *state_, data, std::nullopt, [&](const Slice& d) {
-          // A torn part cannot carry the checksum of the whole.
-          return d.size() == data.size()
-                     ? target()->Append(d, options, info, dbg)
-                     : target()->Append(d, options, dbg);
-        });
+    return fs_->WriteThrough(*state_, data, std::nullopt, [&](const Slice& d) {
+      // A torn part cannot carry the checksum of the whole.
+      return d.size() == data.size() ? target()->Append(d, options, info, dbg)
+                                     : target()->Append(d, options, dbg);
+    });
   }
   IOStatus PositionedAppend(const Slice& data, uint64_t offset,
                             const IOOptions& options,
@@ -103,9 +100,8 @@ class FaultInjectionFileSystem::TrackedWritableFile
   }
   IOStatus Truncate(uint64_t size, const IOOptions& options,
                     IODebugContext* dbg) override {
-    return fs_->TruncateThrough(*state_, size, [&] {
-      return target()->Truncate(size, options, dbg);
-    });
+    return fs_->TruncateThrough(
+        *state_, size, [&] { return target()->Truncate(size, options, dbg); });
   }
   IOStatus Sync(const IOOptions& options, IODebugContext* dbg) override {
     return fs_->SyncThrough(*state_,
@@ -116,8 +112,8 @@ class FaultInjectionFileSystem::TrackedWritableFile
                             [&] { return target()->Fsync(options, dbg); });
   }
   // Not durable: see the header comment.
-  IOStatus RangeSync(uint64_t offset, uint64_t nbytes,
-                     const IOOptions& options, IODebugContext* dbg) override {
+  IOStatus RangeSync(uint64_t offset, uint64_t nbytes, const IOOptions& options,
+                     IODebugContext* dbg) override {
     if (!fs_->Active()) return PowerLost();
     return target()->RangeSync(offset, nbytes, options, dbg);
   }
@@ -191,11 +187,11 @@ class FaultInjectionFileSystem::GatedRandomAccessFile
     if (!fs_->Active()) return PowerLost();
     return target()->Prefetch(offset, n, options, dbg);
   }
-  IOStatus ReadAsync(rocksdb::FSReadRequest& req, const IOOptions& opts,
-                     std::function<void(const rocksdb::FSReadRequest&, void*)> cb,
-                     void* cb_arg, void** io_handle,
-                     rocksdb::IOHandleDeleter* del_fn,
-                     IODebugContext* dbg) override {
+  IOStatus ReadAsync(
+      rocksdb::FSReadRequest& req, const IOOptions& opts,
+      std::function<void(const rocksdb::FSReadRequest&, void*)> cb,
+      void* cb_arg, void** io_handle, rocksdb::IOHandleDeleter* del_fn,
+      IODebugContext* dbg) override {
     if (!fs_->Active()) return PowerLost();
     return target()->ReadAsync(req, opts, std::move(cb), cb_arg, io_handle,
                                del_fn, dbg);
@@ -598,8 +594,7 @@ IOStatus FaultInjectionFileSystem::NewSequentialFile(
 
 IOStatus FaultInjectionFileSystem::NewRandomAccessFile(
     const std::string& fname, const FileOptions& file_opts,
-    std::unique_ptr<rocksdb::FSRandomAccessFile>* result,
-    IODebugContext* dbg) {
+    std::unique_ptr<rocksdb::FSRandomAccessFile>* result, IODebugContext* dbg) {
   if (Enter(OpClass::kOther) != Gate::kGo) return PowerLost();
   std::unique_ptr<rocksdb::FSRandomAccessFile> file;
   IOStatus s = target()->NewRandomAccessFile(fname, file_opts, &file, dbg);
@@ -697,8 +692,7 @@ IOStatus FaultInjectionFileSystem::CreateDir(const std::string& dirname,
 }
 
 IOStatus FaultInjectionFileSystem::CreateDirIfMissing(
-    const std::string& dirname, const IOOptions& options,
-    IODebugContext* dbg) {
+    const std::string& dirname, const IOOptions& options, IODebugContext* dbg) {
   if (Enter(OpClass::kOther) != Gate::kGo) return PowerLost();
   return target()->CreateDirIfMissing(dirname, options, dbg);
 }
@@ -836,8 +830,7 @@ IOStatus FaultInjectionFileSystem::ReadPrefix(const std::string& path,
                                               std::string* out) {
   out->clear();
   std::unique_ptr<rocksdb::FSSequentialFile> file;
-  IOStatus s =
-      target()->NewSequentialFile(path, FileOptions(), &file, nullptr);
+  IOStatus s = target()->NewSequentialFile(path, FileOptions(), &file, nullptr);
   if (!s.ok()) return s;
   std::string buf(64 << 10, '\0');
   while (out->size() < limit) {
@@ -884,7 +877,8 @@ absl::Status FaultInjectionFileSystem::Crash(
     }
   }
   // 2. Directory entries: undo what was not durable, newest first.
-  const size_t durable = std::min(durable_ops(pending_.size()), pending_.size());
+  const size_t durable =
+      std::min(durable_ops(pending_.size()), pending_.size());
   for (size_t i = pending_.size(); i > durable; --i) {
     const DirOp& op = pending_[i - 1];
     const bool exists =

@@ -102,13 +102,11 @@ class FaultInjectionFileSystem : public rocksdb::FileSystemWrapper {
 
   static const char* kClassName() { return "PgringFaultInjectionFileSystem"; }
 
-  explicit FaultInjectionFileSystem(
-      std::shared_ptr<rocksdb::FileSystem> base =
-          rocksdb::FileSystem::Default());
+  explicit FaultInjectionFileSystem(std::shared_ptr<rocksdb::FileSystem> base =
+                                        rocksdb::FileSystem::Default());
   ~FaultInjectionFileSystem() override;
   FaultInjectionFileSystem(const FaultInjectionFileSystem&) = delete;
-  FaultInjectionFileSystem& operator=(const FaultInjectionFileSystem&) =
-      delete;
+  FaultInjectionFileSystem& operator=(const FaultInjectionFileSystem&) = delete;
 
   const char* Name() const override { return kClassName(); }
 
@@ -300,11 +298,10 @@ class FaultInjectionFileSystem : public rocksdb::FileSystemWrapper {
 
   // The write/sync paths shared by all file wrappers.
   rocksdb::IOStatus WriteThrough(
-      FileState& st, const rocksdb::Slice& data,
-      std::optional<uint64_t> offset,
+      FileState& st, const rocksdb::Slice& data, std::optional<uint64_t> offset,
       const std::function<rocksdb::IOStatus(const rocksdb::Slice&)>& write);
-  rocksdb::IOStatus SyncThrough(
-      FileState& st, const std::function<rocksdb::IOStatus()>& sync);
+  rocksdb::IOStatus SyncThrough(FileState& st,
+                                const std::function<rocksdb::IOStatus()>& sync);
   rocksdb::IOStatus TruncateThrough(
       FileState& st, uint64_t size,
       const std::function<rocksdb::IOStatus()>& truncate);
@@ -315,15 +312,14 @@ class FaultInjectionFileSystem : public rocksdb::FileSystemWrapper {
   // Shared by NewWritableFile / ReopenWritableFile.
   rocksdb::IOStatus OpenTracked(
       const std::string& fname, bool reopen,
-      const std::function<rocksdb::IOStatus(
-          std::unique_ptr<rocksdb::FSWritableFile>*)>& open,
+      const std::function<
+          rocksdb::IOStatus(std::unique_ptr<rocksdb::FSWritableFile>*)>& open,
       std::unique_ptr<rocksdb::FSWritableFile>* result);
 
   // `keep_size(state)` decides each file's size after the crash and
   // `durable_ops` how many of the oldest pending directory ops survive.
-  absl::Status Crash(
-      const std::function<uint64_t(const FileState&)>& keep_size,
-      const std::function<size_t(size_t)>& durable_ops);
+  absl::Status Crash(const std::function<uint64_t(const FileState&)>& keep_size,
+                     const std::function<size_t(size_t)>& durable_ops);
 
   // Reads up to `limit` bytes of `path` through the base FS.
   rocksdb::IOStatus ReadPrefix(const std::string& path, uint64_t limit,
