@@ -2,13 +2,14 @@
 // the synchronous Write() helper and the common argument checks.
 #include "device/block_device.h"
 
+#include <condition_variable>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 
 namespace pgring {
 
@@ -18,21 +19,28 @@ absl::Status BlockDevice::Write(uint64_t offset, absl::Span<const char> data) {
 
   // The completion state lives in a shared_ptr rather than on this stack
   // frame: the callback may still be unwinding on a device thread after the
-  // waiter has woken up and returned.
+  // waiter has woken up and returned. (std::mutex rather than absl::Mutex
+  // throughout the device layer: Debian's libabsl is not built with TSan, so
+  // TSan cannot see absl::Mutex, while it does see pthread-based locks.)
   struct Completion {
-    absl::Mutex mu;
-    bool done ABSL_GUARDED_BY(mu) = false;
-    absl::Status status ABSL_GUARDED_BY(mu);
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;    // guarded by mu
+    absl::Status status;  // guarded by mu
   };
   auto completion = std::make_shared<Completion>();
   WriteAsync(offset, std::move(buf), [completion](absl::Status s) {
-    absl::MutexLock lock(&completion->mu);
+    std::lock_guard<std::mutex> lock(completion->mu);
     completion->status = std::move(s);
     completion->done = true;
+    completion->cv.notify_all();
   });
-  absl::MutexLock lock(&completion->mu);
-  completion->mu.Await(absl::Condition(&completion->done));
-  return completion->status;
+  std::unique_lock<std::mutex> lock(completion->mu);
+  completion->cv.wait(lock, [&] { return completion->done; });
+  // Moved, not copied: a copy would share the status' refcounted payload
+  // with the Completion that the device thread may free, and the refcount
+  // lives in uninstrumented libabsl, so TSan would see a race.
+  return std::move(completion->status);
 }
 
 absl::Status BlockDevice::CheckIoArgs(const std::string& device, const char* op,
@@ -45,8 +53,7 @@ absl::Status BlockDevice::CheckIoArgs(const std::string& device, const char* op,
         "of the %d-byte logical block",
         op, device, offset, length, block_size));
   }
-  if (length != 0 &&
-      reinterpret_cast<uintptr_t>(data) % block_size != 0) {
+  if (length != 0 && reinterpret_cast<uintptr_t>(data) % block_size != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s %s at offset %d: buffer address %p is not aligned to the %d-byte "
         "logical block (use AlignedBuffer)",
@@ -55,8 +62,8 @@ absl::Status BlockDevice::CheckIoArgs(const std::string& device, const char* op,
   // Written so that offset + length cannot overflow.
   if (offset > device_size || length > device_size - offset) {
     return absl::OutOfRangeError(absl::StrFormat(
-        "%s %s at offset %d, length %d: past the end of the %d-byte device",
-        op, device, offset, length, device_size));
+        "%s %s at offset %d, length %d: past the end of the %d-byte device", op,
+        device, offset, length, device_size));
   }
   return absl::OkStatus();
 }

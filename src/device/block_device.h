@@ -95,8 +95,9 @@ struct FileBlockDeviceOptions {
   // sandbox refuses io_uring; FileBlockDevice::using_io_uring() tells).
   // false: pwrite on a small thread pool.
   bool use_io_uring = true;
-  // Writes in flight at once: io_uring SQ entries (capped at 4096) or psync
-  // threads (capped at 16). WriteAsync blocks while the queue is full.
+  // io_uring: writes in flight at once (SQ entries, capped at 4096). psync:
+  // writes queued at once, served by min(queue_depth, 16) threads.
+  // WriteAsync blocks while the queue is full.
   uint32_t queue_depth = 128;
   // Opens O_RDONLY; writes fail with kFailedPrecondition.
   bool read_only = false;

@@ -53,13 +53,15 @@ absl::Status FaultInjectionDevice::InjectedFailureLocked(OpKind kind) {
     return absl::OkStatus();
   }
   --f.count;
-  return f.error;
+  // A fresh Status each time (code and message), so no refcounted payload is
+  // shared between the threads that receive it.
+  return absl::Status(f.error.code(), f.error.message());
 }
 
 void FaultInjectionDevice::RunOnCrash() {
   std::function<void()> hook;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     hook = on_crash_;
   }
   if (hook) hook();
@@ -67,7 +69,7 @@ void FaultInjectionDevice::RunOnCrash() {
 
 absl::Status FaultInjectionDevice::Read(uint64_t offset, absl::Span<char> buf) {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (crashed_) return PowerLostError("read", offset);
     absl::Status s = CheckIoArgs(kDeviceName, "read", offset, buf.size(),
                                  buf.data(), block_size_, size_);
@@ -121,7 +123,7 @@ void FaultInjectionDevice::WriteAsync(uint64_t offset,
   bool crashed_now = false;
   absl::Status status;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     status = BeginOpLocked("write", offset, &crashed_now);
     if (status.ok()) {
       status = CheckIoArgs(kDeviceName, "write", offset, length, data,
@@ -155,7 +157,7 @@ absl::Status FaultInjectionDevice::Flush() {
   bool crashed_now = false;
   absl::Status status;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     status = BeginOpLocked("flush", 0, &crashed_now);
     if (status.ok()) status = InjectedFailureLocked(OpKind::kFlush);
     if (status.ok()) {
@@ -171,19 +173,19 @@ absl::Status FaultInjectionDevice::Flush() {
 }
 
 void FaultInjectionDevice::SetCrashAfterOps(uint64_t n) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   crash_at_op_ = n == 0 ? 0 : op_count_ + n;
 }
 
 void FaultInjectionDevice::TearNextWrite(uint32_t keep_blocks) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   tear_armed_ = true;
   tear_keep_blocks_ = keep_blocks;
 }
 
 void FaultInjectionDevice::CrashNow() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (crashed_) return;
     crashed_ = true;
   }
@@ -191,13 +193,13 @@ void FaultInjectionDevice::CrashNow() {
 }
 
 void FaultInjectionDevice::SetOnCrash(std::function<void()> on_crash) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   on_crash_ = std::move(on_crash);
 }
 
 void FaultInjectionDevice::FailOps(OpKind kind, uint64_t skip, uint64_t count,
                                    absl::Status error) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (error.ok()) {
     error = absl::InternalError("injected failure (FailOps with an OK status)");
   }
@@ -206,7 +208,7 @@ void FaultInjectionDevice::FailOps(OpKind kind, uint64_t skip, uint64_t count,
 
 absl::Status FaultInjectionDevice::MakeCrashImage(CrashImage mode,
                                                   uint64_t seed) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   // mt19937_64 is specified exactly by the standard, so a seed names the
   // same image on every platform (absl::BitGen makes no such promise).
   std::mt19937_64 rng(seed);
@@ -236,29 +238,28 @@ absl::Status FaultInjectionDevice::MakeCrashImage(CrashImage mode,
 }
 
 uint64_t FaultInjectionDevice::op_count() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return op_count_;
 }
 
 bool FaultInjectionDevice::crashed() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return crashed_;
 }
 
 uint64_t FaultInjectionDevice::unflushed_blocks() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return history_.size();
 }
 
 std::vector<std::string> FaultInjectionDevice::BlockCandidates(
     uint64_t offset) const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> out;
   auto it = history_.find(offset / block_size_);
   if (it == history_.end()) return out;
   out.push_back(it->second.durable);
-  out.insert(out.end(), it->second.versions.begin(),
-             it->second.versions.end());
+  out.insert(out.end(), it->second.versions.begin(), it->second.versions.end());
   return out;
 }
 

@@ -9,12 +9,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "device/block_device.h"
 
@@ -108,8 +107,9 @@ class FaultInjectionDevice final : public BlockDevice {
   void SetOnCrash(std::function<void()> on_crash);
 
   // After `skip` further ops of `kind` go through, the next `count` fail
-  // with `error` (kInternal if `error` is OK) without crashing the device;
-  // a failed write changes nothing. Replaces the previous schedule for
+  // with `error`'s code and message (kInternal if `error` is OK; payloads
+  // are not copied) without crashing the device; a failed write changes
+  // nothing. Replaces the previous schedule for
   // `kind`; count == 0 clears it.
   void FailOps(OpKind kind, uint64_t skip, uint64_t count, absl::Status error);
 
@@ -145,33 +145,32 @@ class FaultInjectionDevice final : public BlockDevice {
   // Counts an op and decides whether power is lost at it. Returns the error
   // to report (power lost) or OK; sets *crashed_now when this op crashed.
   absl::Status BeginOpLocked(const char* what, uint64_t offset,
-                             bool* crashed_now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                             bool* crashed_now);
   // Returns the injected error for an op of `kind`, or OK.
-  absl::Status InjectedFailureLocked(OpKind kind)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status PowerLostError(const char* what, uint64_t offset) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status InjectedFailureLocked(OpKind kind);
+  absl::Status PowerLostError(const char* what, uint64_t offset) const;
   // Writes `data` (whole blocks) to the base, recording history first.
   absl::Status TrackedWriteLocked(uint64_t offset, const char* data,
-                                  uint64_t length)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                                  uint64_t length);
   void RunOnCrash();
 
   const std::shared_ptr<BlockDevice> base_;
   const uint64_t size_;
   const uint32_t block_size_;
 
-  mutable absl::Mutex mu_;
-  uint64_t op_count_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t crash_at_op_ ABSL_GUARDED_BY(mu_) = 0;  // 0: none scheduled
-  bool tear_armed_ ABSL_GUARDED_BY(mu_) = false;
-  uint32_t tear_keep_blocks_ ABSL_GUARDED_BY(mu_) = 0;
-  bool crashed_ ABSL_GUARDED_BY(mu_) = false;
-  std::function<void()> on_crash_ ABSL_GUARDED_BY(mu_);
-  FailSchedule fail_[3] ABSL_GUARDED_BY(mu_);
+  // std::mutex, not absl::Mutex: TSan sees it (see block_device.cc).
+  // Guards everything below it except the counters. The *Locked() methods
+  // need it held.
+  mutable std::mutex mu_;
+  uint64_t op_count_ = 0;
+  uint64_t crash_at_op_ = 0;  // 0: none scheduled
+  bool tear_armed_ = false;
+  uint32_t tear_keep_blocks_ = 0;
+  bool crashed_ = false;
+  std::function<void()> on_crash_;
+  FailSchedule fail_[3];
   // Keyed by block index; ordered so a seeded image is reproducible.
-  std::map<uint64_t, BlockHistory> history_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, BlockHistory> history_;
 
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> flushes_{0};

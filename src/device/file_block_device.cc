@@ -13,9 +13,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -143,8 +145,8 @@ class PsyncEngine final : public WriteEngine {
               uint32_t queue_depth)
       : WriteEngine(fd, path, bytes),
         max_queued_(std::max<uint32_t>(queue_depth, 1)) {
-    const uint32_t threads = std::clamp<uint32_t>(queue_depth, 1,
-                                                  kMaxPsyncThreads);
+    const uint32_t threads =
+        std::clamp<uint32_t>(queue_depth, 1, kMaxPsyncThreads);
     for (uint32_t i = 0; i < threads; ++i) {
       threads_.emplace_back([this] { WorkerLoop(); });
     }
@@ -152,22 +154,23 @@ class PsyncEngine final : public WriteEngine {
 
   ~PsyncEngine() override {
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
     }
+    work_cv_.notify_all();
     // Workers finish the queue before they exit.
     for (std::thread& t : threads_) t.join();
   }
 
   void Submit(std::unique_ptr<WriteOp> op) override {
-    absl::MutexLock lock(&mu_);
-    if (tls_engine_thread != this) {
-      auto has_room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return queue_.size() < max_queued_;
-      };
-      mu_.Await(absl::Condition(&has_room));
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (tls_engine_thread != this) {
+        room_cv_.wait(lock, [this] { return queue_.size() < max_queued_; });
+      }
+      queue_.push_back(std::move(op));
     }
-    queue_.push_back(std::move(op));
+    work_cv_.notify_one();
   }
 
  private:
@@ -176,15 +179,13 @@ class PsyncEngine final : public WriteEngine {
     while (true) {
       std::unique_ptr<WriteOp> op;
       {
-        absl::MutexLock lock(&mu_);
-        auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return stopping_ || !queue_.empty();
-        };
-        mu_.Await(absl::Condition(&ready));
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
         if (queue_.empty()) return;  // stopping, and drained
         op = std::move(queue_.front());
         queue_.pop_front();
       }
+      room_cv_.notify_one();
       absl::Status status = WriteAll(*op);
       IoCallback done = std::move(op->done);
       done(std::move(status));
@@ -207,10 +208,10 @@ class PsyncEngine final : public WriteEngine {
         return ErrnoError(err, IoWhat("pwrite", path_, op.offset, length));
       }
       if (n == 0) {
-        return absl::InternalError(absl::StrFormat(
-            "%s: the kernel wrote 0 bytes at offset %d",
-            IoWhat("pwrite", path_, op.offset, length),
-            op.offset + op.written));
+        return absl::InternalError(
+            absl::StrFormat("%s: the kernel wrote 0 bytes at offset %d",
+                            IoWhat("pwrite", path_, op.offset, length),
+                            op.offset + op.written));
       }
       op.written += static_cast<uint64_t>(n);
       bytes_written_->fetch_add(static_cast<uint64_t>(n),
@@ -221,9 +222,12 @@ class PsyncEngine final : public WriteEngine {
 
   const size_t max_queued_;
   std::vector<std::thread> threads_;
-  absl::Mutex mu_;
-  std::deque<std::unique_ptr<WriteOp>> queue_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // std::mutex rather than absl::Mutex: TSan sees it (see block_device.cc).
+  std::mutex mu_;
+  std::condition_variable work_cv_;  // queue_ not empty, or stopping_
+  std::condition_variable room_cv_;  // queue_ below max_queued_
+  std::deque<std::unique_ptr<WriteOp>> queue_;  // guarded by mu_
+  bool stopping_ = false;                       // guarded by mu_
 };
 
 // One io_uring shared by all writers. Submitters prepare SQEs under sq_mu_
@@ -237,12 +241,12 @@ class UringEngine final : public WriteEngine {
   static absl::StatusOr<std::unique_ptr<UringEngine>> Create(
       int fd, const std::string& path, std::atomic<uint64_t>* bytes,
       uint32_t entries) {
-    auto engine = std::unique_ptr<UringEngine>(
-        new UringEngine(fd, path, bytes, entries));
+    auto engine =
+        std::unique_ptr<UringEngine>(new UringEngine(fd, path, bytes, entries));
     const int r = io_uring_queue_init(entries, &engine->ring_, 0);
     if (r < 0) {
-      return ErrnoError(-r, absl::StrFormat("io_uring_queue_init(%d)",
-                                            entries));
+      return ErrnoError(-r,
+                        absl::StrFormat("io_uring_queue_init(%d)", entries));
     }
     engine->ring_ready_ = true;
     io_uring_probe* probe = io_uring_get_probe_ring(&engine->ring_);
@@ -260,16 +264,14 @@ class UringEngine final : public WriteEngine {
   ~UringEngine() override {
     if (reaper_.joinable()) {
       {
-        absl::MutexLock lock(&mu_);
-        auto drained = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return inflight_ == 0 && pending_.empty();
-        };
-        mu_.Await(absl::Condition(&drained));
+        std::unique_lock<std::mutex> lock(mu_);
+        drained_cv_.wait(lock,
+                         [this] { return inflight_ == 0 && pending_.empty(); });
       }
       // A NOP with null user data tells the reaper to exit once nothing is
       // in flight (a callback still running may chain another write).
       {
-        absl::MutexLock lock(&sq_mu_);
+        std::lock_guard<std::mutex> lock(sq_mu_);
         io_uring_sqe* sqe = GetSqeLocked();
         if (sqe == nullptr) Fatal("no SQE for the shutdown NOP");
         io_uring_prep_nop(sqe);
@@ -284,7 +286,7 @@ class UringEngine final : public WriteEngine {
 
   void Submit(std::unique_ptr<WriteOp> op) override {
     {
-      absl::MutexLock lock(&mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       if (tls_engine_thread == this) {
         // A callback chaining a write: waiting here would deadlock, so the
         // op waits in pending_ and takes the next slot that frees up.
@@ -293,10 +295,7 @@ class UringEngine final : public WriteEngine {
           return;
         }
       } else {
-        auto has_slot = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return inflight_ < depth_;
-        };
-        mu_.Await(absl::Condition(&has_slot));
+        slot_cv_.wait(lock, [this] { return inflight_ < depth_; });
       }
       ++inflight_;
     }
@@ -316,7 +315,8 @@ class UringEngine final : public WriteEngine {
     std::abort();
   }
 
-  io_uring_sqe* GetSqeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sq_mu_) {
+  // Needs sq_mu_ held.
+  io_uring_sqe* GetSqeLocked() {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     if (sqe == nullptr) {
       // The SQ holds only prepared-but-unsubmitted entries; submitting
@@ -327,13 +327,14 @@ class UringEngine final : public WriteEngine {
     return sqe;
   }
 
-  void SubmitLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sq_mu_) {
+  // Needs sq_mu_ held.
+  void SubmitLocked() {
     int attempts = 0;
     while (unsubmitted_ > 0) {
       const int r = io_uring_submit(&ring_);
       if (r > 0) {
-        unsubmitted_ -= std::min<uint32_t>(static_cast<uint32_t>(r),
-                                           unsubmitted_);
+        unsubmitted_ -=
+            std::min<uint32_t>(static_cast<uint32_t>(r), unsubmitted_);
         continue;
       }
       const int err = r == 0 ? EAGAIN : -r;
@@ -354,12 +355,12 @@ class UringEngine final : public WriteEngine {
   void Enqueue(std::unique_ptr<WriteOp> op) {
     const uint64_t length = op->buf->size();
     {
-      absl::MutexLock lock(&sq_mu_);
+      std::lock_guard<std::mutex> lock(sq_mu_);
       io_uring_sqe* sqe = GetSqeLocked();
       if (sqe == nullptr) Fatal("no free SQE although slots are bounded");
       // The SQE length is 32 bits; a larger write continues as if short.
-      const uint64_t chunk = std::min<uint64_t>(length - op->written,
-                                                kMaxBytesPerSqe);
+      const uint64_t chunk =
+          std::min<uint64_t>(length - op->written, kMaxBytesPerSqe);
       io_uring_prep_write(sqe, fd_, op->buf->data() + op->written,
                           static_cast<unsigned>(chunk),
                           op->offset + op->written);
@@ -370,7 +371,7 @@ class UringEngine final : public WriteEngine {
     }
     // A second critical section, so that ops prepared meanwhile by other
     // writers go to the kernel in the same io_uring_enter.
-    absl::MutexLock lock(&sq_mu_);
+    std::lock_guard<std::mutex> lock(sq_mu_);
     SubmitLocked();
   }
 
@@ -392,7 +393,7 @@ class UringEngine final : public WriteEngine {
         Complete(std::unique_ptr<WriteOp>(static_cast<WriteOp*>(data)), res);
       }
       if (stop_seen) {
-        absl::MutexLock lock(&mu_);
+        std::lock_guard<std::mutex> lock(mu_);
         if (inflight_ == 0 && pending_.empty()) return;
       }
     }
@@ -413,10 +414,10 @@ class UringEngine final : public WriteEngine {
       return;
     }
     if (res == 0) {
-      absl::Status error = absl::InternalError(absl::StrFormat(
-          "%s: the kernel wrote 0 bytes at offset %d",
-          IoWhat("write", path_, op->offset, length),
-          op->offset + op->written));
+      absl::Status error = absl::InternalError(
+          absl::StrFormat("%s: the kernel wrote 0 bytes at offset %d",
+                          IoWhat("write", path_, op->offset, length),
+                          op->offset + op->written));
       Finish(std::move(op), std::move(error));
       return;
     }
@@ -433,15 +434,19 @@ class UringEngine final : public WriteEngine {
   // Frees the op's slot (or hands it to a pending op) and runs the callback.
   void Finish(std::unique_ptr<WriteOp> op, absl::Status status) {
     std::unique_ptr<WriteOp> next;
+    bool drained = false;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       if (!pending_.empty()) {
         next = std::move(pending_.front());
         pending_.pop_front();
       } else {
         --inflight_;
+        drained = inflight_ == 0;
       }
     }
+    if (next == nullptr) slot_cv_.notify_one();
+    if (drained) drained_cv_.notify_all();
     if (next != nullptr) Enqueue(std::move(next));
     IoCallback done = std::move(op->done);
     done(std::move(status));
@@ -452,13 +457,17 @@ class UringEngine final : public WriteEngine {
   bool ring_ready_ = false;
   std::thread reaper_;
 
-  absl::Mutex sq_mu_;
-  uint32_t unsubmitted_ ABSL_GUARDED_BY(sq_mu_) = 0;
+  // std::mutex rather than absl::Mutex: TSan sees it (see block_device.cc).
+  std::mutex sq_mu_;          // the SQ side of ring_
+  uint32_t unsubmitted_ = 0;  // guarded by sq_mu_
 
-  absl::Mutex mu_;
-  uint32_t inflight_ ABSL_GUARDED_BY(mu_) = 0;
-  // Ops queued by callbacks on the reaper thread while all slots were taken.
-  std::deque<std::unique_ptr<WriteOp>> pending_ ABSL_GUARDED_BY(mu_);
+  std::mutex mu_;
+  std::condition_variable slot_cv_;     // inflight_ fell below depth_
+  std::condition_variable drained_cv_;  // inflight_ reached 0
+  uint32_t inflight_ = 0;               // guarded by mu_
+  // Ops queued by callbacks on the reaper thread while all slots were
+  // taken; each takes over the slot of the next op to finish. Guarded by mu_.
+  std::deque<std::unique_ptr<WriteOp>> pending_;
 };
 
 }  // namespace
@@ -476,7 +485,7 @@ const char* FileTypeName(mode_t mode) {
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISSOCK(mode)) return "a socket";
   if (S_ISLNK(mode)) return "a symbolic link";
-  return "neither";
+  return "another kind of file";
 }
 
 // Closes the fd unless released: every early return in Open() closes it.
@@ -508,9 +517,9 @@ absl::StatusOr<std::unique_ptr<FileBlockDevice>> FileBlockDevice::Open(
     return ErrnoError(err, absl::StrCat("stat ", path));
   }
   if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device ", path, " is not a regular file or block device "
-                     "(it is ", FileTypeName(st.st_mode), ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device ", path, " is not a regular file or block device (it is ",
+        FileTypeName(st.st_mode), ")"));
   }
 
   const int flags =
@@ -520,16 +529,16 @@ absl::StatusOr<std::unique_ptr<FileBlockDevice>> FileBlockDevice::Open(
     const int err = errno;
     if (err == EINVAL) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "open ", path, ": the file system does not support O_DIRECT: ",
-          ErrnoText(err)));
+          "open ", path,
+          ": the file system does not support O_DIRECT: ", ErrnoText(err)));
     }
     if (err == ENOENT) {
       return absl::NotFoundError(
           absl::StrCat("device ", path, " does not exist: ", ErrnoText(err)));
     }
-    return ErrnoError(err, absl::StrCat("open ", path,
-                                        options.read_only ? " read-only"
-                                                          : " read-write"));
+    return ErrnoError(
+        err, absl::StrCat("open ", path,
+                          options.read_only ? " read-only" : " read-write"));
   }
   FdCloser closer(fd);
 
@@ -590,15 +599,14 @@ absl::StatusOr<std::unique_ptr<FileBlockDevice>> FileBlockDevice::Open(
         path, size, block_size));
   }
 
-  auto dev = std::unique_ptr<FileBlockDevice>(new FileBlockDevice(
-      path, closer.release(), is_block_device, options.read_only, size,
-      block_size));
+  auto dev = std::unique_ptr<FileBlockDevice>(
+      new FileBlockDevice(path, closer.release(), is_block_device,
+                          options.read_only, size, block_size));
   if (options.read_only) return dev;
 
   if (options.use_io_uring) {
-    const uint32_t entries =
-        std::clamp<uint32_t>(options.queue_depth, 1,
-                             file_block_device_internal::kMaxUringEntries);
+    const uint32_t entries = std::clamp<uint32_t>(
+        options.queue_depth, 1, file_block_device_internal::kMaxUringEntries);
     auto engine = file_block_device_internal::UringEngine::Create(
         dev->fd_, path, &dev->bytes_written_, entries);
     if (engine.ok()) {
@@ -610,9 +618,8 @@ absl::StatusOr<std::unique_ptr<FileBlockDevice>> FileBlockDevice::Open(
     // Not an error: psync is correct, only slower. The reason stays visible.
     dev->io_uring_fallback_reason_ = engine.status().ToString();
   }
-  dev->queue_depth_ =
-      std::clamp<uint32_t>(options.queue_depth, 1,
-                           file_block_device_internal::kMaxPsyncThreads);
+  dev->queue_depth_ = std::clamp<uint32_t>(
+      options.queue_depth, 1, file_block_device_internal::kMaxPsyncThreads);
   dev->engine_ = std::make_unique<file_block_device_internal::PsyncEngine>(
       dev->fd_, path, &dev->bytes_written_, dev->queue_depth_);
   return dev;
@@ -690,8 +697,9 @@ absl::Status FileBlockDevice::Flush() {
   if (read_only_) return absl::OkStatus();
   // Held across fdatasync: of two concurrent calls on one fd, only one is
   // told about a write-back error, and the other must not report success.
-  absl::MutexLock lock(&flush_mu_);
+  std::lock_guard<std::mutex> lock(flush_mu_);
   if (!flush_error_.ok()) {
+    // A fresh Status per caller: no payload shared between threads.
     return absl::Status(
         flush_error_.code(),
         absl::StrCat(flush_error_.message(),
@@ -703,7 +711,7 @@ absl::Status FileBlockDevice::Flush() {
   } while (r != 0 && errno == EINTR);
   if (r != 0) {
     flush_error_ = ErrnoError(errno, absl::StrCat("fdatasync ", path_));
-    return flush_error_;
+    return absl::Status(flush_error_.code(), flush_error_.message());
   }
   flushes_.fetch_add(1, std::memory_order_relaxed);
   return absl::OkStatus();

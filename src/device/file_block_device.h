@@ -7,12 +7,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "device/block_device.h"
 
@@ -81,7 +80,7 @@ class FileBlockDevice final : public BlockDevice {
   const std::string& io_uring_fallback_reason() const {
     return io_uring_fallback_reason_;
   }
-  // Writes that may be in flight at once (queue_depth after capping).
+  // The effective depth: io_uring SQ entries, or the number of psync threads.
   uint32_t queue_depth() const { return queue_depth_; }
   bool is_block_device() const { return is_block_device_; }
   bool read_only() const { return read_only_; }
@@ -100,13 +99,14 @@ class FileBlockDevice final : public BlockDevice {
   bool using_io_uring_ = false;
   std::string io_uring_fallback_reason_;
   uint32_t queue_depth_ = 0;
-  std::unique_ptr<file_block_device_internal::WriteEngine> engine_;  // null when read-only
+  std::unique_ptr<file_block_device_internal::WriteEngine>
+      engine_;  // null when read-only
 
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> flushes_{0};
 
-  absl::Mutex flush_mu_;
-  absl::Status flush_error_ ABSL_GUARDED_BY(flush_mu_);
+  std::mutex flush_mu_;       // serializes flushes
+  absl::Status flush_error_;  // sticky; guarded by flush_mu_
 };
 
 }  // namespace pgring

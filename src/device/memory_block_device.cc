@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <shared_mutex>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -26,16 +28,18 @@ MemoryBlockDevice::MemoryBlockDevice(uint64_t size, uint32_t logical_block_size)
     : size_(size), block_size_(logical_block_size) {
   if (block_size_ < 512 || block_size_ > 65536 ||
       (block_size_ & (block_size_ - 1)) != 0) {
-    Die(absl::StrFormat("logical block size %d is not a power of two in "
+    Die(
+        absl::StrFormat("logical block size %d is not a power of two in "
                         "[512, 65536]",
                         block_size_));
   }
   if (size_ == 0 || size_ % block_size_ != 0) {
-    Die(absl::StrFormat("size %d is not a positive multiple of the %d-byte "
+    Die(
+        absl::StrFormat("size %d is not a positive multiple of the %d-byte "
                         "logical block",
                         size_, block_size_));
   }
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::shared_mutex> lock(mu_);
   extents_.resize((size_ + kExtentSize - 1) / kExtentSize);
 }
 
@@ -43,7 +47,7 @@ absl::Status MemoryBlockDevice::Read(uint64_t offset, absl::Span<char> buf) {
   absl::Status s = CheckIoArgs(kDeviceName, "read", offset, buf.size(),
                                buf.data(), block_size_, size_);
   if (!s.ok()) return s;
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock<std::shared_mutex> lock(mu_);
   CopyOut(offset, buf.data(), buf.size());
   return absl::OkStatus();
 }
@@ -56,10 +60,10 @@ void MemoryBlockDevice::WriteAsync(uint64_t offset,
       CheckIoArgs(kDeviceName, "write", offset, length,
                   buf == nullptr ? nullptr : buf->data(), block_size_, size_);
   if (s.ok() && length > 0) {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::shared_mutex> lock(mu_);
     CopyIn(offset, buf->data(), length);
     bytes_written_.fetch_add(length, std::memory_order_relaxed);
-  }
+  }  // unlocked before the callback
   // Outside the lock: the callback may call back into the device.
   done(std::move(s));
 }
@@ -72,19 +76,19 @@ absl::Status MemoryBlockDevice::Flush() {
 std::string MemoryBlockDevice::ReadRaw(uint64_t offset, uint64_t length) const {
   CheckRawRange(offset, length);
   std::string out(length, '\0');
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock<std::shared_mutex> lock(mu_);
   CopyOut(offset, out.data(), length);
   return out;
 }
 
 void MemoryBlockDevice::WriteRaw(uint64_t offset, absl::string_view data) {
   CheckRawRange(offset, data.size());
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::shared_mutex> lock(mu_);
   CopyIn(offset, data.data(), data.size());
 }
 
 uint64_t MemoryBlockDevice::allocated_bytes() const {
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock<std::shared_mutex> lock(mu_);
   uint64_t n = 0;
   for (const auto& e : extents_) n += e != nullptr ? kExtentSize : 0;
   return n;
@@ -92,7 +96,8 @@ uint64_t MemoryBlockDevice::allocated_bytes() const {
 
 void MemoryBlockDevice::CheckRawRange(uint64_t offset, uint64_t length) const {
   if (offset > size_ || length > size_ - offset) {
-    Die(absl::StrFormat("raw access at offset %d, length %d is past the end "
+    Die(
+        absl::StrFormat("raw access at offset %d, length %d is past the end "
                         "of the %d-byte device",
                         offset, length, size_));
   }

@@ -530,6 +530,45 @@ TEST_P(LoopBlockDeviceTest, DetectsGeometryAndRoundTrips) {
 INSTANTIATE_TEST_SUITE_P(SectorSizes, LoopBlockDeviceTest,
                          ::testing::Values(512u, 4096u));
 
+// A file system that fills up: a 1 MiB tmpfs holding a sparse 8 MiB file.
+// ENOSPC must come back as kResourceExhausted from both engines.
+TEST(FileBlockDevice, FullFileSystemIsResourceExhausted) {
+  TempDir dir;
+  const std::string mnt = dir.Join("mnt");
+  ASSERT_EQ(::mkdir(mnt.c_str(), 0700), 0);
+  std::string out;
+  if (RunShell("mount -t tmpfs -o size=1m pgring-test '" + mnt + "'", &out) !=
+      0) {
+    GTEST_SKIP() << "cannot mount a small tmpfs (needs CAP_SYS_ADMIN): " << out;
+  }
+  struct Unmount {
+    std::string mnt;
+    ~Unmount() {
+      std::string out;
+      EXPECT_EQ(RunShell("umount '" + mnt + "'", &out), 0) << out;
+    }
+  } unmount{mnt};
+  const std::string path = mnt + "/dev";
+  MakeFile(path, 8 << 20);
+  for (bool uring : {true, false}) {
+    SCOPED_TRACE(uring ? "io_uring" : "psync");
+    FileBlockDeviceOptions o;
+    o.use_io_uring = uring;
+    auto dev = FileBlockDevice::Open(path, o);
+    if (!dev.ok() &&
+        dev.status().code() == absl::StatusCode::kInvalidArgument) {
+      GTEST_SKIP() << "tmpfs without O_DIRECT (kernel < 6.6): " << dev.status();
+    }
+    ASSERT_OK(dev);
+    // More than the file system holds: fails part way, whatever fit first.
+    std::shared_ptr<AlignedBuffer> big = Pattern(4 << 20, 1);
+    absl::Status s = (*dev)->Write(2 << 20, big->span());
+    EXPECT_CODE(s, kResourceExhausted);
+    EXPECT_NE(s.message().find("offset 2097152"), std::string::npos) << s;
+    EXPECT_NE(s.message().find(path), std::string::npos) << s;
+  }
+}
+
 // A device-mapper "error" target fails every I/O with EIO: the one way to see
 // a real I/O error. EIO must be kInternal (not kDataLoss) and name the op,
 // path and offset.
@@ -540,7 +579,7 @@ TEST(FileBlockDevice, IoErrorsAreInternalAndNameTheOffset) {
   }
   const std::string name = absl::StrCat("pgring-eio-", ::getpid());
   if (RunShell(absl::StrCat("dmsetup create ", name, " --table '0 2048 error'"),
-          &out) != 0) {
+               &out) != 0) {
     GTEST_SKIP() << "cannot create a dm error target (no device-mapper "
                     "support or no permission): "
                  << out;
