@@ -8,7 +8,7 @@ ChunkAllocator::ChunkAllocator(uint64_t chunk_count)
     : chunk_count_(chunk_count), owned_((chunk_count + 63) / 64, 0), free_(chunk_count) {}
 
 bool ChunkAllocator::MarkOwned(uint32_t chunk) {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   if (chunk >= chunk_count_) return false;
   uint64_t bit = 1ull << (chunk % 64);
   if (owned_[chunk / 64] & bit) return false;
@@ -18,7 +18,7 @@ bool ChunkAllocator::MarkOwned(uint32_t chunk) {
 }
 
 std::optional<uint32_t> ChunkAllocator::Allocate() {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   if (free_ == 0) return std::nullopt;
   // Scan word by word from the cursor; at most one full lap.
   uint64_t words = owned_.size();
@@ -40,7 +40,7 @@ std::optional<uint32_t> ChunkAllocator::Allocate() {
 }
 
 void ChunkAllocator::Release(uint32_t chunk) {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   assert(chunk < chunk_count_);
   uint64_t bit = 1ull << (chunk % 64);
   assert(owned_[chunk / 64] & bit);
@@ -51,12 +51,12 @@ void ChunkAllocator::Release(uint32_t chunk) {
 }
 
 bool ChunkAllocator::IsOwned(uint32_t chunk) const {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   return chunk < chunk_count_ && (owned_[chunk / 64] >> (chunk % 64)) & 1;
 }
 
 uint64_t ChunkAllocator::free_count() const {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   return free_;
 }
 

@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
+#include "util/sync.h"
 
 namespace pgring {
 
@@ -35,7 +35,7 @@ class ChunkAllocator {
 
  private:
   const uint64_t chunk_count_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::vector<uint64_t> owned_ ABSL_GUARDED_BY(mu_);  // bit set = owned
   uint64_t free_ ABSL_GUARDED_BY(mu_);
   uint64_t cursor_ ABSL_GUARDED_BY(mu_) = 0;

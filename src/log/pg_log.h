@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
+#include "util/sync.h"
 #include "device/aligned_buffer.h"
 #include "format/record.h"
 #include "log/mapping_table.h"
@@ -59,7 +59,8 @@ struct PgLog {
 
   // --- Ring writes, one at a time per PG so a rewritten tail block is never
   // written by two I/Os at once. Guarded by io_mu.
-  absl::Mutex io_mu;
+  Mutex io_mu;
+  CondVar written_cv;  // signalled when written_upto moves or a write fails
   uint64_t written_upto ABSL_GUARDED_BY(io_mu) = 0;  // all lpos below written
   std::deque<std::shared_ptr<RingWrite>> write_queue ABSL_GUARDED_BY(io_mu);
   bool write_in_flight ABSL_GUARDED_BY(io_mu) = false;

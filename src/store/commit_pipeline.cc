@@ -49,7 +49,7 @@ CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
 CommitPipeline::~CommitPipeline() { Stop(); }
 
 absl::Status CommitPipeline::failure() const {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   return failure_;
 }
 
@@ -62,26 +62,28 @@ void CommitPipeline::SetFailure(const absl::Status& s) {
 }
 
 void CommitPipeline::Enqueue(std::shared_ptr<Txn> t) {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   ++enqueued_;
   queue_.push_back(std::move(t));
 }
 
 void CommitPipeline::IoDone(Txn* t, const absl::Status& s) {
   if (!s.ok()) {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     SetFailure(s);
+    work_cv_.Signal();
   }
   if (t->pending_ios.fetch_sub(1) != 1) return;
   bool ack = false;
   {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     t->ready = true;
     t->ready_time = absl::Now();
     if (mode_ == DurabilityMode::kUnsynced && failure_.ok()) {
       t->acked = true;
       ack = true;
     }
+    work_cv_.Signal();
   }
   // kUnsynced: acknowledged once its ring writes are done; the commit follows.
   if (ack && t->done) t->done(absl::OkStatus());
@@ -131,27 +133,19 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
 void CommitPipeline::Run() {
   mu_.Lock();
   while (true) {
-    if (mode_ == DurabilityMode::kUnsynced) {
-      mu_.AwaitWithTimeout(absl::Condition(
-                               +[](CommitPipeline* p) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                                 return p->stop_ || p->CommitTriggered();
-                               },
-                               this),
-                           unsynced_delay_ / 2 + absl::Milliseconds(1));
-    } else {
-      mu_.Await(absl::Condition(
-          +[](CommitPipeline* p) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-            return p->stop_ || p->CommitTriggered();
-          },
-          this));
+    while (!stop_ && !CommitTriggered()) {
+      if (mode_ == DurabilityMode::kUnsynced && !queue_.empty()) {
+        // Wake up when the oldest acknowledged transaction is due.
+        work_cv_.WaitWithTimeout(&mu_, unsynced_delay_ / 2 + absl::Milliseconds(1));
+      } else {
+        work_cv_.Wait(&mu_);
+      }
     }
     if (!CommitTriggered()) {
-      if (stop_ && (queue_.empty() || !queue_.front()->ready)) {
-        // Nothing more can commit: whatever is left never got its writes
-        // done (the device died); fail it.
-        if (queue_.empty()) break;
-        SetFailure(absl::AbortedError("store closed with transactions in flight"));
-      }
+      // Stopping, and nothing can commit.
+      if (queue_.empty()) break;
+      // What is left never got its writes done (the device died): fail it.
+      SetFailure(absl::AbortedError("store closed with transactions in flight"));
       continue;
     }
     std::vector<std::shared_ptr<Txn>> group;
@@ -171,7 +165,6 @@ void CommitPipeline::Run() {
       group.assign(queue_.begin(), queue_.end());
       queue_.clear();
     }
-    finished_ += group.size();
     mu_.Unlock();
     if (status.ok()) {
       commit_groups_.fetch_add(1);
@@ -181,32 +174,31 @@ void CommitPipeline::Run() {
       if (status.ok() && t->on_durable) t->on_durable();
       if (t->done && !t->acked) t->done(status);
     }
-    group.clear();
     mu_.Lock();
+    // Counted only after the callbacks ran: Sync() returns after them.
+    finished_ += group.size();
+    finished_cv_.SignalAll();
+    group.clear();
   }
   mu_.Unlock();
 }
 
 absl::Status CommitPipeline::Sync() {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   uint64_t target = enqueued_;
   ++sync_waiters_;
-  struct Arg {
-    CommitPipeline* p;
-    uint64_t target;
-  } arg{this, target};
-  mu_.Await(absl::Condition(
-      +[](Arg* a) ABSL_NO_THREAD_SAFETY_ANALYSIS { return a->p->finished_ >= a->target; },
-      &arg));
+  work_cv_.Signal();
+  while (finished_ < target) finished_cv_.Wait(&mu_);
   --sync_waiters_;
   return failure_;
 }
 
 void CommitPipeline::Stop() {
   {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     if (!thread_.joinable()) return;
     stop_ = true;
+    work_cv_.Signal();
   }
   thread_.join();
 }

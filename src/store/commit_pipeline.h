@@ -21,12 +21,12 @@
 #include <thread>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "device/block_device.h"
 #include "pgring/log_sink.h"
 #include "pgring/options.h"
 #include "pgring/store.h"
+#include "util/sync.h"
 
 namespace rocksdb {
 class DB;
@@ -93,7 +93,9 @@ class CommitPipeline {
   const size_t max_group_;
   LogSink* const log_;
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
+  CondVar work_cv_;      // the committer: a transaction got ready, stop, sync
+  CondVar finished_cv_;  // Sync(): transactions finished
   std::deque<std::shared_ptr<Txn>> queue_ ABSL_GUARDED_BY(mu_);
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   uint64_t enqueued_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,12 +1,78 @@
 #include "store/metadata_db.h"
 
+#include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/statistics.h>
 #include <rocksdb/write_batch.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 
 namespace pgring {
+namespace {
+
+// pgring's own RocksDB is configured as BlueStore configures the RocksDB that
+// holds the PG log, for both backends, so the two are compared with RocksDB
+// at its best for this data. The string is Ceph's default
+// bluestore_rocksdb_options (src/common/options/global.yaml.in, Reef v18.2;
+// ceph/ceph PR #51821), verbatim; Ceph separates options with ',', RocksDB's
+// parser with ';'. Why each (docs/ROCKSDB_BACKEND.md has the table):
+//   compression=kNoCompression        Reef's default. Squid (v19) switched to
+//                                     kLZ4Compression to save metadata space;
+//                                     kept off here: the brief says measure
+//                                     compression before enabling it, and
+//                                     both backends get the same setting.
+//   max_write_buffer_number=64        up to 64 memtables queue before writes
+//                                     stall on a slow flush
+//   min_write_buffer_number_to_merge=6  (32, below) a flush merges several
+//                                     memtables, so a key put and deleted
+//                                     within them never reaches an SST
+//   compaction_style=kCompactionStyleLevel  leveled compaction
+//   write_buffer_size=16777216        16 MiB memtables: short sorted inserts
+//                                     in the commit thread (Ceph measured
+//                                     lower tail latency than 256 MiB ones)
+//   max_background_jobs=4             flushes and compactions in parallel
+//   level0_file_num_compaction_trigger=8  L0 may hold 8 files before L0->L1
+//                                     compaction: less write amplification
+//   max_bytes_for_level_base=1073741824, max_bytes_for_level_multiplier=8
+//                                     a 1 GiB L1, each level 8x the last
+//   compaction_readahead_size=2MB     sequential compaction reads
+//   max_total_wal_size=1073741824     the WAL may reach 1 GiB before RocksDB
+//                                     forces a flush to trim it
+//   writable_file_max_buffer_size=0   no user-space write buffer in front of
+//                                     the WAL/SST files (BlueFS buffers)
+constexpr char kBlueStoreRocksDbOptions[] =
+    "compression=kNoCompression,max_write_buffer_number=64,"
+    "min_write_buffer_number_to_merge=6,compaction_style=kCompactionStyleLevel,"
+    "write_buffer_size=16777216,max_background_jobs=4,"
+    "level0_file_num_compaction_trigger=8,max_bytes_for_level_base=1073741824,"
+    "max_bytes_for_level_multiplier=8,compaction_readahead_size=2MB,"
+    "max_total_wal_size=1073741824,writable_file_max_buffer_size=0";
+// BlueStore keeps the PG log in the pgmeta omap column family "P", which
+// bluestore_rocksdb_cfs (same PR) configures with
+// "P=min_write_buffer_number_to_merge=32": 32 x 16 MiB of memtables are
+// merged at flush, so most log entries are deleted by their trim before they
+// are ever flushed. pgring's keys (either backend's) play the part of that
+// column family, so its setting applies to the column family pgring uses.
+constexpr char kBlueStorePgMetaCfOptions[] = "min_write_buffer_number_to_merge=32";
+
+absl::Status ApplyBlueStoreOptions(rocksdb::Options* o) {
+  rocksdb::ConfigOptions config;
+  config.ignore_unknown_options = false;
+  config.input_strings_escaped = false;
+  std::string opts = absl::StrReplaceAll(kBlueStoreRocksDbOptions, {{",", ";"}});
+  absl::StrAppend(&opts, ";", kBlueStorePgMetaCfOptions);
+  rocksdb::Options out;
+  rocksdb::Status s = rocksdb::GetOptionsFromString(config, *o, opts, &out);
+  if (!s.ok()) {
+    return absl::InternalError(absl::StrCat("RocksDB rejects BlueStore's options: ", s.ToString()));
+  }
+  *o = out;
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status FromRocks(const void* p, std::string_view context) {
   const auto& s = *static_cast<const rocksdb::Status*>(p);
@@ -32,12 +98,15 @@ absl::StatusOr<std::unique_ptr<MetadataDb>> MetadataDb::Open(const MetadataLocat
     m->cf_ = meta.column_family != nullptr ? meta.column_family : meta.db->DefaultColumnFamily();
     m->description_ = absl::StrCat("the embedder's RocksDB, column family '",
                                    m->cf_->GetName(), "'");
+    m->statistics_ = meta.db->GetDBOptions().statistics;
     return m;
   }
   if (meta.db_path.empty()) {
     return absl::InvalidArgumentError("no metadata location: give a RocksDB path or a DB");
   }
   rocksdb::Options o;
+  if (absl::Status s = ApplyBlueStoreOptions(&o); !s.ok()) return s;
+  o.statistics = rocksdb::CreateDBStatistics();
   o.create_if_missing = create;
   // A torn WAL tail is the end of the log, never a partial write batch.
   o.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
@@ -61,6 +130,7 @@ absl::StatusOr<std::unique_ptr<MetadataDb>> MetadataDb::Open(const MetadataLocat
   }
   m->owned_.reset(raw);
   m->db_ = raw;
+  m->statistics_ = o.statistics;
   m->cf_ = raw->DefaultColumnFamily();
   m->description_ = absl::StrCat("RocksDB at ", meta.db_path);
   return m;

@@ -18,6 +18,7 @@ namespace rocksdb {
 class DB;
 class ColumnFamilyHandle;
 class Env;
+class Statistics;
 class WriteBatch;
 }  // namespace rocksdb
 
@@ -38,6 +39,10 @@ class MetadataDb {
   rocksdb::DB* db() const { return db_; }
   rocksdb::ColumnFamilyHandle* cf() const { return cf_; }
   bool owned() const { return owned_ != nullptr; }
+  // RocksDB's statistics (tickers such as WAL_FILE_BYTES, FLUSH_WRITE_BYTES,
+  // COMPACT_WRITE_BYTES, NUMBER_KEYS_WRITTEN): always on for pgring's own
+  // DB; for the embedder's DB, whatever its options set (may be null).
+  std::shared_ptr<rocksdb::Statistics> statistics() const { return statistics_; }
   // "RocksDB at /path" or "the embedder's RocksDB, column family 'x'".
   const std::string& description() const { return description_; }
 
@@ -53,6 +58,7 @@ class MetadataDb {
   std::unique_ptr<rocksdb::DB> owned_;
   rocksdb::DB* db_ = nullptr;
   rocksdb::ColumnFamilyHandle* cf_ = nullptr;
+  std::shared_ptr<rocksdb::Statistics> statistics_;
   std::string description_;
 };
 

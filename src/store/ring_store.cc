@@ -76,7 +76,7 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
 // Recovery
 
 absl::Status RingStore::Recover() {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   // Chunk lists first, then pointers: both keys must exist for every PG.
   absl::flat_hash_map<PgId, PgChunkList> lists;
   RETURN_IF_ERROR(db_->Scan(kPgChunksPrefix, [&](std::string_view k, std::string_view v) {
@@ -197,7 +197,7 @@ absl::Status RingStore::RecoverPg(PgLog* pg) {
     RETURN_IF_ERROR(device_->Read(ex[0].device_offset, pg->tail_block->span()));
   }
   pg->durable_head.store(p.head);
-  absl::MutexLock l(&pg->io_mu);
+  MutexLock l(&pg->io_mu);
   pg->written_upto = p.tail;
   return absl::OkStatus();
 }
@@ -276,7 +276,7 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
   ctxn->done = std::move(done);
   std::vector<std::shared_ptr<RingWrite>> to_start;
   {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     if (closed_) return absl::FailedPreconditionError("store is closed");
     // Apply every op, remembering how to undo it.
     std::vector<std::unique_ptr<Touch>> touches;
@@ -326,7 +326,7 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
         }
         auto pg = std::make_shared<PgLog>(op.pg, meta_.next_pg_stamp++, geo_.block_size);
         {
-          absl::MutexLock io(&pg->io_mu);
+          MutexLock io(&pg->io_mu);
           pg->written_upto = 0;
         }
         pgs_.emplace(op.pg, pg);
@@ -464,7 +464,7 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
     };
     // Queue each PG's write behind its earlier ones, in staging order.
     for (auto& w : to_start) {
-      absl::MutexLock io(&w->pg->io_mu);
+      MutexLock io(&w->pg->io_mu);
       w->pg->write_queue.push_back(w);
     }
     pipeline_->Enqueue(ctxn);
@@ -474,7 +474,7 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
   for (auto& w : to_start) {
     bool start = false;
     {
-      absl::MutexLock io(&w->pg->io_mu);
+      MutexLock io(&w->pg->io_mu);
       if (!w->pg->write_in_flight && !w->pg->write_queue.empty() &&
           w->pg->write_queue.front() == w) {
         w->pg->write_in_flight = true;
@@ -498,7 +498,7 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
 void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
   struct Pending {
     std::atomic<int> left;
-    absl::Mutex mu;
+    Mutex mu;
     absl::Status status;
   };
   auto p = std::make_shared<Pending>();
@@ -515,13 +515,13 @@ void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
     buf_off += e.length;
     device_->WriteAsync(e.device_offset, std::move(piece), [this, w, p](absl::Status s) {
       if (!s.ok()) {
-        absl::MutexLock l(&p->mu);
+        MutexLock l(&p->mu);
         if (p->status.ok()) p->status = s;
       }
       if (p->left.fetch_sub(1) == 1) {
         absl::Status st;
         {
-          absl::MutexLock l(&p->mu);
+          MutexLock l(&p->mu);
           st = p->status;
         }
         WriteDone(w, st);
@@ -533,7 +533,7 @@ void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
 void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Status& s) {
   std::shared_ptr<RingWrite> next;
   {
-    absl::MutexLock io(&w->pg->io_mu);
+    MutexLock io(&w->pg->io_mu);
     if (s.ok()) {
       w->pg->written_upto = std::max(w->pg->written_upto, w->end_lpos);
     } else if (w->pg->io_failure.ok()) {
@@ -547,6 +547,7 @@ void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Statu
     } else {
       w->pg->write_in_flight = false;
     }
+    w->pg->written_cv.SignalAll();
   }
   pipeline_->IoDone(w->txn.get(), s.ok() ? s
                                          : absl::Status(s.code(), absl::StrCat(
@@ -559,7 +560,7 @@ absl::Status RingStore::Sync() { return pipeline_->Sync(); }
 
 absl::Status RingStore::Close() {
   {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     if (closed_) return absl::OkStatus();
     closed_ = true;
   }
@@ -581,16 +582,8 @@ absl::StatusOr<std::shared_ptr<PgLog>> RingStore::FindPg(const PgId& id) const {
 }
 
 absl::Status RingStore::WaitWritten(PgLog* pg, uint64_t lpos) const {
-  absl::MutexLock io(&pg->io_mu);
-  struct Arg {
-    PgLog* pg;
-    uint64_t lpos;
-  } arg{pg, lpos};
-  pg->io_mu.Await(absl::Condition(
-      +[](Arg* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        return a->pg->written_upto > a->lpos || !a->pg->io_failure.ok();
-      },
-      &arg));
+  MutexLock io(&pg->io_mu);
+  while (pg->written_upto <= lpos && pg->io_failure.ok()) pg->written_cv.Wait(&pg->io_mu);
   return pg->written_upto > lpos ? absl::OkStatus() : pg->io_failure;
 }
 
@@ -660,7 +653,7 @@ absl::StatusOr<std::vector<LogEntry>> ReadTable(
 
 absl::StatusOr<std::vector<LogEntry>> RingStore::ReadEntries(const PgId& id, const Version& from,
                                                              const Version& to) const {
-  absl::ReaderMutexLock l(&mu_);
+  ReaderMutexLock l(&mu_);
   ASSIGN_OR_RETURN(auto pg, FindPg(id));
   if (!pg->damage.ok()) return pg->damage;
   if (from > to) {
@@ -681,7 +674,7 @@ absl::StatusOr<std::vector<LogEntry>> RingStore::ReadEntries(const PgId& id, con
 }
 
 absl::StatusOr<std::vector<LogEntry>> RingStore::ReadDups(const PgId& id) const {
-  absl::ReaderMutexLock l(&mu_);
+  ReaderMutexLock l(&mu_);
   ASSIGN_OR_RETURN(auto pg, FindPg(id));
   if (!pg->damage.ok()) return pg->damage;
   return ReadTable(pg->dups, 0, pg->dups.size(), pg->ptr.head, ItemKind::kDup,
@@ -692,7 +685,7 @@ absl::StatusOr<std::vector<LogEntry>> RingStore::ReadDups(const PgId& id) const 
 }
 
 absl::StatusOr<std::string> RingStore::ReadInfo(const PgId& id) const {
-  absl::ReaderMutexLock l(&mu_);
+  ReaderMutexLock l(&mu_);
   ASSIGN_OR_RETURN(auto pg, FindPg(id));
   if (!pg->damage.ok()) return pg->damage;
   if (!pg->has_info) return absl::NotFoundError(absl::StrCat("PG ", pg->name, " has no info"));
@@ -700,7 +693,7 @@ absl::StatusOr<std::string> RingStore::ReadInfo(const PgId& id) const {
 }
 
 absl::StatusOr<std::vector<PgId>> RingStore::ListPgs() const {
-  absl::ReaderMutexLock l(&mu_);
+  ReaderMutexLock l(&mu_);
   std::vector<PgId> out;
   out.reserve(pgs_.size());
   for (const auto& [id, pg] : pgs_) out.push_back(id);
@@ -709,7 +702,7 @@ absl::StatusOr<std::vector<PgId>> RingStore::ListPgs() const {
 }
 
 absl::StatusOr<PgStats> RingStore::GetPgStats(const PgId& id) const {
-  absl::ReaderMutexLock l(&mu_);
+  ReaderMutexLock l(&mu_);
   ASSIGN_OR_RETURN(auto pg, FindPg(id));
   PgStats s;
   s.pg = id;
@@ -730,7 +723,7 @@ absl::StatusOr<PgStats> RingStore::GetPgStats(const PgId& id) const {
 }
 
 StoreStats RingStore::GetStoreStats() const {
-  absl::ReaderMutexLock l(&mu_);
+  ReaderMutexLock l(&mu_);
   StoreStats s;
   s.pgs = pgs_.size();
   s.total_chunks = geo_.chunk_count;
@@ -751,7 +744,7 @@ StoreStats RingStore::GetStoreStats() const {
 }
 
 absl::flat_hash_map<PgId, std::vector<uint32_t>> RingStore::ChunkOwnership() const {
-  absl::ReaderMutexLock l(&mu_);
+  ReaderMutexLock l(&mu_);
   absl::flat_hash_map<PgId, std::vector<uint32_t>> out;
   for (const auto& [id, pg] : pgs_) out[id] = pg->chunks.chunks;
   return out;

@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
+#include "util/sync.h"
 #include "alloc/chunk_allocator.h"
 #include "device/block_device.h"
 #include "format/label.h"
@@ -87,7 +87,7 @@ class RingStore final : public Store {
   const Geometry geo_;
   ChunkAllocator alloc_;
 
-  mutable absl::Mutex mu_;  // the staging lock
+  mutable Mutex mu_;  // the staging lock
   StoreMeta meta_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<PgId, std::shared_ptr<PgLog>> pgs_ ABSL_GUARDED_BY(mu_);
   uint64_t live_items_ ABSL_GUARDED_BY(mu_) = 0;

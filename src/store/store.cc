@@ -5,13 +5,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/notification.h"
 #include "format/label.h"
 #include "meta/meta_keys.h"
 #include "store/metadata_db.h"
 #include "store/open_store.h"
 #include "store/ring_store.h"
+#include "store/rocksdb_log_store.h"
 #include "util/status_macros.h"
+#include "util/sync.h"
 
 namespace pgring {
 namespace {
@@ -139,8 +140,8 @@ absl::StatusOr<std::unique_ptr<Store>> OpenWithHooks(const std::string& device_p
         "the label on ", name, " and the metadata in ", db->description(),
         " disagree about the store's geometry"));
   }
-  if (label.backend != Backend::kRing) {
-    return absl::UnimplementedError("the RocksDB backend is not built yet");
+  if (label.backend == Backend::kRocksDb) {
+    return RocksDbLogStore::Open(std::move(dev), std::move(db), label, *m, options);
   }
   return RingStore::Open(std::move(dev), std::move(db), label, *m, options);
 }
@@ -157,7 +158,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& device_pat
 }
 
 absl::Status Store::Commit(Transaction txn) {
-  absl::Notification done;
+  Notification done;
   absl::Status result;
   absl::Status s = Submit(std::move(txn), [&](absl::Status st) {
     result = st;

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <string>
 
-#include "absl/synchronization/mutex.h"
+#include "util/sync.h"
 #include "pgring/log_sink.h"
 
 namespace pgring {
@@ -14,14 +14,14 @@ class StderrSink final : public LogSink {
   void Log(LogLevel level, std::string_view message) override {
     if (level < min_) return;
     static constexpr const char* kNames[] = {"debug", "info", "warning", "error"};
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     std::fprintf(stderr, "pgring: %s: %.*s\n", kNames[static_cast<int>(level)],
                  static_cast<int>(message.size()), message.data());
   }
 
  private:
   const LogLevel min_;
-  absl::Mutex mu_;
+  Mutex mu_;
 };
 
 class NullSink final : public LogSink {

@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <deque>
 
-#include "absl/synchronization/notification.h"
+#include "util/sync.h"
 #include "device/fault_injection_device.h"
 #include "device/memory_block_device.h"
 #include "store/open_store.h"
@@ -107,7 +107,7 @@ class CrashTest : public ::testing::TestWithParam<Case> {
     const bool unsynced = GetParam().mode == DurabilityMode::kUnsynced;
     while (submitted < kTxns) {
       int depth = 1 + static_cast<int>(work.rng()() % 4);
-      std::vector<std::unique_ptr<absl::Notification>> done;
+      std::vector<std::unique_ptr<pgring::Notification>> done;
       std::vector<absl::Status> results(depth);
       size_t first = submitted;
       bool stop = false;
@@ -115,8 +115,8 @@ class CrashTest : public ::testing::TestWithParam<Case> {
         Transaction t = work.Next(model);
         LogModel next = model;
         if (next.Apply(t) != absl::StatusCode::kOk) continue;  // crash test: valid ones only
-        done.push_back(std::make_unique<absl::Notification>());
-        absl::Notification* n = done.back().get();
+        done.push_back(std::make_unique<pgring::Notification>());
+        pgring::Notification* n = done.back().get();
         absl::Status* res = &results[done.size() - 1];
         absl::Status s = r->store->Submit(std::move(t), [n, res](absl::Status st) {
           *res = st;

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <random>
 
-#include "absl/synchronization/notification.h"
+#include "util/sync.h"
 #include "util/log_model.h"
 #include "util/random_workload.h"
 #include "util/store_fixture.h"
@@ -39,14 +39,14 @@ TEST_P(ModelTest, RandomOperationsMatchTheModel) {
   for (int i = 0; i < ops; ++i) {
     // Sometimes several transactions in flight at once (pipelined).
     int depth = std::uniform_int_distribution<int>(1, 4)(rng);
-    std::vector<std::unique_ptr<absl::Notification>> done;
+    std::vector<std::unique_ptr<pgring::Notification>> done;
     std::vector<absl::Status> results(depth);
     for (int d = 0; d < depth; ++d, ++i) {
       Transaction t = work.Next(model);
       // The model has no notion of space; a full ring is checked apart.
       absl::StatusCode want = model.Apply(t);
-      done.push_back(std::make_unique<absl::Notification>());
-      absl::Notification* n = done.back().get();
+      done.push_back(std::make_unique<pgring::Notification>());
+      pgring::Notification* n = done.back().get();
       absl::Status* r = &results[d];
       absl::Status s = store_->Submit(std::move(t), [n, r](absl::Status st) {
         *r = st;

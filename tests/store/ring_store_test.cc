@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-#include "absl/synchronization/notification.h"
+#include "util/sync.h"
 #include "absl/time/clock.h"
 
 #include <string>
@@ -293,7 +293,7 @@ class CommitGateTest : public StoreFixture {
 TEST_F(CommitGateTest, CommitWaitsForTheEmbeddersWrite) {
   auto gate = std::make_shared<CommitGate>();
   std::atomic<int> committed{0};
-  absl::Notification second_done;
+  pgring::Notification second_done;
   Transaction t1;
   t1.AppendEntry(Pg(1), V(1, 1), "one");
   t1.WaitFor(gate);
@@ -322,7 +322,7 @@ TEST_F(CommitGateTest, AFailedEmbedderWriteFailsTheTransactionAndTheStore) {
   Transaction t1;
   t1.AppendEntry(Pg(1), V(1, 1), "one");
   t1.WaitFor(gate);
-  absl::Notification done;
+  pgring::Notification done;
   absl::Status result;
   ASSERT_OK(store_->Submit(std::move(t1), [&](absl::Status s) {
     result = s;
