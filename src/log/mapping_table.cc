@@ -4,25 +4,103 @@
 
 namespace pgring {
 
+uint32_t MappingTable::EpochOf(uint64_t absolute) const {
+  // The last run starting at or before `absolute`. Runs are few (one per
+  // epoch change inside the log), so this is a short binary search.
+  auto it = std::upper_bound(runs_.begin(), runs_.end(), absolute,
+                             [](uint64_t a, const EpochRun& r) { return a < r.first; });
+  return std::prev(it)->epoch;
+}
+
+MappingTable::Slot MappingTable::at(size_t i) const {
+  const Item& it = items_[i];
+  return Slot{(static_cast<uint64_t>(it.version_hi) << 32) | it.version_lo, EpochOf(base_ + i),
+              it.pos_low};
+}
+
+void MappingTable::PushBack(const Slot& s) {
+  uint64_t absolute = base_ + items_.size();
+  if (runs_.empty() || runs_.back().epoch != s.epoch) runs_.push_back(EpochRun{absolute, s.epoch});
+  items_.push_back(Item{static_cast<uint32_t>(s.version), static_cast<uint32_t>(s.version >> 32),
+                        s.pos_low});
+}
+
+void MappingTable::PushFront(const Slot& s) {
+  if (items_.empty()) {
+    PushBack(s);
+    return;
+  }
+  --base_;
+  if (runs_.front().epoch == s.epoch) {
+    runs_.front().first = base_;
+  } else {
+    runs_.push_front(EpochRun{base_, s.epoch});
+  }
+  items_.push_front(Item{static_cast<uint32_t>(s.version), static_cast<uint32_t>(s.version >> 32),
+                         s.pos_low});
+}
+
+MappingTable::Slot MappingTable::PopFront() {
+  Slot s = at(0);
+  items_.pop_front();
+  ++base_;
+  if (items_.empty()) {
+    runs_.clear();
+  } else {
+    while (runs_.size() > 1 && runs_[1].first <= base_) runs_.pop_front();
+    runs_.front().first = base_;
+  }
+  return s;
+}
+
+MappingTable::Slot MappingTable::PopBack() {
+  Slot s = back();
+  items_.pop_back();
+  uint64_t end = base_ + items_.size();
+  while (!runs_.empty() && runs_.back().first >= end) runs_.pop_back();
+  return s;
+}
+
+void MappingTable::Clear() {
+  base_ += items_.size();
+  items_.clear();
+  runs_.clear();
+}
+
 size_t MappingTable::LowerBound(const Version& v) const {
-  auto it = std::lower_bound(slots_.begin(), slots_.end(), v,
-                             [](const Slot& s, const Version& x) { return s.v() < x; });
-  return static_cast<size_t>(it - slots_.begin());
+  size_t lo = 0, hi = items_.size();
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (at(mid).v() < v) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
 }
 
 size_t MappingTable::UpperBound(const Version& v) const {
-  auto it = std::upper_bound(slots_.begin(), slots_.end(), v,
-                             [](const Version& x, const Slot& s) { return x < s.v(); });
-  return static_cast<size_t>(it - slots_.begin());
+  size_t lo = 0, hi = items_.size();
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (!(v < at(mid).v())) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
 }
 
 size_t MappingTable::MemoryBytes() const {
-  // libstdc++ deques allocate 512-byte blocks plus one map pointer per block
-  // (the map itself grows by doubling, which this leaves out).
-  constexpr size_t kBlock = 512;
-  size_t blocks = (slots_.size() * sizeof(Slot) + kBlock - 1) / kBlock + 1;
-  constexpr size_t kMallocHeader = 16;  // glibc: per allocation
-  return blocks * (kBlock + kMallocHeader + sizeof(void*));
+  // libstdc++ deques allocate 512-byte blocks (42 twelve-byte items), each
+  // with a 16-byte malloc header, plus one map pointer per block.
+  constexpr size_t kBlock = 512, kMallocHeader = 16;
+  constexpr size_t kItemsPerBlock = kBlock / sizeof(Item);
+  size_t blocks = (items_.size() + kItemsPerBlock - 1) / kItemsPerBlock + 1;
+  size_t run_blocks = (runs_.size() * sizeof(EpochRun) + kBlock - 1) / kBlock + 1;
+  return (blocks + run_blocks) * (kBlock + kMallocHeader + sizeof(void*));
 }
 
 }  // namespace pgring

@@ -1,11 +1,12 @@
 // mapping_table.h — a PG's in-memory index from version to ring position.
 // One per PG for entries and one for dups.
 //
-// Each slot is 16 bytes: the version (8 + 4 bytes) and the low 32 bits of
-// the logical position (lpos) of the record that holds the item. The full
-// position is rebuilt from an anchor the caller passes (the ring's head):
-// a live record lies in [head, head + 2^32), because a ring is at most
-// Limits::max_chunks_per_pg * chunk_size <= 4 GiB long.
+// Each item costs 12 bytes in memory: its version number (8 bytes) and the
+// low 32 bits of the logical position (lpos) of the record that holds it.
+// The full position is rebuilt from an anchor the caller passes (the ring's
+// head): a live record lies in [head, head + 2^32), because a ring is at
+// most Limits::max_chunks_per_pg * chunk_size <= 4 GiB long. Epochs change
+// rarely, so they are kept as runs (first item, epoch) beside the items.
 //
 // Versions are strictly increasing, so lookups are binary searches (O(log n));
 // trim pops from the front and rewind from the back (O(1) each), as a deque.
@@ -21,27 +22,27 @@ namespace pgring {
 
 class MappingTable {
  public:
+  // One item, as the table hands it out.
   struct Slot {
     uint64_t version;
     uint32_t epoch;
     uint32_t pos_low;
     Version v() const { return Version{epoch, version}; }
   };
-  static_assert(sizeof(Slot) == 16);
 
   void Append(const Version& v, uint64_t pos) {
-    slots_.push_back(Slot{v.version, v.epoch, static_cast<uint32_t>(pos)});
+    PushBack(Slot{v.version, v.epoch, static_cast<uint32_t>(pos)});
   }
-  void PushBack(const Slot& s) { slots_.push_back(s); }
-  void PushFront(const Slot& s) { slots_.push_front(s); }
+  void PushBack(const Slot& s);
+  void PushFront(const Slot& s);
 
-  size_t size() const { return slots_.size(); }
-  bool empty() const { return slots_.empty(); }
-  const Slot& at(size_t i) const { return slots_[i]; }
-  const Slot& front() const { return slots_.front(); }
-  const Slot& back() const { return slots_.back(); }
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  Slot at(size_t i) const;
+  Slot front() const { return at(0); }
+  Slot back() const { return at(items_.size() - 1); }
 
-  // The position of slot `i`, given an anchor <= every live position.
+  // The position of `s`, given an anchor <= every live position.
   static uint64_t Pos(const Slot& s, uint64_t anchor) {
     return anchor + static_cast<uint32_t>(s.pos_low - static_cast<uint32_t>(anchor));
   }
@@ -51,23 +52,30 @@ class MappingTable {
   // Index of the first slot with version > v (size() if none).
   size_t UpperBound(const Version& v) const;
 
-  Slot PopFront() {
-    Slot s = slots_.front();
-    slots_.pop_front();
-    return s;
-  }
-  Slot PopBack() {
-    Slot s = slots_.back();
-    slots_.pop_back();
-    return s;
-  }
-  void Clear() { slots_.clear(); }
+  Slot PopFront();
+  Slot PopBack();
+  void Clear();
 
-  // Heap bytes held (slots plus the deque's block map), for the statistics.
+  // Heap bytes held (items, epoch runs, the deques' block overhead).
   size_t MemoryBytes() const;
 
  private:
-  std::deque<Slot> slots_;
+  // 12 bytes: the version split in two words keeps the struct 4-aligned.
+  struct Item {
+    uint32_t version_lo;
+    uint32_t version_hi;
+    uint32_t pos_low;
+  };
+  static_assert(sizeof(Item) == 12);
+  struct EpochRun {
+    uint64_t first;  // absolute index of the run's first item
+    uint32_t epoch;
+  };
+  uint32_t EpochOf(uint64_t absolute) const;
+
+  std::deque<Item> items_;
+  std::deque<EpochRun> runs_;  // ordered by `first`; runs_[0].first <= base_
+  uint64_t base_ = 0;          // absolute index of items_[0]
 };
 
 }  // namespace pgring

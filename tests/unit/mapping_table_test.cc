@@ -8,7 +8,6 @@
 namespace pgring {
 namespace {
 
-TEST(MappingTable, SlotIsSixteenBytes) { EXPECT_EQ(sizeof(MappingTable::Slot), 16u); }
 
 TEST(MappingTable, BoundsAndPositions) {
   MappingTable t;
@@ -31,7 +30,34 @@ TEST(MappingTable, BoundsAndPositions) {
 
 // Measures the heap the table really takes (glibc's allocator statistics),
 // and that MemoryBytes(), which the store reports, agrees.
-TEST(MappingTable, MemoryIsAboutSixteenBytesPerEntry) {
+TEST(MappingTable, EpochRunsFollowPushAndPop) {
+  MappingTable t;
+  // Epochs 1,1,2,2,2,3 at versions 0..5.
+  const uint32_t epochs[] = {1, 1, 2, 2, 2, 3};
+  for (uint64_t i = 0; i < 6; ++i) t.Append(Version{epochs[i], i}, i * 10);
+  auto f = t.PopFront();
+  EXPECT_EQ(f.v(), (Version{1, 0}));
+  auto f2 = t.PopFront();
+  EXPECT_EQ(t.front().v(), (Version{2, 2}));
+  t.PushFront(f2);  // undo
+  t.PushFront(f);
+  for (uint64_t i = 0; i < 6; ++i) EXPECT_EQ(t.at(i).v(), (Version{epochs[i], i})) << i;
+  auto b = t.PopBack();
+  EXPECT_EQ(b.v(), (Version{3, 5}));
+  t.PopBack();
+  t.PopBack();
+  t.Append(Version{4, 9}, 90);
+  EXPECT_EQ(t.back().v(), (Version{4, 9}));
+  EXPECT_EQ(t.at(2).v(), (Version{2, 2}));
+  EXPECT_EQ(t.LowerBound(Version{3, 0}), 3u);  // items: 1.0 1.1 2.2 4.9
+  EXPECT_EQ(t.UpperBound(Version{2, 3}), 3u);
+  t.Clear();
+  EXPECT_TRUE(t.empty());
+  t.Append(Version{5, 1}, 0);
+  EXPECT_EQ(t.front().v(), (Version{5, 1}));
+}
+
+TEST(MappingTable, MemoryIsAboutTwelveBytesPerEntry) {
   size_t before = mallinfo2().uordblks;
   auto t = std::make_unique<MappingTable>();
   for (uint64_t i = 0; i < 100000; ++i) t->Append(Version{1, i}, i * 300);
@@ -39,8 +65,8 @@ TEST(MappingTable, MemoryIsAboutSixteenBytesPerEntry) {
   if (after <= before) GTEST_SKIP() << "malloc statistics unavailable (sanitizer allocator)";
   double measured = static_cast<double>(after - before) / t->size();
   double reported = static_cast<double>(t->MemoryBytes()) / t->size();
-  // The slot is 16 bytes; the deque adds ~1 byte (block headers, its map).
-  EXPECT_LT(measured, 17.5);
+  // An item is 12 bytes; the deque adds ~0.6 (block headers, its map).
+  EXPECT_LT(measured, 13.0);
   EXPECT_NEAR(reported, measured, 0.5);
 }
 
