@@ -13,11 +13,11 @@
 #include <string>
 #include <thread>
 
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "meta/meta_keys.h"
 #include "store/rocksdb_log_store.h"
 #include "util/store_fixture.h"
+#include "util/sync.h"
 
 namespace pgring::testing {
 namespace {
@@ -335,6 +335,35 @@ TEST_F(RocksDbBackendTest, KeyLayoutIsBlueStores) {
   EXPECT_FALSE(ParseLogKeyName("0000000001.18446744073709551616", &back));
 }
 
+// The worked example of docs/FORMAT.md, "RocksDB backend keys".
+TEST(RocksDbBackendFormat, WorkedExample) {
+  auto hex = [](const std::string& s) {
+    std::string out;
+    char b[4];
+    for (unsigned char c : s) {
+      std::snprintf(b, sizeof(b), "%02x", c);
+      out += b;
+    }
+    return out;
+  };
+  EXPECT_EQ(hex(RdbPgPrefix(PgId{3, 0x2a, -1}) + LogKeyName(V(7, 13))),
+            hex("pgring.log.") + "80000000000000030000002a00" + "2e" +
+                hex("0000000007.00000000000000000013"));
+  RdbPgState st;
+  st.entries_trimmed_to = V(7, 12);
+  st.dups_trimmed_to = V(7, 8);
+  st.last_version = V(7, 20);
+  st.last_dup_version = V(7, 12);
+  EXPECT_EQ(hex(st.Encode()), "01070c07080714070c3ea5c0c9");
+  auto back = RdbPgState::Decode(st.Encode());
+  ASSERT_OK(back);
+  EXPECT_EQ(*back, st);
+  std::string bad = st.Encode();
+  bad[3] ^= 1;
+  EXPECT_CODE(RdbPgState::Decode(bad), kDataLoss);
+  EXPECT_CODE(RdbPgState::Decode("\x01"), kDataLoss);
+}
+
 TEST_F(RocksDbBackendTest, OneClientWriteIsTheKeysBlueStoreWrites) {
   ASSERT_OK(Create(Pg(1)));
   ASSERT_OK(Append(Pg(1), 1, 10));
@@ -619,7 +648,7 @@ class RocksDbCommitGateTest : public StoreFixture {
 TEST_F(RocksDbCommitGateTest, CommitWaitsForTheEmbeddersWrite) {
   auto gate = std::make_shared<CommitGate>();
   std::atomic<int> committed{0};
-  absl::Notification second_done;
+  pgring::Notification second_done;
   Transaction t1;
   t1.AppendEntry(Pg(1), V(1, 1), "one");
   t1.WaitFor(gate);
@@ -654,7 +683,7 @@ TEST_F(RocksDbCommitGateTest, AFailedEmbedderWriteFailsTheTransactionAndTheStore
   Transaction t1;
   t1.AppendEntry(Pg(1), V(1, 1), "one");
   t1.WaitFor(gate);
-  absl::Notification done;
+  pgring::Notification done;
   absl::Status result;
   ASSERT_OK(store_->Submit(std::move(t1), [&](absl::Status s) {
     result = s;

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# fio-jobs/run.sh — runs one of the fio jobs in this directory with defaults
+# for the environment variables it reads (fio itself has no defaults for
+# ${VAR}), after creating the file-backed partitions if they are missing.
+#
+# Usage: fio-jobs/run.sh JOB.fio [fio arguments...]
+#   e.g. PGRING_IODEPTH=32 fio-jobs/run.sh fio-jobs/ring-randwrite.fio --output-format=json
+#
+# Defaults (override any of them in the environment):
+#   PGRING_DIR      build/fio-bench in the repository: where the partitions live
+#   PGRING_DATA     $PGRING_DIR/data.part (fio lays it out to PGRING_SIZE)
+#   PGRING_LOG      $PGRING_DIR/log.part, written with PGRING_LOG_SIZE of zeros
+#   PGRING_DB       $PGRING_DIR/db
+#   PGRING_SIZE     2G          PGRING_LOG_SIZE  2G
+#   PGRING_RUNTIME  20          PGRING_IODEPTH   16          PGRING_PGS  128
+#   PGRING_STATS    $PGRING_DIR/<job name>.report.json
+#   PGRING_ENGINE   the first libfio_pgring.so found under build/{default,dev,*}
+# Block devices given as PGRING_DATA or PGRING_LOG are used as they are.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+JOB=${1:?usage: $0 JOB.fio [fio arguments...]}
+shift
+
+: "${PGRING_DIR:=$ROOT/build/fio-bench}"
+: "${PGRING_DATA:=$PGRING_DIR/data.part}"
+: "${PGRING_LOG:=$PGRING_DIR/log.part}"
+: "${PGRING_DB:=$PGRING_DIR/db}"
+: "${PGRING_SIZE:=2G}"
+: "${PGRING_LOG_SIZE:=2G}"
+: "${PGRING_RUNTIME:=20}"
+: "${PGRING_IODEPTH:=16}"
+: "${PGRING_PGS:=128}"
+: "${PGRING_STATS:=$PGRING_DIR/$(basename "$JOB" .fio).report.json}"
+if [[ -z "${PGRING_ENGINE:-}" ]]; then
+  for so in "$ROOT"/build/default/tools/fio_engine/libfio_pgring.so \
+            "$ROOT"/build/dev/tools/fio_engine/libfio_pgring.so \
+            "$ROOT"/build/*/tools/fio_engine/libfio_pgring.so; do
+    if [[ -f "$so" ]]; then PGRING_ENGINE=$so; break; fi
+  done
+fi
+[[ -n "${PGRING_ENGINE:-}" ]] || { echo "run.sh: no libfio_pgring.so under build/: build the fio_pgring target or set PGRING_ENGINE" >&2; exit 1; }
+export PGRING_DIR PGRING_DATA PGRING_LOG PGRING_DB PGRING_SIZE PGRING_RUNTIME PGRING_IODEPTH \
+       PGRING_PGS PGRING_STATS PGRING_ENGINE
+
+mkdir -p "$PGRING_DIR"
+# The log partition: a file written once with zeros, as fio lays out the data
+# file. Not fallocate: ext4 keeps fallocated blocks "unwritten", and the first
+# write to each then changes metadata, so every fdatasync that follows commits
+# the journal — a cost a raw partition does not have.
+if [[ ! -b "$PGRING_LOG" ]]; then
+  want=$(numfmt --from=iec "$PGRING_LOG_SIZE")
+  have=$(stat -c %s "$PGRING_LOG" 2>/dev/null || echo 0)
+  if [[ "$have" -lt "$want" ]]; then
+    echo "run.sh: writing $PGRING_LOG ($PGRING_LOG_SIZE of zeros)" >&2
+    dd if=/dev/zero of="$PGRING_LOG" bs=4M count=$((want / (4 << 20))) oflag=direct status=none
+  fi
+fi
+
+exec fio "$@" "$JOB"

@@ -1,0 +1,540 @@
+#include "tool/fsck.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "store/rocksdb_log_store.h"
+#include "util/status_macros.h"
+
+namespace pgring::tool {
+namespace {
+
+Problem StoreProblem(std::string kind, std::string message) {
+  Problem p;
+  p.kind = std::move(kind);
+  p.message = std::move(message);
+  return p;
+}
+
+Problem PgProblem(const PgId& pg, std::string kind, std::string message) {
+  Problem p = StoreProblem(std::move(kind), std::move(message));
+  p.pg = pg.ToString();
+  return p;
+}
+
+const char* BackendName(std::optional<Backend> b) {
+  if (!b) return "unknown";
+  switch (*b) {
+    case Backend::kRing:
+      return "ring";
+    case Backend::kRocksDb:
+      return "rocksdb";
+  }
+  return "unknown";
+}
+
+// The label, pgring.meta, their binding and the partition's size. Sets
+// *pg_checks_ok to false when the PGs cannot be checked against this
+// partition at all.
+void CheckStore(const OfflineStore& s, FsckResult* r, bool* pg_checks_ok) {
+  const auto& label = s.label();
+  const auto& meta = s.meta();
+  const bool meta_ok = meta && meta->ok();
+  if (!label.ok()) {
+    Problem p = StoreProblem("label-damaged", std::string(label.status().message()));
+    p.offset = 0;
+    if (meta_ok && MetaGeometrySane(**meta)) {
+      p.fixable = true;
+      absl::StrAppend(&p.message,
+                      "; pgring.meta holds every field of the label, so `repair` "
+                      "can write it again");
+    }
+    r->problems.push_back(std::move(p));
+  }
+  if (meta && !meta->ok()) {
+    r->problems.push_back(StoreProblem(
+        "meta-damaged", absl::StrCat("RocksDB key pgring.meta: ", meta->status().message())));
+  }
+  if (meta_ok && !MetaGeometrySane(**meta)) {
+    const StoreMeta& m = **meta;
+    r->problems.push_back(StoreProblem(
+        "meta-damaged", absl::StrFormat("RocksDB key pgring.meta: inconsistent geometry (block %u, "
+                                        "chunk %u, size %u, %u chunks, "
+                                        "backend %u) under a valid CRC",
+                                        m.block_size, m.chunk_size, m.partition_size, m.chunk_count,
+                                        static_cast<int>(m.backend))));
+  }
+  if (label.ok() && meta_ok && MetaGeometrySane(**meta)) {
+    const StoreMeta& m = **meta;
+    if (!(m.uuid == label->uuid)) {
+      r->problems.push_back(StoreProblem(
+          "uuid-mismatch",
+          absl::StrFormat(
+              "the partition belongs to store %s but the RocksDB holds store %s: they are not one "
+              "store's partition and RocksDB",
+              label->uuid.ToString(), m.uuid.ToString())));
+      r->not_checked.push_back("the PGs: the partition is not this RocksDB's");
+      *pg_checks_ok = false;
+    } else if (m.chunk_size != label->chunk_size || m.partition_size != label->partition_size ||
+               m.chunk_count != label->chunk_count || m.block_size != label->block_size ||
+               m.backend != label->backend) {
+      r->problems.push_back(StoreProblem(
+          "geometry-mismatch",
+          absl::StrFormat(
+              "the label says block %u, chunk %u, size %u, %u chunks, backend %u; pgring.meta says "
+              "block %u, chunk %u, size %u, %u chunks, backend %u",
+              label->block_size, label->chunk_size, label->partition_size, label->chunk_count,
+              static_cast<int>(label->backend), m.block_size, m.chunk_size, m.partition_size,
+              m.chunk_count, static_cast<int>(m.backend))));
+      r->not_checked.push_back("the PGs: the label and pgring.meta disagree about the geometry");
+      *pg_checks_ok = false;
+    }
+  }
+  if (!s.geometry()) {
+    r->not_checked.push_back("the PGs: neither the label nor pgring.meta gives the geometry");
+    *pg_checks_ok = false;
+  }
+}
+
+// The first chunk number that does not lie wholly on the device.
+uint64_t FirstMissingChunk(const OfflineStore& s, const Geometry& g) {
+  uint64_t size = s.device()->size();
+  if (size <= g.data_offset) return 0;
+  return std::min<uint64_t>(g.chunk_count, (size - g.data_offset) / g.chunk_size);
+}
+
+uint64_t PartitionSize(const OfflineStore& s) {
+  if (s.label().ok()) return s.label()->partition_size;
+  if (s.meta() && s.meta()->ok()) return (*s.meta())->partition_size;
+  return 0;
+}
+
+absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolContext& ctx,
+                       bool pg_checks_ok, FsckResult* r) {
+  std::vector<Problem> store_problems;
+  std::map<PgId, RingPgKeys> keys;
+  RETURN_IF_ERROR(LoadRingPgKeys(*s.db(), &keys, &store_problems));
+  r->pgs = keys.size();
+  std::map<PgId, std::vector<Problem>> pg_problems;
+  if (!pg_checks_ok) {
+    for (auto& p : store_problems) r->problems.push_back(std::move(p));
+    return absl::OkStatus();
+  }
+  const Geometry g = *s.geometry();
+  r->chunk_count = g.chunk_count;
+  const uint64_t first_missing = FirstMissingChunk(s, g);
+  const bool meta_ok = s.meta() && s.meta()->ok();
+  const uint32_t next_stamp = meta_ok ? (*s.meta())->next_pg_stamp : 0;
+
+  absl::flat_hash_map<uint32_t, PgId> stamp_owner;
+  struct Claim {
+    PgId pg;
+    size_t index;
+  };
+  absl::flat_hash_map<uint32_t, Claim> owner;
+  std::vector<PgId> on_missing_end;
+  std::vector<PgId> conflicted;
+  for (auto& [id, k] : keys) {
+    FsckPg& f = r->ring_pgs[id];
+    f.keys = k;
+    auto& out = pg_problems[id];
+    bool usable = true;
+    if (!k.has_pointer_key) {
+      out.push_back(
+          PgProblem(id, "chunk-list-without-pointer",
+                    "has a chunk list (pgring.chunks key) but no pointer (pgring.ptr key)"));
+      usable = false;
+    } else if (!k.pointer.ok()) {
+      out.push_back(
+          PgProblem(id, "pointer-damaged",
+                    absl::StrCat("RocksDB key pgring.ptr: ", k.pointer.status().message())));
+      usable = false;
+    }
+    if (!k.has_chunks_key) {
+      out.push_back(
+          PgProblem(id, "pointer-without-chunk-list",
+                    "has a pointer (pgring.ptr key) but no chunk list (pgring.chunks key)"));
+      usable = false;
+    } else if (!k.chunks.ok()) {
+      out.push_back(
+          PgProblem(id, "chunk-list-damaged",
+                    absl::StrCat("RocksDB key pgring.chunks: ", k.chunks.status().message())));
+      usable = false;
+    }
+    if (k.pointer.ok()) {
+      const uint32_t stamp = k.pointer->stamp;
+      if (stamp == 0 || (meta_ok && stamp >= next_stamp)) {
+        out.push_back(PgProblem(
+            id, "stamp-invalid",
+            absl::StrFormat("stamp %u was never issued (stamps run from 1; the next is %u)", stamp,
+                            next_stamp)));
+      } else {
+        auto [it, fresh] = stamp_owner.emplace(stamp, id);
+        if (!fresh) {
+          out.push_back(PgProblem(id, "stamp-shared",
+                                  absl::StrFormat("PG %s and PG %s both have stamp %u: each could "
+                                                  "take the other's records for its own",
+                                                  it->second.ToString(), id.ToString(), stamp)));
+        }
+      }
+    }
+    if (k.chunks.ok()) {
+      const PgChunkList& c = *k.chunks;
+      if (c.base % g.chunk_size != 0) {
+        out.push_back(
+            PgProblem(id, "chunk-list-misaligned",
+                      absl::StrFormat("chunk list base %u is not a multiple of the chunk size %u",
+                                      c.base, g.chunk_size)));
+        usable = false;
+      }
+      if (k.pointer.ok() && (k.pointer->head < c.base || k.pointer->tail > RingEnd(c, g))) {
+        out.push_back(PgProblem(
+            id, "pointer-outside-ring",
+            absl::StrFormat("pointer [%u, %u) lies outside its chunks, which hold lpos [%u, %u)",
+                            k.pointer->head, k.pointer->tail, c.base, RingEnd(c, g))));
+        usable = false;
+      }
+      bool missing = false;
+      for (size_t i = 0; i < c.chunks.size(); ++i) {
+        const uint32_t n = c.chunks[i];
+        if (n >= g.chunk_count) {
+          Problem p =
+              PgProblem(id, "chunk-out-of-range",
+                        absl::StrFormat(
+                            "chunk list position %u names chunk %u; the partition has chunks 0..%u",
+                            i, n, g.chunk_count == 0 ? 0 : g.chunk_count - 1));
+          p.chunk = n;
+          out.push_back(std::move(p));
+          usable = false;
+          continue;
+        }
+        if (n >= first_missing) missing = true;
+        auto [it, fresh] = owner.emplace(n, Claim{id, i});
+        if (!fresh) {
+          Problem p;
+          if (it->second.pg == id) {
+            p = PgProblem(
+                id, "chunk-owned-twice",
+                absl::StrFormat("chunk %u appears twice in the chunk list (positions %u and %u)", n,
+                                it->second.index, i));
+          } else {
+            p = PgProblem(id, "chunk-owned-twice",
+                          absl::StrFormat(
+                              "chunk %u is claimed by PG %s (position %u) and PG %s (position %u)",
+                              n, it->second.pg.ToString(), it->second.index, id.ToString(), i));
+            conflicted.push_back(it->second.pg);
+          }
+          p.chunk = n;
+          out.push_back(std::move(p));
+          usable = false;
+        }
+      }
+      if (missing) {
+        on_missing_end.push_back(id);
+        usable = false;
+      }
+      if (k.pointer.ok() && k.pointer->tail <= RingEnd(c, g) && k.pointer->tail >= c.base) {
+        const uint64_t used = k.pointer->tail - c.base;
+        f.needed_chunks = (used + g.chunk_size - 1) / g.chunk_size;
+        if (c.chunks.size() > f.needed_chunks) {
+          std::vector<std::string> extra;
+          for (size_t i = f.needed_chunks; i < c.chunks.size(); ++i) {
+            extra.push_back(absl::StrCat(c.chunks[i]));
+          }
+          Problem p = PgProblem(
+              id, "chunk-beyond-tail",
+              absl::StrFormat(
+                  "the chunk list holds %u chunk(s) past the one holding the tail (chunk(s) %s); "
+                  "the ring does not need them, and `repair` gives them back",
+                  extra.size(), absl::StrJoin(extra, ", ")));
+          p.chunk = c.chunks[f.needed_chunks];
+          p.fixable = true;
+          out.push_back(std::move(p));
+        }
+      }
+    }
+    f.usable = usable;
+  }
+  // Both claimants of a chunk are unusable, whichever was read first.
+  for (const PgId& id : conflicted) r->ring_pgs[id].usable = false;
+  if (PartitionSize(s) > s.device()->size()) {
+    std::vector<std::string> names;
+    for (const PgId& id : on_missing_end) names.push_back(id.ToString());
+    Problem p = StoreProblem(
+        "partition-truncated",
+        absl::StrFormat(
+            "the device is %u bytes but the store spans %u: chunks %u..%u are past its end%s",
+            s.device()->size(), PartitionSize(s), first_missing,
+            g.chunk_count == 0 ? 0 : g.chunk_count - 1,
+            names.empty()
+                ? std::string("; no PG owns any of them")
+                : absl::StrCat("; PG(s) ", absl::StrJoin(names, ", "), " own chunks there")));
+    p.offset = s.device()->size();
+    store_problems.insert(store_problems.begin(), std::move(p));
+  }
+  r->owned_chunks = owner.size();
+  r->free_chunks = g.chunk_count - std::min<uint64_t>(g.chunk_count, owner.size());
+
+  if (o.deep) {
+    uint64_t total = 0;
+    for (auto& [id, f] : r->ring_pgs) total += f.usable ? 1 : 0;
+    Progress progress(ctx, "fsck --deep: PGs scanned", total);
+    uint64_t done = 0;
+    for (auto& [id, f] : r->ring_pgs) {
+      if (!f.usable) {
+        r->not_checked.push_back(absl::StrCat("the records of PG ", id.ToString(),
+                                              ": its keys or chunks are not usable (see above)"));
+        continue;
+      }
+      PgScanOptions so;
+      so.inspect_past_tail = true;
+      f.scan = ScanRingPg(s.device(), g, id, *f.keys.pointer, *f.keys.chunks, so);
+      r->records += f.scan->records;
+      r->entries += f.scan->entries.size();
+      r->dups += f.scan->dups.size();
+      auto& out = pg_problems[id];
+      out.insert(out.end(), f.scan->problems.begin(), f.scan->problems.end());
+      progress.Update(++done);
+    }
+  }
+  for (auto& p : store_problems) r->problems.push_back(std::move(p));
+  for (auto& [id, ps] : pg_problems) {
+    for (auto& p : ps) r->problems.push_back(std::move(p));
+  }
+  return absl::OkStatus();
+}
+
+// The RocksDB backend: its log keys, as RocksDbLogStore::Load reads them.
+absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
+  struct RdbPg {
+    bool has_state = false;
+    absl::StatusOr<RdbPgState> state = absl::NotFoundError("no _state");
+    std::optional<Version> first_entry, first_dup;
+    uint64_t entries = 0, dups = 0;
+  };
+  std::map<PgId, RdbPg> pgs;
+  std::vector<Problem> store_problems;
+  std::map<PgId, std::vector<Problem>> pg_problems;
+  RETURN_IF_ERROR(s.db()->Scan(kKeyPrefix, [&](std::string_view k, std::string_view v) {
+    if (k == kMetaKey) return absl::OkStatus();
+    if (k.substr(0, kLogKeyPrefix.size()) != kLogKeyPrefix) {
+      const bool ring = k.substr(0, kPgPointerPrefix.size()) == kPgPointerPrefix ||
+                        k.substr(0, kPgChunksPrefix.size()) == kPgChunksPrefix;
+      store_problems.push_back(StoreProblem(
+          "key-malformed",
+          absl::StrCat("RocksDB key '", absl::CHexEscape(std::string(k)), "' ",
+                       ring ? "belongs to the ring backend, but this is a RocksDB-backend store"
+                            : "is not a key pgring writes")));
+      return absl::OkStatus();
+    }
+    std::string_view rest = k.substr(kLogKeyPrefix.size());
+    PgId id;
+    if (rest.size() < kPgKeySize + 1 || rest[kPgKeySize] != '.' ||
+        !DecodePgKey(rest.substr(0, kPgKeySize), &id)) {
+      store_problems.push_back(StoreProblem(
+          "key-malformed", absl::StrCat("RocksDB key '", absl::CHexEscape(std::string(k)),
+                                        "' is not a valid PG log key (bad PG id)")));
+      return absl::OkStatus();
+    }
+    RdbPg& pg = pgs[id];
+    std::string_view suffix = rest.substr(kPgKeySize + 1);
+    Version ver;
+    if (!suffix.empty() && suffix[0] >= '0' && suffix[0] <= '9') {
+      if (!ParseLogKeyName(suffix, &ver)) {
+        pg_problems[id].push_back(
+            PgProblem(id, "rdb-key-malformed",
+                      absl::StrCat("entry key name '", absl::CHexEscape(std::string(suffix)),
+                                   "' is not EPOCH.VERSION (%010u.%020u)")));
+      } else {
+        if (!pg.first_entry) pg.first_entry = ver;
+        ++pg.entries;
+      }
+    } else if (suffix.substr(0, kDupKeyNamePrefix.size()) == kDupKeyNamePrefix) {
+      if (!ParseLogKeyName(suffix.substr(kDupKeyNamePrefix.size()), &ver)) {
+        pg_problems[id].push_back(
+            PgProblem(id, "rdb-key-malformed",
+                      absl::StrCat("dup key name '", absl::CHexEscape(std::string(suffix)),
+                                   "' is not dup_EPOCH.VERSION")));
+      } else {
+        if (!pg.first_dup) pg.first_dup = ver;
+        ++pg.dups;
+      }
+    } else if (suffix == kInfoKeyName) {
+      // Opaque.
+    } else if (suffix == kStateKeyName) {
+      pg.has_state = true;
+      pg.state = RdbPgState::Decode(v);
+      if (!pg.state.ok()) {
+        pg_problems[id].push_back(
+            PgProblem(id, "rdb-state-damaged",
+                      absl::StrCat("RocksDB key _state: ", pg.state.status().message())));
+      }
+    } else {
+      pg_problems[id].push_back(
+          PgProblem(id, "rdb-key-unknown",
+                    absl::StrCat("key name '", absl::CHexEscape(std::string(suffix)),
+                                 "' is not an entry, a dup, _info or _state")));
+    }
+    return absl::OkStatus();
+  }));
+  r->pgs = pgs.size();
+  for (auto& [id, pg] : pgs) {
+    r->entries += pg.entries;
+    r->dups += pg.dups;
+    auto& out = pg_problems[id];
+    if (!pg.has_state) {
+      out.push_back(PgProblem(id, "rdb-state-missing", "has log keys but no _state key"));
+    } else if (pg.state.ok()) {
+      if (pg.first_entry && *pg.first_entry <= pg.state->entries_trimmed_to) {
+        out.push_back(PgProblem(
+            id, "rdb-trimmed-entry",
+            absl::StrFormat("entry %s survived the trim to %s", pg.first_entry->ToString(),
+                            pg.state->entries_trimmed_to.ToString())));
+      }
+      if (pg.first_dup && *pg.first_dup <= pg.state->dups_trimmed_to) {
+        out.push_back(
+            PgProblem(id, "rdb-trimmed-dup",
+                      absl::StrFormat("dup %s survived the trim to %s", pg.first_dup->ToString(),
+                                      pg.state->dups_trimmed_to.ToString())));
+      }
+    }
+  }
+  for (auto& p : store_problems) r->problems.push_back(std::move(p));
+  for (auto& [id, ps] : pg_problems) {
+    for (auto& p : ps) r->problems.push_back(std::move(p));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+uint64_t FsckResult::errors() const {
+  uint64_t n = 0;
+  for (const auto& p : problems) n += p.severity == Problem::Severity::kError;
+  return n;
+}
+
+uint64_t FsckResult::fixable() const {
+  uint64_t n = 0;
+  for (const auto& p : problems) n += p.severity == Problem::Severity::kError && p.fixable;
+  return n;
+}
+
+absl::StatusOr<FsckResult> RunFsck(const OfflineStore& s, const FsckOptions& o,
+                                   const ToolContext& ctx) {
+  FsckResult r;
+  r.deep = o.deep;
+  r.backend = BackendName(s.backend());
+  if (s.label().ok()) {
+    r.uuid = s.label()->uuid.ToString();
+  } else if (s.meta() && s.meta()->ok()) {
+    r.uuid = (*s.meta())->uuid.ToString();
+  }
+  bool pg_checks_ok = true;
+  CheckStore(s, &r, &pg_checks_ok);
+  if (s.db() == nullptr) {
+    r.not_checked.push_back("the PGs: no RocksDB given (--db)");
+    return r;
+  }
+  if (s.backend() == Backend::kRocksDb) {
+    std::vector<Problem> store_level = std::move(r.problems);
+    r.problems.clear();
+    absl::Status st = CheckRocksDb(s, &r);
+    if (!st.ok()) {
+      Problem p = StoreProblem("rocksdb-read-error", std::string(st.message()));
+      r.problems.push_back(std::move(p));
+    }
+    store_level.insert(store_level.end(), r.problems.begin(), r.problems.end());
+    r.problems = std::move(store_level);
+    if (o.deep) {
+      r.not_checked.push_back(
+          "records: the RocksDB backend has none; its values are covered by RocksDB's own "
+          "checksums, verified as fsck read every key");
+    }
+    return r;
+  }
+  std::vector<Problem> store_level = std::move(r.problems);
+  r.problems.clear();
+  absl::Status st = CheckRing(s, o, ctx, pg_checks_ok, &r);
+  if (!st.ok()) r.problems.push_back(StoreProblem("rocksdb-read-error", std::string(st.message())));
+  store_level.insert(store_level.end(), r.problems.begin(), r.problems.end());
+  r.problems = std::move(store_level);
+  return r;
+}
+
+Json FsckResultToJson(const FsckResult& r) {
+  Json j;
+  j["backend"] = r.backend;
+  j["uuid"] = r.uuid;
+  j["deep"] = r.deep;
+  j["clean"] = r.errors() == 0;
+  j["errors"] = r.errors();
+  j["fixable"] = r.fixable();
+  Json problems = Json::array(), notes = Json::array();
+  for (const auto& p : r.problems) {
+    (p.severity == Problem::Severity::kError ? problems : notes).push_back(ProblemToJson(p));
+  }
+  j["problems"] = std::move(problems);
+  j["notes"] = std::move(notes);
+  j["not_checked"] = r.not_checked;
+  Json s;
+  s["pgs"] = r.pgs;
+  s["chunks"] = r.chunk_count;
+  s["owned_chunks"] = r.owned_chunks;
+  s["free_chunks"] = r.free_chunks;
+  s["records"] = r.records;
+  s["entries"] = r.entries;
+  s["dups"] = r.dups;
+  j["summary"] = std::move(s);
+  return j;
+}
+
+void PrintFsckResult(const ToolContext& ctx, const FsckResult& r) {
+  if (ctx.json()) {
+    PrintJson(ctx, FsckResultToJson(r));
+    return;
+  }
+  std::ostream& out = *ctx.out;
+  out << "fsck" << (r.deep ? " --deep" : "") << ": " << r.backend << " store "
+      << (r.uuid.empty() ? std::string("(uuid unknown)") : r.uuid) << "\n";
+  for (const auto& p : r.problems) {
+    if (p.severity == Problem::Severity::kError) out << p.ToString() << "\n";
+  }
+  for (const auto& p : r.problems) {
+    if (p.severity == Problem::Severity::kNote) out << "note: " << p.ToString() << "\n";
+  }
+  for (const auto& n : r.not_checked) out << "not checked: " << n << "\n";
+  if (r.backend == "ring") {
+    out << absl::StrFormat("summary: %u PGs; %u chunks: %u owned, %u free", r.pgs, r.chunk_count,
+                           r.owned_chunks, r.free_chunks);
+  } else {
+    out << absl::StrFormat("summary: %u PGs", r.pgs);
+  }
+  if (r.deep || r.backend == "rocksdb") {
+    if (r.backend == "ring") out << absl::StrFormat("; %u records", r.records);
+    out << absl::StrFormat("; %u live entries, %u live dups", r.entries, r.dups);
+  }
+  out << "\n";
+  const uint64_t e = r.errors();
+  if (e == 0) {
+    out << "result: clean\n";
+  } else {
+    out << absl::StrFormat("result: %u problem%s (%u fixable by repair)\n", e, e == 1 ? "" : "s",
+                           r.fixable());
+  }
+}
+
+int FsckCommand(const ToolContext& ctx, const FsckOptions& options) {
+  auto s = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
+  if (!s.ok()) return Fail(ctx, s.status(), kExitUsage);
+  auto r = RunFsck(**s, options, ctx);
+  if (!r.ok()) return Fail(ctx, r.status(), kExitFailed);
+  PrintFsckResult(ctx, *r);
+  return r->errors() == 0 ? kExitOk : kExitFailed;
+}
+
+}  // namespace pgring::tool

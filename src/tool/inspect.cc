@@ -1,0 +1,751 @@
+#include "tool/inspect.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "store/rocksdb_log_store.h"
+#include "tool/pg_scan.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+#include "util/status_macros.h"
+
+namespace pgring::tool {
+namespace {
+
+std::string BackendName(Backend b) {
+  switch (b) {
+    case Backend::kRing:
+      return "ring";
+    case Backend::kRocksDb:
+      return "rocksdb";
+  }
+  return absl::StrCat("unknown(", static_cast<int>(b), ")");
+}
+
+// Exit status for an error met while running a command (not opening).
+int CommandError(const ToolContext& ctx, const absl::Status& s) {
+  return Fail(ctx, s, absl::IsInvalidArgument(s) ? kExitUsage : kExitFailed);
+}
+
+Json PosJson(const ReadAccess& a, const PgChunkList& c, uint64_t lpos) {
+  Json j;
+  j["lpos"] = lpos;
+  ChunkPos cp = Locate(c, a.geometry, lpos);
+  j["chunk"] = cp.chunk >= 0 ? Json(cp.chunk) : Json(nullptr);
+  j["offset"] = cp.chunk >= 0 ? Json(cp.offset) : Json(nullptr);
+  return j;
+}
+
+std::string PosText(const Json& p) {
+  if (p["chunk"].is_null())
+    return absl::StrCat(p["lpos"].get<uint64_t>(), " (past the last chunk)");
+  return absl::StrFormat("%u (chunk %u, offset %u)", p["lpos"].get<uint64_t>(),
+                         p["chunk"].get<uint64_t>(), p["offset"].get<uint64_t>());
+}
+
+void SplitProblems(const std::vector<Problem>& ps, Json* problems, Json* notes) {
+  *problems = Json::array();
+  *notes = Json::array();
+  for (const auto& p : ps) {
+    (p.severity == Problem::Severity::kError ? *problems : *notes).push_back(ProblemToJson(p));
+  }
+}
+
+void PrintProblems(const ToolContext& ctx, const std::vector<Problem>& ps) {
+  for (const auto& p : ps) {
+    *ctx.out << (p.severity == Problem::Severity::kError ? "problem: " : "note: ") << p.ToString()
+             << "\n";
+  }
+}
+
+// Reads a ring PG (keys checked) with `options`; the scan reports problems
+// itself.
+absl::StatusOr<std::pair<const RingPgKeys*, PgScan>> ScanPg(const ReadAccess& a, const PgId& id,
+                                                            const PgScanOptions& options) {
+  ASSIGN_OR_RETURN(const RingPgKeys* k, a.RingPg(id));
+  PgScan scan = ScanRingPg(a.offline->device(), a.geometry, id, *k->pointer, *k->chunks, options);
+  return std::make_pair(k, std::move(scan));
+}
+
+Version LastVersion(const PgScan& s, const PgPointer& p) {
+  Version v = p.entries_trimmed_to;
+  if (!s.entries.empty()) v = std::max(v, s.entries.back().version);
+  return v;
+}
+
+}  // namespace
+
+absl::StatusOr<const RingPgKeys*> ReadAccess::RingPg(const PgId& pg) const {
+  auto it = ring_pgs.find(pg);
+  if (it == ring_pgs.end())
+    return absl::NotFoundError(absl::StrCat("PG ", pg.ToString(), " does not exist"));
+  absl::Status s = CheckRingPgKeys(it->second, geometry);
+  if (!s.ok()) {
+    return absl::DataLossError(absl::StrCat(
+        "PG ", pg.ToString(), ": its RocksDB keys cannot be used: ", std::string(s.message()),
+        " (run pgring-tool fsck)"));
+  }
+  return &it->second;
+}
+
+absl::StatusOr<ReadAccess> OpenForRead(const ToolContext& ctx) {
+  if (ctx.db.empty()) {
+    return absl::InvalidArgumentError("this command needs the store's RocksDB: give --db PATH");
+  }
+  ASSIGN_OR_RETURN(auto off, OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false));
+  RETURN_IF_ERROR(off->CheckBinding());
+  ReadAccess a;
+  a.backend = off->label()->backend;
+  a.uuid = off->label()->uuid.ToString();
+  if (a.backend == Backend::kRocksDb) {
+    off->Release();
+    Options o;
+    o.read_only = true;
+    o.recovery_policy = RecoveryPolicy::kMarkDamaged;  // inspect the healthy PGs
+    o.log_sink = NullLogSink();
+    o.io_engine = IoEngine::kPsync;
+    o.io_queue_depth = 4;
+    auto st = Store::Open(ctx.dev, MetadataLocation::OwnDb(ctx.db), o);
+    if (!st.ok()) return ExplainOpenError(st.status(), "the store");
+    a.store = *std::move(st);
+    return a;
+  }
+  a.geometry = *off->geometry();
+  std::vector<Problem> ignored;  // malformed keys: fsck reports them
+  RETURN_IF_ERROR(LoadRingPgKeys(*off->db(), &a.ring_pgs, &ignored));
+  a.offline = std::move(off);
+  return a;
+}
+
+uint64_t DirectoryBytes(const std::string& path) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code ec2;
+    if (it->is_regular_file(ec2)) {
+      uint64_t n = it->file_size(ec2);
+      if (!ec2) total += n;
+    }
+  }
+  return total;
+}
+
+// ---------------------------------------------------------------------------
+// show-label
+
+int ShowLabelCommand(const ToolContext& ctx) {
+  auto opened = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
+  if (!opened.ok()) return Fail(ctx, opened.status(), kExitUsage);
+  const OfflineStore& s = **opened;
+  const char* p = s.label_region().data();
+  Uuid uuid;
+  std::memcpy(uuid.bytes.data(), p + 16, 16);
+  const uint32_t stored_crc = DecodeFixed32(p + kLabelCrcOffset);
+  const uint32_t computed_crc = crc32c::Mask(crc32c::Value(p, kLabelCrcOffset));
+  const uint8_t backend = static_cast<uint8_t>(p[64]);
+  Json l;
+  l["magic"] = std::string(p, 8);
+  l["format_version"] = DecodeFixed32(p + 8);
+  l["encoded_size"] = DecodeFixed32(p + 12);
+  l["uuid"] = uuid.ToString();
+  l["block_size"] = DecodeFixed32(p + 32);
+  l["chunk_size"] = DecodeFixed32(p + 36);
+  l["partition_size"] = DecodeFixed64(p + 40);
+  l["data_offset"] = DecodeFixed64(p + 48);
+  l["chunk_count"] = DecodeFixed64(p + 56);
+  l["backend"] = BackendName(static_cast<Backend>(backend));
+  l["crc"] = Hex32(stored_crc);
+  l["computed_crc"] = Hex32(computed_crc);
+  Json j;
+  j["label"] = l;
+  const bool valid = s.label().ok();
+  j["valid"] = valid;
+  j["error"] = valid ? Json(nullptr) : Json(std::string(s.label().status().message()));
+  j["device_size"] = s.device()->size();
+  std::string size_problem;
+  if (valid && s.device()->size() < s.label()->partition_size) {
+    size_problem = absl::StrFormat(
+        "the device is %u bytes but the label says the store spans %u "
+        "(truncated, or the wrong device)",
+        s.device()->size(), s.label()->partition_size);
+  }
+  j["device_problem"] = size_problem.empty() ? Json(nullptr) : Json(size_problem);
+  Json meta = nullptr;
+  Json binding = nullptr;
+  if (s.meta()) {
+    if (s.meta()->ok()) {
+      const StoreMeta& m = **s.meta();
+      meta["uuid"] = m.uuid.ToString();
+      meta["block_size"] = m.block_size;
+      meta["chunk_size"] = m.chunk_size;
+      meta["partition_size"] = m.partition_size;
+      meta["chunk_count"] = m.chunk_count;
+      meta["backend"] = BackendName(m.backend);
+      meta["next_pg_stamp"] = m.next_pg_stamp;
+    } else {
+      meta["error"] = std::string(s.meta()->status().message());
+    }
+    absl::Status b = s.CheckBinding();
+    binding = b.ok() ? Json("ok") : Json(std::string(b.message()));
+  }
+  j["metadata"] = meta;
+  j["binding"] = binding;
+  const bool ok = valid && size_problem.empty() && (binding.is_null() || binding == "ok");
+  if (ctx.json()) {
+    PrintJson(ctx, j);
+    return ok ? kExitOk : kExitFailed;
+  }
+  std::ostream& out = *ctx.out;
+  out << "label (partition offset 0, " << kLabelEncodedSize << " bytes):\n";
+  out << absl::StrFormat("  magic           %s\n", l["magic"].get<std::string>());
+  out << absl::StrFormat("  format_version  %u\n", l["format_version"].get<uint32_t>());
+  out << absl::StrFormat("  encoded_size    %u\n", l["encoded_size"].get<uint32_t>());
+  out << absl::StrFormat("  uuid            %s\n", uuid.ToString());
+  out << absl::StrFormat("  block_size      %u\n", l["block_size"].get<uint32_t>());
+  out << absl::StrFormat("  chunk_size      %u (%s)\n", l["chunk_size"].get<uint32_t>(),
+                         HumanBytes(l["chunk_size"].get<uint32_t>()));
+  out << absl::StrFormat("  partition_size  %u (%s)\n", l["partition_size"].get<uint64_t>(),
+                         HumanBytes(l["partition_size"].get<uint64_t>()));
+  out << absl::StrFormat("  data_offset     %u\n", l["data_offset"].get<uint64_t>());
+  out << absl::StrFormat("  chunk_count     %u\n", l["chunk_count"].get<uint64_t>());
+  out << absl::StrFormat("  backend         %s\n", l["backend"].get<std::string>());
+  out << absl::StrFormat("  crc             %s (%s)\n", Hex32(stored_crc),
+                         stored_crc == computed_crc ? std::string("matches")
+                                                    : "MISMATCH: computed " + Hex32(computed_crc));
+  out << "label: " << (valid ? std::string("valid") : "DAMAGED: " + j["error"].get<std::string>())
+      << "\n";
+  out << absl::StrFormat("device: %u bytes%s\n", s.device()->size(),
+                         size_problem.empty() ? std::string() : "; PROBLEM: " + size_problem);
+  if (s.meta()) {
+    if (s.meta()->ok()) {
+      out << absl::StrFormat("metadata: store %s, backend %s, next PG stamp %u\n",
+                             meta["uuid"].get<std::string>(), meta["backend"].get<std::string>(),
+                             meta["next_pg_stamp"].get<uint32_t>());
+    } else {
+      out << "metadata: DAMAGED: " << meta["error"].get<std::string>() << "\n";
+    }
+    out << "binding: " << binding.get<std::string>() << "\n";
+  }
+  return ok ? kExitOk : kExitFailed;
+}
+
+// ---------------------------------------------------------------------------
+// list-pgs
+
+int ListPgsCommand(const ToolContext& ctx) {
+  auto a = OpenForRead(ctx);
+  if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
+  Json j;
+  j["backend"] = BackendName(a->backend);
+  Json pgs = Json::array();
+  if (a->backend == Backend::kRing) {
+    for (const auto& [id, k] : a->ring_pgs) {
+      Json p;
+      p["pg"] = id.ToString();
+      absl::Status s = CheckRingPgKeys(k, a->geometry);
+      p["status"] =
+          s.ok() ? std::string("ok") : absl::StrCat("damaged: ", std::string(s.message()));
+      p["stamp"] = k.pointer.ok() ? Json(k.pointer->stamp) : Json(nullptr);
+      p["chunks"] = k.chunks.ok() ? Json(k.chunks->chunks.size()) : Json(nullptr);
+      p["head"] = k.pointer.ok() ? Json(k.pointer->head) : Json(nullptr);
+      p["tail"] = k.pointer.ok() ? Json(k.pointer->tail) : Json(nullptr);
+      p["used_bytes"] = k.pointer.ok() ? Json(k.pointer->tail - k.pointer->head) : Json(nullptr);
+      pgs.push_back(std::move(p));
+    }
+  } else {
+    auto ids = a->store->ListPgs();
+    if (!ids.ok()) return CommandError(ctx, ids.status());
+    for (const PgId& id : *ids) {
+      auto st = a->store->GetPgStats(id);
+      if (!st.ok()) return CommandError(ctx, st.status());
+      Json p;
+      p["pg"] = id.ToString();
+      p["status"] = st->damaged ? "damaged" : "ok";
+      p["entries"] = st->entries;
+      p["dups"] = st->dups;
+      p["has_info"] = st->has_info;
+      p["first_version"] = st->entries ? Json(st->first_version.ToString()) : Json(nullptr);
+      p["last_version"] = st->entries ? Json(st->last_version.ToString()) : Json(nullptr);
+      pgs.push_back(std::move(p));
+    }
+  }
+  j["pgs"] = pgs;
+  if (ctx.json()) {
+    PrintJson(ctx, j);
+    return kExitOk;
+  }
+  std::ostream& out = *ctx.out;
+  auto str = [](const Json& v) {
+    return v.is_null() ? std::string("-") : v.is_string() ? v.get<std::string>() : v.dump();
+  };
+  if (a->backend == Backend::kRing) {
+    out << absl::StrFormat("%-12s %8s %7s %14s %14s %12s  %s\n", "PG", "STAMP", "CHUNKS", "HEAD",
+                           "TAIL", "USED", "STATUS");
+    for (const auto& p : pgs) {
+      out << absl::StrFormat("%-12s %8s %7s %14s %14s %12s  %s\n", str(p["pg"]), str(p["stamp"]),
+                             str(p["chunks"]), str(p["head"]), str(p["tail"]), str(p["used_bytes"]),
+                             str(p["status"]));
+    }
+  } else {
+    out << absl::StrFormat("%-12s %9s %9s %5s %-24s %-24s %s\n", "PG", "ENTRIES", "DUPS", "INFO",
+                           "FIRST", "LAST", "STATUS");
+    for (const auto& p : pgs) {
+      out << absl::StrFormat("%-12s %9s %9s %5s %-24s %-24s %s\n", str(p["pg"]), str(p["entries"]),
+                             str(p["dups"]), p["has_info"].get<bool>() ? "yes" : "no",
+                             str(p["first_version"]), str(p["last_version"]), str(p["status"]));
+    }
+  }
+  out << pgs.size() << " PG" << (pgs.size() == 1 ? "" : "s") << "\n";
+  return kExitOk;
+}
+
+// ---------------------------------------------------------------------------
+// info
+
+int InfoCommand(const ToolContext& ctx, const std::string& pg_text) {
+  auto id = ParsePgId(pg_text);
+  if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
+  auto a = OpenForRead(ctx);
+  if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
+  Json j;
+  j["pg"] = id->ToString();
+  j["backend"] = BackendName(a->backend);
+  bool failed = false;
+  if (a->backend == Backend::kRing) {
+    PgScanOptions so;
+    so.inspect_past_tail = true;
+    auto r = ScanPg(*a, *id, so);
+    if (!r.ok()) return CommandError(ctx, r.status());
+    const RingPgKeys& k = *r->first;
+    const PgScan& scan = r->second;
+    const PgPointer& p = *k.pointer;
+    const PgChunkList& c = *k.chunks;
+    j["stamp"] = p.stamp;
+    j["head"] = PosJson(*a, c, p.head);
+    j["tail"] = PosJson(*a, c, p.tail);
+    j["tail_seq"] = p.tail_seq;
+    j["entries_trimmed_to"] = p.entries_trimmed_to.ToString();
+    j["dups_trimmed_to"] = p.dups_trimmed_to.ToString();
+    j["chunk_list"] = {{"base", c.base}, {"chunks", c.chunks}};
+    j["ring_bytes"] = static_cast<uint64_t>(c.chunks.size()) * a->geometry.chunk_size;
+    j["used_bytes"] = p.tail - p.head;
+    j["records"] = scan.records;
+    auto items = [](const std::deque<ScannedItem>& d) {
+      Json e;
+      e["count"] = d.size();
+      e["first"] = d.empty() ? Json(nullptr) : Json(d.front().version.ToString());
+      e["last"] = d.empty() ? Json(nullptr) : Json(d.back().version.ToString());
+      uint64_t bytes = 0;
+      for (const auto& i : d) bytes += i.payload_size;
+      e["payload_bytes"] = bytes;
+      return e;
+    };
+    j["entries"] = items(scan.entries);
+    j["dups"] = items(scan.dups);
+    if (scan.info) {
+      Json i = PosJson(*a, c, scan.info->item_lpos);
+      i["size"] = scan.info->payload_size;
+      i["record_lpos"] = scan.info->record_lpos;
+      i["payload"] = Hex(scan.info->payload);
+      j["info"] = i;
+    } else {
+      j["info"] = nullptr;
+    }
+    Json problems, notes;
+    SplitProblems(scan.problems, &problems, &notes);
+    j["problems"] = problems;
+    j["notes"] = notes;
+    failed = scan.has_errors();
+    if (!ctx.json()) {
+      std::ostream& out = *ctx.out;
+      out << "PG " << id->ToString() << " (ring backend)\n";
+      out << absl::StrFormat("  stamp               %u\n", p.stamp);
+      out << absl::StrFormat("  head                %s\n", PosText(j["head"]));
+      out << absl::StrFormat("  tail                %s\n", PosText(j["tail"]));
+      out << absl::StrFormat("  next sequence       %u\n", p.tail_seq);
+      out << absl::StrFormat("  entries trimmed to  %s\n", p.entries_trimmed_to.ToString());
+      out << absl::StrFormat("  dups trimmed to     %s\n", p.dups_trimmed_to.ToString());
+      std::vector<std::string> cs;
+      for (uint32_t n : c.chunks) cs.push_back(absl::StrCat(n));
+      out << absl::StrFormat("  chunk list          base %u: [%s]\n", c.base,
+                             absl::StrJoin(cs, ", "));
+      out << absl::StrFormat(
+          "  ring                %u bytes in %u chunk%s, %u used (head to tail)\n",
+          j["ring_bytes"].get<uint64_t>(), c.chunks.size(), c.chunks.size() == 1 ? "" : "s",
+          p.tail - p.head);
+      out << absl::StrFormat("  records             %u\n", scan.records);
+      auto line = [&](const char* what, const Json& e) {
+        out << absl::StrFormat("  %-19s %u", what, e["count"].get<uint64_t>());
+        if (e["count"].get<uint64_t>() > 0) {
+          out << absl::StrFormat(" (%s .. %s), %u payload bytes", e["first"].get<std::string>(),
+                                 e["last"].get<std::string>(), e["payload_bytes"].get<uint64_t>());
+        }
+        out << "\n";
+      };
+      line("entries", j["entries"]);
+      line("dups", j["dups"]);
+      if (scan.info) {
+        out << absl::StrFormat("  info                %u bytes at %s: %s\n",
+                               scan.info->payload_size, PosText(j["info"]),
+                               Hex(scan.info->payload));
+      } else {
+        out << "  info                none\n";
+      }
+      PrintProblems(ctx, scan.problems);
+    }
+  } else {
+    auto st = a->store->GetPgStats(*id);
+    if (!st.ok()) return CommandError(ctx, st.status());
+    j["damaged"] = st->damaged;
+    j["entries"] = {{"count", st->entries},
+                    {"first", st->entries ? Json(st->first_version.ToString()) : Json(nullptr)},
+                    {"last", st->entries ? Json(st->last_version.ToString()) : Json(nullptr)},
+                    {"payload_bytes", st->entry_bytes}};
+    j["dups"] = {{"count", st->dups}, {"payload_bytes", st->dup_bytes}};
+    auto info = a->store->ReadInfo(*id);
+    if (info.ok()) {
+      j["info"] = {{"size", info->size()}, {"payload", Hex(*info)}};
+    } else if (absl::IsNotFound(info.status())) {
+      j["info"] = nullptr;
+    } else {
+      return CommandError(ctx, info.status());
+    }
+    failed = st->damaged;
+    if (!ctx.json()) {
+      std::ostream& out = *ctx.out;
+      out << "PG " << id->ToString() << " (rocksdb backend)" << (st->damaged ? ": DAMAGED" : "")
+          << "\n";
+      out << absl::StrFormat("  entries             %u", st->entries);
+      if (st->entries) {
+        out << absl::StrFormat(" (%s .. %s)", st->first_version.ToString(),
+                               st->last_version.ToString());
+      }
+      out << absl::StrFormat(", %u payload bytes\n", st->entry_bytes);
+      out << absl::StrFormat("  dups                %u, %u payload bytes\n", st->dups,
+                             st->dup_bytes);
+      if (info.ok()) {
+        out << absl::StrFormat("  info                %u bytes: %s\n", info->size(), Hex(*info));
+      } else {
+        out << "  info                none\n";
+      }
+    }
+  }
+  if (ctx.json()) PrintJson(ctx, j);
+  return failed ? kExitFailed : kExitOk;
+}
+
+// ---------------------------------------------------------------------------
+// log and dups
+
+namespace {
+
+int PrintItems(const ToolContext& ctx, const ReadAccess& a, const PgId& id, bool dups,
+               const Version& from, const Version& to) {
+  Json j;
+  j["pg"] = id.ToString();
+  j["backend"] = BackendName(a.backend);
+  Json items = Json::array();
+  std::vector<Problem> problems;
+  if (a.backend == Backend::kRing) {
+    PgScanOptions so;
+    so.keep_entry_payloads = !dups;
+    so.keep_dup_payloads = dups;
+    so.from = from;
+    so.to = to;
+    auto r = ScanPg(a, id, so);
+    if (!r.ok()) return CommandError(ctx, r.status());
+    const RingPgKeys& k = *r->first;
+    const PgScan& scan = r->second;
+    problems = scan.problems;
+    if (!dups && from != Version::Min() && from > LastVersion(scan, *k.pointer) &&
+        !scan.has_errors()) {
+      return Fail(ctx,
+                  absl::StrFormat("PG %s: version %s is past the newest entry %s", id.ToString(),
+                                  from.ToString(), LastVersion(scan, *k.pointer).ToString()),
+                  kExitFailed);
+    }
+    for (const ScannedItem& it : dups ? scan.dups : scan.entries) {
+      if (!dups && (it.version < from || it.version > to)) continue;
+      Json e;
+      e["version"] = it.version.ToString();
+      Json pos = PosJson(a, *k.chunks, it.item_lpos);
+      e["lpos"] = pos["lpos"];
+      e["chunk"] = pos["chunk"];
+      e["offset"] = pos["offset"];
+      e["length"] = it.payload_size;
+      e["record"] = {{"lpos", it.record_lpos},
+                     {"size", it.record_size},
+                     {"seq", it.record_seq},
+                     {"crc", Hex32(it.record_crc)}};
+      e["payload"] = Hex(it.payload);
+      items.push_back(std::move(e));
+    }
+  } else {
+    absl::StatusOr<std::vector<LogEntry>> r =
+        dups ? a.store->ReadDups(id) : a.store->ReadEntries(id, from, to);
+    if (!r.ok()) return CommandError(ctx, r.status());
+    for (const LogEntry& le : *r) {
+      Json e;
+      e["version"] = le.version.ToString();
+      e["key"] = absl::StrCat(dups ? std::string(kDupKeyNamePrefix) : std::string(),
+                              LogKeyName(le.version));
+      e["length"] = le.payload.size();
+      e["payload"] = Hex(le.payload);
+      items.push_back(std::move(e));
+    }
+  }
+  j[dups ? "dups" : "entries"] = items;
+  Json ps, notes;
+  SplitProblems(problems, &ps, &notes);
+  if (a.backend == Backend::kRing) {
+    j["problems"] = ps;
+    j["notes"] = notes;
+  }
+  bool failed = !ps.empty();
+  if (ctx.json()) {
+    PrintJson(ctx, j);
+    return failed ? kExitFailed : kExitOk;
+  }
+  std::ostream& out = *ctx.out;
+  if (a.backend == Backend::kRing) {
+    out << absl::StrFormat("%-16s %12s %8s %10s %7s %12s %10s %-10s  %s\n", "VERSION", "LPOS",
+                           "CHUNK", "OFFSET", "LEN", "RECORD-LPOS", "RECORD-SEQ", "RECORD-CRC",
+                           "PAYLOAD");
+    for (const auto& e : items) {
+      out << absl::StrFormat(
+          "%-16s %12u %8s %10s %7u %12u %10u %-10s  %s\n", e["version"].get<std::string>(),
+          e["lpos"].get<uint64_t>(), e["chunk"].is_null() ? std::string("-") : e["chunk"].dump(),
+          e["offset"].is_null() ? std::string("-") : e["offset"].dump(),
+          e["length"].get<uint64_t>(), e["record"]["lpos"].get<uint64_t>(),
+          e["record"]["seq"].get<uint64_t>(), e["record"]["crc"].get<std::string>(),
+          e["payload"].get<std::string>());
+    }
+  } else {
+    out << absl::StrFormat("%-16s %-36s %7s  %s\n", "VERSION", "KEY", "LEN", "PAYLOAD");
+    for (const auto& e : items) {
+      out << absl::StrFormat("%-16s %-36s %7u  %s\n", e["version"].get<std::string>(),
+                             e["key"].get<std::string>(), e["length"].get<uint64_t>(),
+                             e["payload"].get<std::string>());
+    }
+  }
+  out << items.size() << (dups ? " dup" : " entr")
+      << (dups ? (items.size() == 1 ? "" : "s") : (items.size() == 1 ? "y" : "ies")) << "\n";
+  PrintProblems(ctx, problems);
+  return failed ? kExitFailed : kExitOk;
+}
+
+}  // namespace
+
+int LogCommand(const ToolContext& ctx, const std::string& pg_text, const std::string& from_text,
+               const std::string& to_text) {
+  auto id = ParsePgId(pg_text);
+  if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
+  Version from = Version::Min(), to = Version::Max();
+  if (!from_text.empty()) {
+    auto v = ParseVersion(from_text);
+    if (!v.ok()) return Fail(ctx, v.status(), kExitUsage);
+    from = *v;
+  }
+  if (!to_text.empty()) {
+    auto v = ParseVersion(to_text);
+    if (!v.ok()) return Fail(ctx, v.status(), kExitUsage);
+    to = *v;
+  }
+  if (from > to) {
+    return Fail(ctx,
+                absl::StrFormat("version range %s..%s is empty (--from is after --to)",
+                                from.ToString(), to.ToString()),
+                kExitUsage);
+  }
+  auto a = OpenForRead(ctx);
+  if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
+  return PrintItems(ctx, *a, *id, /*dups=*/false, from, to);
+}
+
+int DupsCommand(const ToolContext& ctx, const std::string& pg_text) {
+  auto id = ParsePgId(pg_text);
+  if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
+  auto a = OpenForRead(ctx);
+  if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
+  return PrintItems(ctx, *a, *id, /*dups=*/true, Version::Min(), Version::Max());
+}
+
+// ---------------------------------------------------------------------------
+// stats
+
+int StatsCommand(const ToolContext& ctx) {
+  auto a = OpenForRead(ctx);
+  if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
+  Json j;
+  j["backend"] = BackendName(a->backend);
+  Json pgs = Json::array();
+  uint64_t payload_total = 0, used_total = 0, damaged = 0;
+  const uint64_t rocksdb_bytes = DirectoryBytes(ctx.db);
+  if (a->backend == Backend::kRing) {
+    const Geometry& g = a->geometry;
+    std::vector<uint32_t> owned;  // chunk numbers, sorted below (no per-chunk array:
+                                  // a partition may have billions of chunks)
+    uint64_t discontiguous = 0, listed = 0;
+    Progress progress(ctx, "stats: PGs scanned", a->ring_pgs.size());
+    uint64_t done = 0;
+    for (const auto& [id, k] : a->ring_pgs) {
+      Json p;
+      p["pg"] = id.ToString();
+      auto keys = a->RingPg(id);
+      if (k.chunks.ok()) {
+        const auto& cs = k.chunks->chunks;
+        for (size_t i = 0; i < cs.size(); ++i) {
+          if (cs[i] < g.chunk_count) owned.push_back(cs[i]);
+          if (i > 0 && cs[i] != cs[i - 1] + 1) ++discontiguous;
+        }
+        listed += cs.size();
+      }
+      if (!keys.ok()) {
+        p["status"] = std::string(keys.status().message());
+        ++damaged;
+        pgs.push_back(std::move(p));
+        progress.Update(++done);
+        continue;
+      }
+      PgScan scan = ScanRingPg(a->offline->device(), g, id, *k.pointer, *k.chunks, PgScanOptions());
+      const uint64_t used = k.pointer->tail - k.pointer->head;
+      const uint64_t payload = scan.live_payload_bytes();
+      p["status"] = scan.has_errors() ? "damaged (run fsck --deep)" : "ok";
+      p["chunks"] = k.chunks->chunks.size();
+      p["ring_bytes"] = static_cast<uint64_t>(k.chunks->chunks.size()) * g.chunk_size;
+      p["used_bytes"] = used;
+      p["entries"] = scan.entries.size();
+      p["dups"] = scan.dups.size();
+      p["live_payload_bytes"] = payload;
+      p["log_bytes_per_payload_byte"] =
+          payload ? Json(static_cast<double>(used) / payload) : Json(nullptr);
+      if (scan.has_errors()) {
+        ++damaged;
+      } else {
+        used_total += used;
+        payload_total += payload;
+      }
+      pgs.push_back(std::move(p));
+      progress.Update(++done);
+    }
+    std::sort(owned.begin(), owned.end());
+    owned.erase(std::unique(owned.begin(), owned.end()), owned.end());
+    const uint64_t owned_n = owned.size();
+    uint64_t extents = 0, largest = 0, next_free = 0;
+    auto gap = [&](uint64_t end) {  // free chunks [next_free, end)
+      if (end > next_free) {
+        ++extents;
+        largest = std::max(largest, end - next_free);
+      }
+    };
+    for (uint32_t c : owned) {
+      gap(c);
+      next_free = static_cast<uint64_t>(c) + 1;
+    }
+    gap(g.chunk_count);
+    const uint64_t free_n = g.chunk_count - owned_n;
+    j["chunk_size"] = g.chunk_size;
+    j["chunks"] = g.chunk_count;
+    j["owned_chunks"] = owned_n;
+    j["free_chunks"] = free_n;
+    j["free_extents"] = extents;
+    j["largest_free_extent"] = largest;
+    // 0: all free space in one run; near 1: scattered single chunks.
+    j["fragmentation"] = free_n ? 1.0 - static_cast<double>(largest) / free_n : 0.0;
+    j["discontiguous_chunks"] = discontiguous;
+    j["listed_chunks"] = listed;
+  }
+  if (a->backend == Backend::kRocksDb) {
+    auto ids = a->store->ListPgs();
+    if (!ids.ok()) return CommandError(ctx, ids.status());
+    for (const PgId& id : *ids) {
+      auto st = a->store->GetPgStats(id);
+      if (!st.ok()) return CommandError(ctx, st.status());
+      Json p;
+      p["pg"] = id.ToString();
+      p["status"] = st->damaged ? "damaged" : "ok";
+      p["entries"] = st->entries;
+      p["dups"] = st->dups;
+      const uint64_t payload = st->entry_bytes + st->dup_bytes + st->info_bytes;
+      p["live_payload_bytes"] = payload;
+      payload_total += payload;
+      damaged += st->damaged;
+      pgs.push_back(std::move(p));
+    }
+  }
+  j["pgs_total"] = pgs.size();
+  j["damaged_pgs"] = damaged;
+  if (a->backend == Backend::kRing) j["used_bytes"] = used_total;
+  j["live_payload_bytes"] = payload_total;
+  if (a->backend == Backend::kRing) {
+    j["log_bytes_per_payload_byte"] =
+        payload_total ? Json(static_cast<double>(used_total) / payload_total) : Json(nullptr);
+  }
+  j["rocksdb_bytes"] = rocksdb_bytes;
+  j["rocksdb_bytes_per_payload_byte"] =
+      payload_total ? Json(static_cast<double>(rocksdb_bytes) / payload_total) : Json(nullptr);
+  j["pgs"] = pgs;
+  if (ctx.json()) {
+    PrintJson(ctx, j);
+    return damaged ? kExitFailed : kExitOk;
+  }
+  std::ostream& out = *ctx.out;
+  auto ratio = [](const Json& v) {
+    return v.is_null() ? std::string("-") : absl::StrFormat("%.3f", v.get<double>());
+  };
+  if (a->backend == Backend::kRing) {
+    out << absl::StrFormat("%-12s %7s %12s %12s %9s %9s %12s %9s  %s\n", "PG", "CHUNKS", "RING",
+                           "USED", "ENTRIES", "DUPS", "PAYLOAD", "LOG/PAYLD", "STATUS");
+    for (const auto& p : pgs) {
+      if (!p.contains("chunks")) {
+        out << absl::StrFormat("%-12s %s\n", p["pg"].get<std::string>(),
+                               p["status"].get<std::string>());
+        continue;
+      }
+      out << absl::StrFormat(
+          "%-12s %7u %12u %12u %9u %9u %12u %9s  %s\n", p["pg"].get<std::string>(),
+          p["chunks"].get<uint64_t>(), p["ring_bytes"].get<uint64_t>(),
+          p["used_bytes"].get<uint64_t>(), p["entries"].get<uint64_t>(), p["dups"].get<uint64_t>(),
+          p["live_payload_bytes"].get<uint64_t>(), ratio(p["log_bytes_per_payload_byte"]),
+          p["status"].get<std::string>());
+    }
+    out << absl::StrFormat("store: %u PGs (%u damaged); %u chunks of %s\n", pgs.size(), damaged,
+                           j["chunks"].get<uint64_t>(),
+                           HumanBytes(j["chunk_size"].get<uint64_t>()));
+    out << absl::StrFormat(
+        "chunks: %u owned, %u free in %u extent(s), the largest %u chunks "
+        "(fragmentation %.3f)\n",
+        j["owned_chunks"].get<uint64_t>(), j["free_chunks"].get<uint64_t>(),
+        j["free_extents"].get<uint64_t>(), j["largest_free_extent"].get<uint64_t>(),
+        j["fragmentation"].get<double>());
+    out << absl::StrFormat(
+        "chunk lists: %u of %u chunks do not follow their predecessor on the "
+        "partition\n",
+        j["discontiguous_chunks"].get<uint64_t>(), j["listed_chunks"].get<uint64_t>());
+    out << absl::StrFormat(
+        "log: %u ring bytes hold %u live payload bytes: %s log bytes per "
+        "payload byte\n",
+        used_total, payload_total, ratio(j["log_bytes_per_payload_byte"]));
+  } else {
+    out << absl::StrFormat("%-12s %9s %9s %12s  %s\n", "PG", "ENTRIES", "DUPS", "PAYLOAD",
+                           "STATUS");
+    for (const auto& p : pgs) {
+      out << absl::StrFormat("%-12s %9u %9u %12u  %s\n", p["pg"].get<std::string>(),
+                             p["entries"].get<uint64_t>(), p["dups"].get<uint64_t>(),
+                             p["live_payload_bytes"].get<uint64_t>(),
+                             p["status"].get<std::string>());
+    }
+    out << absl::StrFormat("store: %u PGs (%u damaged); %u live payload bytes\n", pgs.size(),
+                           damaged, payload_total);
+  }
+  out << absl::StrFormat("rocksdb: %u bytes on disk (%s per payload byte)\n", rocksdb_bytes,
+                         ratio(j["rocksdb_bytes_per_payload_byte"]));
+  return damaged ? kExitFailed : kExitOk;
+}
+
+}  // namespace pgring::tool

@@ -1,0 +1,217 @@
+#include "tool/offline_store.h"
+
+#include <cstring>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "device/aligned_buffer.h"
+#include "store/rocksdb_log_store.h"
+#include "tool/tool_common.h"
+#include "util/status_macros.h"
+
+namespace pgring::tool {
+namespace {
+
+Geometry GeometryOf(uint32_t block_size, uint32_t chunk_size, uint64_t chunk_count) {
+  Geometry g;
+  g.block_size = block_size;
+  g.chunk_size = chunk_size;
+  g.data_offset = kLabelRegionSize;
+  g.chunk_count = chunk_count;
+  return g;
+}
+
+}  // namespace
+
+bool MetaGeometrySane(const StoreMeta& m) {
+  return (m.block_size == 512 || m.block_size == 4096) && m.chunk_size >= (64u << 10) &&
+         m.chunk_size <= (256u << 20) && (m.chunk_size & (m.chunk_size - 1)) == 0 &&
+         m.chunk_size % m.block_size == 0 && m.partition_size >= kLabelRegionSize &&
+         m.chunk_count <= (m.partition_size - kLabelRegionSize) / m.chunk_size &&
+         (m.backend == Backend::kRing || m.backend == Backend::kRocksDb);
+}
+
+OfflineStore::~OfflineStore() { Release(); }
+
+void OfflineStore::Release() {
+  db_.reset();
+  device_.reset();
+}
+
+absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(const std::string& dev,
+                                                                 const std::string& db,
+                                                                 bool writable) {
+  std::unique_ptr<OfflineStore> s(new OfflineStore);
+  s->dev_path_ = dev;
+  s->db_path_ = db;
+  s->writable_ = writable;
+  if (dev.empty()) return absl::InvalidArgumentError("no partition given (--dev PATH)");
+  FileBlockDeviceOptions o;
+  o.read_only = !writable;
+  o.use_io_uring = false;  // a handful of synchronous I/Os; no ring needed
+  o.queue_depth = 4;
+  o.exclusive_lock = true;  // LOCK_SH read-only, LOCK_EX writable
+  auto d = OpenFileBlockDevice(dev, o);
+  if (!d.ok()) return ExplainOpenError(d.status(), absl::StrCat("partition ", dev));
+  s->device_ = *std::move(d);
+  if (s->device_->size() < kLabelRegionSize) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s is %u bytes, too small to hold a pgring label", dev, s->device_->size()));
+  }
+  AlignedBuffer buf(kLabelRegionSize);
+  RETURN_IF_ERROR(s->device_->Read(0, buf.span()));
+  s->label_region_.assign(buf.data(), kLabelRegionSize);
+  if (std::memcmp(buf.data(), kLabelMagic, sizeof(kLabelMagic)) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        dev, " has no pgring label (not made by pgring mkfs, or not a pgring partition)"));
+  }
+  s->label_ = Label::Decode(s->label_region_);
+  if (!db.empty()) {
+    auto m = MetadataDb::Open(MetadataLocation::OwnDb(db), /*create=*/false,
+                              /*read_only=*/!writable);
+    if (!m.ok()) return ExplainOpenError(m.status(), absl::StrCat("RocksDB at ", db));
+    s->db_ = *std::move(m);
+    ASSIGN_OR_RETURN(auto value, s->db_->Get(kMetaKey));
+    if (!value) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("RocksDB at ", db, " holds no pgring store (no pgring.meta key)"));
+    }
+    s->meta_ = StoreMeta::Decode(*value);
+  }
+  return s;
+}
+
+std::optional<Geometry> OfflineStore::geometry() const {
+  if (label_.ok()) return GeometryOf(label_->block_size, label_->chunk_size, label_->chunk_count);
+  if (meta_ && meta_->ok()) {
+    // The label's decoder checks its geometry; pgring.meta's does not, so
+    // check it here before anything divides by it.
+    const StoreMeta& m = **meta_;
+    if (MetaGeometrySane(m)) return GeometryOf(m.block_size, m.chunk_size, m.chunk_count);
+  }
+  return std::nullopt;
+}
+
+std::optional<Backend> OfflineStore::backend() const {
+  if (label_.ok()) return label_->backend;
+  if (meta_ && meta_->ok()) return (*meta_)->backend;
+  return std::nullopt;
+}
+
+absl::Status OfflineStore::CheckBinding() const {
+  if (!label_.ok())
+    return absl::DataLossError(absl::StrCat(dev_path_, ": ", label_.status().message()));
+  if (device_ && device_->size() < label_->partition_size) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s is %u bytes but its label says the store spans %u bytes (truncated, or the wrong "
+        "device)",
+        dev_path_, device_->size(), label_->partition_size));
+  }
+  if (!meta_) return absl::OkStatus();
+  if (!meta_->ok()) {
+    return absl::DataLossError(
+        absl::StrCat("RocksDB at ", db_path_, ": ", meta_->status().message()));
+  }
+  const StoreMeta& m = **meta_;
+  if (!(m.uuid == label_->uuid)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s belongs to store %s but RocksDB at %s holds store %s: the partition and the RocksDB "
+        "do not belong together",
+        dev_path_, label_->uuid.ToString(), db_path_, m.uuid.ToString()));
+  }
+  if (m.chunk_size != label_->chunk_size || m.partition_size != label_->partition_size ||
+      m.chunk_count != label_->chunk_count || m.block_size != label_->block_size ||
+      m.backend != label_->backend) {
+    return absl::DataLossError(absl::StrCat("the label on ", dev_path_,
+                                            " and the metadata in RocksDB at ", db_path_,
+                                            " disagree about the store's geometry"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pgs,
+                            std::vector<Problem>* problems) {
+  auto malformed = [&](std::string_view key, std::string_view why) {
+    Problem p;
+    p.kind = "key-malformed";
+    p.message =
+        absl::StrCat("RocksDB key '", absl::CHexEscape(std::string(key)), "' ", std::string(why));
+    problems->push_back(std::move(p));
+  };
+  return db.Scan(kKeyPrefix, [&](std::string_view k, std::string_view v) {
+    PgId id;
+    if (k == kMetaKey) return absl::OkStatus();
+    if (k.substr(0, kPgPointerPrefix.size()) == kPgPointerPrefix) {
+      if (!DecodePgKey(k.substr(kPgPointerPrefix.size()), &id)) {
+        malformed(k, "is not a valid pointer key (bad PG id)");
+        return absl::OkStatus();
+      }
+      RingPgKeys& e = (*pgs)[id];
+      e.id = id;
+      e.has_pointer_key = true;
+      e.pointer = PgPointer::Decode(v);
+      return absl::OkStatus();
+    }
+    if (k.substr(0, kPgChunksPrefix.size()) == kPgChunksPrefix) {
+      if (!DecodePgKey(k.substr(kPgChunksPrefix.size()), &id)) {
+        malformed(k, "is not a valid chunk-list key (bad PG id)");
+        return absl::OkStatus();
+      }
+      RingPgKeys& e = (*pgs)[id];
+      e.id = id;
+      e.has_chunks_key = true;
+      e.chunks = PgChunkList::Decode(v);
+      return absl::OkStatus();
+    }
+    if (k.substr(0, kLogKeyPrefix.size()) == kLogKeyPrefix) {
+      malformed(k, "belongs to the RocksDB backend, but this is a ring store");
+      return absl::OkStatus();
+    }
+    malformed(k, "is not a key pgring writes");
+    return absl::OkStatus();
+  });
+}
+
+absl::Status CheckRingPgKeys(const RingPgKeys& pg, const Geometry& g) {
+  if (!pg.pointer.ok()) return pg.pointer.status();
+  if (!pg.chunks.ok()) return pg.chunks.status();
+  const PgPointer& p = *pg.pointer;
+  const PgChunkList& c = *pg.chunks;
+  if (c.base % g.chunk_size != 0) {
+    return absl::DataLossError(absl::StrFormat("chunk list base %u is not chunk-aligned", c.base));
+  }
+  if (p.head < c.base || p.tail > RingEnd(c, g)) {
+    return absl::DataLossError(absl::StrFormat("pointer [%u, %u) lies outside its chunks [%u, %u)",
+                                               p.head, p.tail, c.base, RingEnd(c, g)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PgId> ParsePgId(const std::string& text) {
+  PgId id;
+  if (!PgId::Parse(text, &id)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad PG id '", text,
+                     "': expected POOL.SEED in hex, or POOL.SEEDsSHARD (e.g. 1.2a, 3.1fs0)"));
+  }
+  return id;
+}
+
+absl::StatusOr<Version> ParseVersion(const std::string& text) {
+  std::string t = text;
+  // Ceph prints eversion_t as 12'345; 12.345 saves quoting in shells.
+  if (t.find('\'') == std::string::npos) {
+    auto dot = t.find('.');
+    if (dot != std::string::npos) t[dot] = '\'';
+  }
+  Version v;
+  if (!Version::Parse(t, &v) || t.empty() || t.front() == '-' || t.find('-') != std::string::npos ||
+      t.find('+') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad version '", text, "': expected EPOCH'VERSION or EPOCH.VERSION (e.g. 12'345)"));
+  }
+  return v;
+}
+
+}  // namespace pgring::tool

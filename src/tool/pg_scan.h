@@ -1,0 +1,85 @@
+// pg_scan.h — reads one ring-backend PG's log from its head to its committed
+// tail as docs/FORMAT.md ("Reading a PG's log") specifies, independently of
+// the store's own recovery, and keeps where every record and item lies.
+// Used by fsck --deep, by the read commands (info, log, dups, stats), by
+// export and by repair.
+//
+// Unlike recovery, the scan does not stop at the first problem: a record
+// whose CRC matches but which breaks a rule (another PG's stamp, a stale lap,
+// a sequence gap, a malformed body, versions out of order) is reported and
+// the scan goes on with the next record, because its length can be trusted.
+// Only a record whose length cannot be trusted (a CRC mismatch, a length
+// past the tail, too few bytes for a header) or a read error ends the scan.
+#ifndef PGRING_TOOL_PG_SCAN_H_
+#define PGRING_TOOL_PG_SCAN_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/block_device.h"
+#include "log/ring_layout.h"
+#include "meta/meta_keys.h"
+#include "pgring/types.h"
+#include "tool/problem.h"
+
+namespace pgring::tool {
+
+// A live entry, dup or the info, and where it is.
+struct ScannedItem {
+  Version version;           // entries and dups
+  uint64_t record_lpos = 0;  // the record holding the item
+  uint32_t record_size = 0;  // header + body bytes
+  uint32_t record_crc = 0;   // the record's CRC field as stored (masked)
+  uint64_t record_seq = 0;
+  uint64_t item_lpos = 0;  // the item's first byte (its kind byte)
+  uint32_t payload_size = 0;
+  std::string payload;  // empty unless the scan keeps payloads
+};
+
+struct PgScanOptions {
+  // Keep the payloads of entries with versions in [from, to], and of every
+  // dup (keep_dup_payloads). The info's payload is always kept.
+  bool keep_entry_payloads = false;
+  Version from = Version::Min();
+  Version to = Version::Max();
+  bool keep_dup_payloads = false;
+  // Also look past the tail for uncommitted data (notes "past-tail").
+  bool inspect_past_tail = false;
+  // Called with the bytes scanned so far, now and then.
+  std::function<void(uint64_t)> progress;
+};
+
+struct PgScan {
+  std::deque<ScannedItem> entries;  // live, oldest first
+  std::deque<ScannedItem> dups;
+  std::optional<ScannedItem> info;  // the latest info
+  uint64_t records = 0;             // records read and verified
+  uint64_t scanned_to = 0;          // lpos the scan reached
+  bool complete = false;            // reached the tail, no problem on the way
+  // Errors and notes, in ring order.
+  std::vector<Problem> problems;
+  // Past the tail (inspect_past_tail): [tail, stale_end) holds uncommitted
+  // data (stale_end == tail: nothing to clean).
+  uint64_t stale_end = 0;
+
+  uint64_t live_payload_bytes() const;
+  bool has_errors() const;
+  // lpos of the oldest record holding a live item, or `tail` if none.
+  uint64_t OldestLive(uint64_t tail) const;
+};
+
+PgScan ScanRingPg(BlockDevice* device, const Geometry& geometry, const PgId& pg,
+                  const PgPointer& pointer, const PgChunkList& chunks,
+                  const PgScanOptions& options);
+
+// Reads [lpos, lpos + n) of a PG's ring (within its chunks) into *out.
+absl::Status ReadRing(BlockDevice* device, const Geometry& g, const PgChunkList& chunks,
+                      uint64_t lpos, uint64_t n, std::string* out);
+
+}  // namespace pgring::tool
+
+#endif  // PGRING_TOOL_PG_SCAN_H_

@@ -1,0 +1,245 @@
+#include "tool/repair.h"
+
+#include <rocksdb/write_batch.h>
+
+#include <cstring>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "device/aligned_buffer.h"
+#include "tool/fsck.h"
+#include "tool/offline_store.h"
+#include "util/status_macros.h"
+
+namespace pgring::tool {
+namespace {
+
+// Why repair leaves a problem alone.
+std::string RefusalReason(const Problem& p) {
+  const std::string& k = p.kind;
+  if (k.rfind("record-", 0) == 0 || k == "entry-order" || k == "dup-order" || k == "tail-seq" ||
+      k == "read-error") {
+    return "damage inside the committed range [head, tail): any fix would drop or invent "
+           "committed data; the PG can only be removed (pgring-tool remove-pg)";
+  }
+  if (k == "chunk-owned-twice") {
+    return "a chunk claimed twice: repair cannot tell whose data it holds without risking the "
+           "other PG's";
+  }
+  if (k == "chunk-out-of-range") return "the chunk list names a chunk the partition does not have";
+  if (k == "pointer-damaged" || k == "chunk-list-damaged" || k == "pointer-without-chunk-list" ||
+      k == "chunk-list-without-pointer") {
+    return "the PG's head, tail or chunks are unknown: nothing can be rebuilt from the partition "
+           "alone";
+  }
+  if (k == "pointer-outside-ring" || k == "chunk-list-misaligned") {
+    return "the pointer and the chunk list contradict each other: which is right is unknown";
+  }
+  if (k == "meta-damaged") {
+    return "pgring.meta cannot be rebuilt exactly: its next PG stamp is kept nowhere else";
+  }
+  if (k == "uuid-mismatch" || k == "geometry-mismatch") {
+    return "the partition and the RocksDB are not one store's; repair touches neither";
+  }
+  if (k == "partition-truncated") return "the partition is smaller than the store: data is missing";
+  if (k == "label-damaged") return "pgring.meta is damaged too: nothing to rebuild the label from";
+  if (k == "stamp-invalid" || k == "stamp-shared") {
+    return "a PG's stamp is wrong: changing it would orphan every record of the PG";
+  }
+  return "repair has no safe fix for it";
+}
+
+struct Plan {
+  struct Fix {
+    Problem problem;
+    std::string action;
+  };
+  std::vector<Fix> fixes;
+  std::vector<std::pair<Problem, std::string>> refused;
+};
+
+Plan MakePlan(const FsckResult& r) {
+  Plan plan;
+  // PGs with any problem repair refuses are not touched at all.
+  std::set<std::string> untouchable;
+  for (const Problem& p : r.problems) {
+    if (p.severity == Problem::Severity::kError && !p.fixable && !p.pg.empty())
+      untouchable.insert(p.pg);
+  }
+  for (const Problem& p : r.problems) {
+    if (!p.fixable) {
+      if (p.severity == Problem::Severity::kError) plan.refused.emplace_back(p, RefusalReason(p));
+      continue;
+    }
+    if (!p.pg.empty() && untouchable.count(p.pg)) {
+      if (p.severity == Problem::Severity::kError) {
+        plan.refused.emplace_back(p,
+                                  "the PG has damage repair refuses (above); it is left as it is");
+      }
+      continue;
+    }
+    if (p.kind == "label-damaged") {
+      plan.fixes.push_back({p, "write the label again from pgring.meta"});
+    } else if (p.kind == "chunk-beyond-tail") {
+      plan.fixes.push_back({p, "drop the chunks past the tail's chunk from the PG's list"});
+    } else if (p.kind == "past-tail") {
+      plan.fixes.push_back({p, "zero the uncommitted bytes past the tail"});
+    }
+  }
+  return plan;
+}
+
+absl::Status RewriteLabel(OfflineStore& s) {
+  const StoreMeta& m = **s.meta();
+  Label l;
+  l.uuid = m.uuid;
+  l.block_size = m.block_size;
+  l.chunk_size = m.chunk_size;
+  l.partition_size = m.partition_size;
+  l.chunk_count = m.chunk_count;
+  l.backend = m.backend;
+  AlignedBuffer buf(kLabelRegionSize);
+  const std::string enc = l.Encode();
+  std::memcpy(buf.data(), enc.data(), enc.size());
+  RETURN_IF_ERROR(s.device()->Write(0, buf.span()));
+  return s.device()->Flush();
+}
+
+absl::Status ZeroPastTail(OfflineStore& s, const Geometry& g, const FsckPg& f) {
+  const PgPointer& p = *f.keys.pointer;
+  const PgChunkList& c = *f.keys.chunks;
+  const uint64_t end = f.scan->stale_end;
+  if (end <= p.tail) return absl::OkStatus();
+  const uint64_t align = std::max<uint64_t>(g.block_size, s.device()->logical_block_size());
+  const uint64_t start = p.tail - (p.tail - c.base) % align;
+  std::vector<Extent> extents;
+  MapRange(c, g, start, end - start, &extents);
+  uint64_t lpos = start;
+  for (const Extent& e : extents) {
+    AlignedBuffer buf(e.length);
+    if (lpos < p.tail) {
+      // Keep the committed bytes of the tail's block.
+      RETURN_IF_ERROR(s.device()->Read(e.device_offset, {buf.data(), align}));
+      std::memset(buf.data() + (p.tail - lpos), 0, align - (p.tail - lpos));
+    }
+    RETURN_IF_ERROR(s.device()->Write(e.device_offset, buf.span()));
+    lpos += e.length;
+  }
+  return absl::OkStatus();
+}
+
+Json PlanJson(const Plan& plan, bool dry_run, bool clean_after, const std::vector<Problem>& left) {
+  Json j;
+  j["dry_run"] = dry_run;
+  Json fixed = Json::array(), refused = Json::array(), remaining = Json::array();
+  for (const auto& f : plan.fixes) {
+    Json p = ProblemToJson(f.problem);
+    p["action"] = f.action;
+    fixed.push_back(std::move(p));
+  }
+  for (const auto& [p, why] : plan.refused) {
+    Json jp = ProblemToJson(p);
+    jp["reason"] = why;
+    refused.push_back(std::move(jp));
+  }
+  for (const auto& p : left) remaining.push_back(ProblemToJson(p));
+  j[dry_run ? "would_fix" : "fixed"] = std::move(fixed);
+  j["refused"] = std::move(refused);
+  j["clean"] = clean_after;
+  if (!dry_run) j["remaining"] = std::move(remaining);
+  return j;
+}
+
+}  // namespace
+
+int RepairCommand(const ToolContext& ctx, const RepairOptions& options) {
+  if (ctx.db.empty())
+    return Fail(ctx, "repair needs the store's RocksDB: give --db PATH", kExitUsage);
+  FsckOptions fo;
+  fo.deep = true;
+  // Look first without write access: a store with nothing to fix is never
+  // opened for writing.
+  Plan plan;
+  {
+    auto ro = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
+    if (!ro.ok()) return Fail(ctx, ro.status(), kExitUsage);
+    auto r = RunFsck(**ro, fo, ctx);
+    if (!r.ok()) return Fail(ctx, r.status(), kExitFailed);
+    plan = MakePlan(*r);
+  }
+  std::vector<Problem> left;
+  bool clean_after = plan.refused.empty();
+  if (!options.dry_run && !plan.fixes.empty()) {
+    auto rw = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/true);
+    if (!rw.ok()) return Fail(ctx, rw.status(), kExitUsage);
+    OfflineStore& s = **rw;
+    // Plan again on what we now hold exclusively.
+    auto r = RunFsck(s, fo, ctx);
+    if (!r.ok()) return Fail(ctx, r.status(), kExitFailed);
+    plan = MakePlan(*r);
+    const Geometry g = *s.geometry();
+    rocksdb::WriteBatch batch;
+    bool device_written = false;
+    for (const auto& fix : plan.fixes) {
+      absl::Status st;
+      if (fix.problem.kind == "label-damaged") {
+        st = RewriteLabel(s);
+      } else {
+        PgId id;
+        PgId::Parse(fix.problem.pg, &id);
+        FsckPg& f = r->ring_pgs[id];
+        if (fix.problem.kind == "chunk-beyond-tail") {
+          PgChunkList c = *f.keys.chunks;
+          c.chunks.resize(f.needed_chunks);
+          batch.Put(s.db()->cf(), PgChunksKey(id), c.Encode());
+        } else if (fix.problem.kind == "past-tail") {
+          st = ZeroPastTail(s, g, f);
+          device_written = true;
+        }
+      }
+      if (!st.ok())
+        return Fail(ctx, absl::StrCat("repair failed: ", std::string(st.message())), kExitFailed);
+    }
+    // The partition first (durable), then the RocksDB keys.
+    if (device_written) {
+      absl::Status st = s.device()->Flush();
+      if (!st.ok()) return Fail(ctx, st, kExitFailed);
+    }
+    if (batch.Count() > 0) {
+      absl::Status st = s.db()->WriteSync(&batch);
+      if (!st.ok()) return Fail(ctx, st, kExitFailed);
+    }
+    s.Release();
+    // Check the result.
+    auto again = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
+    if (!again.ok()) return Fail(ctx, again.status(), kExitFailed);
+    auto after = RunFsck(**again, fo, ctx);
+    if (!after.ok()) return Fail(ctx, after.status(), kExitFailed);
+    for (const auto& p : after->problems) {
+      if (p.severity == Problem::Severity::kError) left.push_back(p);
+    }
+    clean_after = left.empty();
+  }
+  if (ctx.json()) {
+    PrintJson(ctx, PlanJson(plan, options.dry_run, clean_after, left));
+  } else {
+    std::ostream& out = *ctx.out;
+    for (const auto& f : plan.fixes) {
+      out << (options.dry_run ? "would fix: " : "fixed: ") << f.problem.ToString() << "\n"
+          << "    " << (options.dry_run ? "would " : "did: ") << f.action << "\n";
+    }
+    for (const auto& [p, why] : plan.refused) {
+      out << "refused: " << p.ToString() << "\n    why: " << why << "\n";
+    }
+    if (!options.dry_run) {
+      for (const auto& p : left) out << "still wrong: " << p.ToString() << "\n";
+    }
+    out << absl::StrFormat("result: %u %s, %u refused%s\n", plan.fixes.size(),
+                           options.dry_run ? "to fix" : "fixed", plan.refused.size(),
+                           plan.fixes.empty() && plan.refused.empty() ? " (nothing to do)" : "");
+  }
+  return plan.refused.empty() && clean_after ? kExitOk : kExitFailed;
+}
+
+}  // namespace pgring::tool

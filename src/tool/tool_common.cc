@@ -1,0 +1,109 @@
+#include "tool/tool_common.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+
+namespace pgring::tool {
+
+std::string Problem::ToString() const {
+  std::string s;
+  if (!pg.empty()) absl::StrAppend(&s, "PG ", pg, ": ");
+  std::vector<std::string> where;
+  if (chunk) where.push_back(absl::StrCat("chunk ", *chunk));
+  if (offset) where.push_back(absl::StrCat(chunk ? "offset " : "partition offset ", *offset));
+  if (!where.empty()) absl::StrAppend(&s, absl::StrJoin(where, ", "));
+  if (lpos) absl::StrAppend(&s, where.empty() ? "" : " ", "(lpos ", *lpos, ")");
+  if (!where.empty() || lpos) absl::StrAppend(&s, ": ");
+  absl::StrAppend(&s, kind, ": ", message);
+  return s;
+}
+
+int Fail(const ToolContext& ctx, std::string_view message, int exit_code) {
+  std::string m(message);
+  std::replace(m.begin(), m.end(), '\n', ' ');
+  *ctx.err << "pgring-tool: error: " << m << "\n";
+  ctx.err->flush();
+  return exit_code;
+}
+
+int Fail(const ToolContext& ctx, const absl::Status& status, int exit_code) {
+  return Fail(ctx, std::string_view(status.message().data(), status.message().size()), exit_code);
+}
+
+absl::Status ExplainOpenError(const absl::Status& s, std::string_view what) {
+  if (s.ok()) return s;
+  const std::string msg(s.message());
+  if (absl::IsUnavailable(s) && msg.find("in use by another process") == std::string::npos) {
+    return absl::UnavailableError(
+        absl::StrCat(std::string(what), " is in use by another process: ", msg));
+  }
+  return s;
+}
+
+void PrintJson(const ToolContext& ctx, const Json& j) {
+  *ctx.out << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+}
+
+std::string Hex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+std::string Hex32(uint32_t v) { return absl::StrFormat("0x%08x", v); }
+
+std::string HumanBytes(uint64_t b) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (b < 1024) return absl::StrCat(b, " B");
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  return absl::StrFormat("%.1f %s", v, kUnits[u]);
+}
+
+Json ProblemToJson(const Problem& p) {
+  Json j;
+  j["severity"] = p.severity == Problem::Severity::kError ? "error" : "note";
+  j["kind"] = p.kind;
+  j["pg"] = p.pg.empty() ? Json(nullptr) : Json(p.pg);
+  j["chunk"] = p.chunk ? Json(*p.chunk) : Json(nullptr);
+  j["offset"] = p.offset ? Json(*p.offset) : Json(nullptr);
+  j["lpos"] = p.lpos ? Json(*p.lpos) : Json(nullptr);
+  j["message"] = p.message;
+  j["fixable"] = p.fixable;
+  return j;
+}
+
+Progress::Progress(const ToolContext& ctx, std::string what, uint64_t total)
+    : err_(ctx.progress ? ctx.err : nullptr), what_(std::move(what)), total_(total) {}
+
+Progress::~Progress() {
+  if (err_ != nullptr && shown_) {
+    *err_ << "\r\033[K";
+    err_->flush();
+  }
+}
+
+void Progress::Update(uint64_t done) {
+  if (err_ == nullptr) return;
+  auto now = std::chrono::steady_clock::now();
+  if (shown_ && now - last_ < std::chrono::milliseconds(100) && done < total_) return;
+  last_ = now;
+  shown_ = true;
+  *err_ << "\r\033[K" << what_ << ": " << done << "/" << total_;
+  err_->flush();
+}
+
+}  // namespace pgring::tool

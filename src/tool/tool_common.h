@@ -1,0 +1,93 @@
+// tool_common.h — what every pgring-tool command shares: where its output
+// goes and in which format, progress reporting, exit codes, error lines, and
+// small formatting helpers (hex, JSON of Problems).
+//
+// Commands are plain functions over a ToolContext that return the process
+// exit status; the front end (tools/pgring_tool.cc) only parses arguments
+// (commands.cc) and calls them, so everything here runs in tests as well.
+#ifndef PGRING_TOOL_TOOL_COMMON_H_
+#define PGRING_TOOL_TOOL_COMMON_H_
+
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "tool/problem.h"
+
+namespace pgring::tool {
+
+// Keys keep the order they were inserted in, so output is stable and reads
+// in the same order as the text form.
+using Json = nlohmann::ordered_json;
+
+enum class OutputFormat { kText, kJson };
+
+// Exit statuses of every command.
+inline constexpr int kExitOk = 0;
+// The command ran and failed (a missing PG, a version out of range, damage
+// met while reading), or fsck/repair found problems.
+inline constexpr int kExitFailed = 1;
+// Bad usage, or the store could not be opened at all (missing path, not a
+// pgring store, in use by another process, partition and RocksDB of
+// different stores).
+inline constexpr int kExitUsage = 2;
+
+struct ToolContext {
+  std::string dev;  // --dev
+  std::string db;   // --db
+  OutputFormat format = OutputFormat::kText;
+  bool progress = false;  // show progress on *err (stderr is a terminal)
+  std::ostream* out = nullptr;
+  std::ostream* err = nullptr;
+
+  bool json() const { return format == OutputFormat::kJson; }
+};
+
+// Prints "pgring-tool: error: <message>" (one line) on ctx.err and returns
+// `exit_code`. Newlines in the message are flattened.
+int Fail(const ToolContext& ctx, std::string_view message, int exit_code);
+int Fail(const ToolContext& ctx, const absl::Status& status, int exit_code);
+
+// An error opening the store, made explicit: a device or RocksDB that
+// another process holds (kUnavailable) says "in use by another process".
+absl::Status ExplainOpenError(const absl::Status& s, std::string_view what);
+
+// Writes `j` as indented JSON followed by a newline. Bytes that are not
+// UTF-8 are replaced (payloads are always hex, so only paths could have any).
+void PrintJson(const ToolContext& ctx, const Json& j);
+
+// Lower-case hex of `bytes`.
+std::string Hex(std::string_view bytes);
+// "0x1a2b3c4d".
+std::string Hex32(uint32_t v);
+// 1536 -> "1.5 KiB"; exact byte counts stay in JSON.
+std::string HumanBytes(uint64_t bytes);
+
+Json ProblemToJson(const Problem& p);
+
+// Shows "<what>: done/total" on `err`, rewriting one line, at most ten times
+// a second; clears the line when destroyed. Does nothing when disabled.
+class Progress {
+ public:
+  Progress(const ToolContext& ctx, std::string what, uint64_t total);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  void Update(uint64_t done);
+
+ private:
+  std::ostream* err_;  // null: disabled
+  std::string what_;
+  uint64_t total_;
+  std::chrono::steady_clock::time_point last_{};
+  bool shown_ = false;
+};
+
+}  // namespace pgring::tool
+
+#endif  // PGRING_TOOL_TOOL_COMMON_H_

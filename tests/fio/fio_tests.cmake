@@ -1,0 +1,46 @@
+# tests/fio/fio_tests.cmake — the fio engine's tests (ctest -L fio). Included
+# from tools/fio_engine/CMakeLists.txt, where the engine's targets are.
+#
+#   fio_osd_model_test.*   the OSD model against Ceph's trim/dup/info rules,
+#                          on both backends (gtest, in-memory partition)
+#   fio_engine_options     fio loads the engine (all symbols bound) and lists
+#                          its options
+#   fio_abi_check          the fio source's structure layouts are the
+#                          installed binary's (tools/fio_engine/check_fio_abi.sh)
+#   fio_engine_ring        fio write + verify=crc32c through the engine, then
+#   fio_engine_rocksdb     fio_store_check on fio's output, the report and the
+#                          store; a second run reopens and verifies again
+include(GoogleTest)
+
+add_executable(fio_store_check ${CMAKE_CURRENT_LIST_DIR}/fio_store_check.cc)
+target_link_libraries(fio_store_check PRIVATE pgring nlohmann_json::nlohmann_json
+                      RocksDB::rocksdb-shared)
+
+add_executable(fio_osd_model_test ${CMAKE_CURRENT_LIST_DIR}/osd_model_test.cc)
+target_link_libraries(fio_osd_model_test PRIVATE pgring_fio_core pgring_test_util
+                      GTest::gtest GTest::gtest_main)
+gtest_discover_tests(fio_osd_model_test DISCOVERY_TIMEOUT 60 TEST_PREFIX "fio_osd_model_test."
+                     PROPERTIES LABELS "fio;unit"
+                                ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
+
+set(_fio_sanitize "${PGRING_SANITIZE}")
+string(REPLACE ";" "," _fio_sanitize "${_fio_sanitize}")
+
+add_test(NAME fio_engine_options
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/run_fio_test.sh enghelp
+          $<TARGET_FILE:fio_pgring> ${CMAKE_CXX_COMPILER} "${_fio_sanitize}")
+set_tests_properties(fio_engine_options PROPERTIES LABELS fio TIMEOUT 60 SKIP_RETURN_CODE 77)
+
+add_test(NAME fio_abi_check
+  COMMAND bash ${PROJECT_SOURCE_DIR}/tools/fio_engine/check_fio_abi.sh ${FIO_SOURCE_DIR})
+set_tests_properties(fio_abi_check PROPERTIES LABELS fio TIMEOUT 300 SKIP_RETURN_CODE 77)
+
+foreach(_backend ring rocksdb)
+  add_test(NAME fio_engine_${_backend}
+    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/run_fio_test.sh run ${_backend}
+            $<TARGET_FILE:fio_pgring> $<TARGET_FILE:fio_store_check>
+            ${CMAKE_BINARY_DIR}/test-tmp/fio_engine_${_backend}
+            ${CMAKE_CXX_COMPILER} "${_fio_sanitize}")
+  set_tests_properties(fio_engine_${_backend} PROPERTIES LABELS fio TIMEOUT 300
+                       SKIP_RETURN_CODE 77)
+endforeach()

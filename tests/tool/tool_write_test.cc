@@ -1,0 +1,378 @@
+// The commands that write, end to end: mkfs, trim, rewind, remove-pg,
+// export/import, repair, and layout (which writes only its SVG). Each runs
+// the binary on a real store and checks the result through the library and
+// through fsck --deep; every refusal checks that nothing changed.
+#include <gmock/gmock.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "format/record.h"
+#include "tool_test_util.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+namespace pgring::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::StartsWith;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+}
+
+void ExpectClean(const ToolStore& s) {
+  ToolRun r = s.Run({"fsck", "--deep", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(ProblemKinds(r.json()), IsEmpty());
+}
+
+struct PgContent {
+  std::vector<LogEntry> entries, dups;
+  std::string info;
+  friend bool operator==(const PgContent&, const PgContent&) = default;
+};
+PgContent Content(const ToolStore& s, const PgId& pg) {
+  PgContent c;
+  auto st = s.Open();
+  if (st == nullptr) return c;
+  auto e = st->ReadEntries(pg);
+  auto d = st->ReadDups(pg);
+  EXPECT_TRUE(e.ok()) << e.status();
+  EXPECT_TRUE(d.ok()) << d.status();
+  if (e.ok()) c.entries = *e;
+  if (d.ok()) c.dups = *d;
+  auto i = st->ReadInfo(pg);
+  if (i.ok()) c.info = *i;
+  return c;
+}
+
+// ---------------------------------------------------------------------------
+// mkfs
+
+TEST(ToolMkfsTest, MakesRefusesAndForces) {
+  TempDir dir;
+  const std::string dev = dir.Join("part"), db = dir.Join("db");
+  MakeFile(dev, 4 << 20);
+  ToolRun r = RunTool({"--dev", dev, "--db", db, "mkfs", "--chunk-size", "64K"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Normalize(r.out), "made ring store <UUID>: 4194304 bytes, 63 chunks of 64.0 KiB\n");
+  const std::string uuid = r.out.substr(16, 36);
+  ToolRun fsck = RunTool({"--dev", dev, "--db", db, "fsck", "--deep"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out;
+  // Again without --force: refused, nothing changed.
+  std::string before = ReadFile(dev);
+  ToolRun again = RunTool({"--dev", dev, "--db", db, "mkfs", "--chunk-size", "64K"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_THAT(again.err, HasSubstr("refuses to overwrite it without force"));
+  EXPECT_TRUE(before == ReadFile(dev));
+  // A fresh RocksDB does not help: the label is enough to refuse.
+  again = RunTool({"--dev", dev, "--db", dir.Join("db2"), "mkfs"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_TRUE(before == ReadFile(dev));
+  // --force: a new store, JSON output.
+  ToolRun forced = RunTool({"--dev", dev, "--db", db, "--format", "json", "mkfs", "--force",
+                            "--chunk-size", "128K", "--backend", "rocksdb"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  auto j = forced.json();
+  EXPECT_NE(j["uuid"], uuid);
+  EXPECT_EQ(j["backend"], "rocksdb");
+  EXPECT_EQ(j["chunk_size"], 128 << 10);
+  ToolRun label = RunTool({"--dev", dev, "--db", db, "show-label", "--format", "json"});
+  EXPECT_EQ(label.json()["label"]["backend"], "rocksdb");
+  EXPECT_EQ(label.json()["binding"], "ok");
+}
+
+TEST(ToolMkfsTest, RefusesAMissingDevice) {
+  TempDir dir;
+  ToolRun r = RunTool({"--dev", dir.Join("nope"), "--db", dir.Join("db"), "mkfs"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("does not exist"));
+}
+
+// ---------------------------------------------------------------------------
+// trim, rewind, remove-pg
+
+class ToolSurgeryTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override { store_.Populate(); }
+  ToolStore store_{GetParam()};
+};
+
+TEST_P(ToolSurgeryTest, TrimRewindRemove) {
+  ToolRun t = store_.Run({"trim", "--pg", "1.0", "--to", "1'5", "--yes-i-really-mean-it"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.out, "PG 1.0: trimmed to 1'5: 5 entries dropped; 15 entries (1'6 .. 1'20) left\n");
+  ToolRun w = store_.Run(
+      {"--format", "json", "rewind", "--pg", "1.0", "--to", "1'15", "--yes-i-really-mean-it"});
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  auto j = w.json();
+  EXPECT_EQ(j["operation"], "rewind");
+  EXPECT_EQ(j["before"]["entries"], 15);
+  EXPECT_EQ(j["after"]["entries"], 10);
+  EXPECT_EQ(j["after"]["last_version"], "1'15");
+  PgContent c = Content(store_, PgA());
+  ASSERT_EQ(c.entries.size(), 10u);
+  EXPECT_EQ(c.entries.front().version, (Version{1, 6}));
+  EXPECT_EQ(c.entries.back().version, (Version{1, 15}));
+  ExpectClean(store_);
+  ToolRun rm = store_.Run({"remove-pg", "--pg", "1.1", "--yes-i-really-mean-it"});
+  ASSERT_EQ(rm.exit_code, 0) << rm.err;
+  EXPECT_THAT(rm.out,
+              StartsWith("PG 1.1 removed: 150 entries (2'451 .. 2'600) and 0 dups dropped"));
+  ToolRun l = store_.Run({"list-pgs", "--format", "json"});
+  std::vector<std::string> pgs;
+  const auto lj = l.json();
+  for (const auto& p : lj["pgs"]) pgs.push_back(p["pg"]);
+  EXPECT_THAT(pgs, ElementsAre("1.0", "1.2", "2.1f"));
+  ExpectClean(store_);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ToolSurgeryTest,
+                         ::testing::Values(Backend::kRing, Backend::kRocksDb),
+                         [](const ::testing::TestParamInfo<Backend>& i) {
+                           return i.param == Backend::kRing ? std::string("Ring")
+                                                            : std::string("RocksDb");
+                         });
+
+TEST(ToolSurgeryRingTest, RemovesADamagedPg) {
+  ToolStore s;
+  s.Populate();
+  s.FlipDeviceByte(s.DeviceOffset(PgA(), 214 + 40));
+  ToolRun r = s.Run({"remove-pg", "--pg", "1.0", "--yes-i-really-mean-it"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(it was damaged)"));
+  ExpectClean(s);
+  // The other PGs are intact.
+  EXPECT_EQ(Content(s, PgB()).entries.size(), 150u);
+}
+
+// ---------------------------------------------------------------------------
+// export / import
+
+TEST(ToolTransferTest, RoundTripsBetweenStoresAndBackends) {
+  ToolStore ring;
+  ring.Populate();
+  ToolStore rdb(Backend::kRocksDb);
+  rdb.Populate();
+  const std::string f1 = ring.Join("pg-1.1.export");
+  ToolRun e = ring.Run({"export", "--pg", "1.1", "--file", f1});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_THAT(e.out, StartsWith("exported PG 1.1: 150 entries, 0 dups, info (8 bytes)"));
+  // Into a fresh ring store, as the same PG: reads back the same.
+  ToolStore target;
+  ToolRun i = target.Run({"import", "--file", f1});
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  EXPECT_EQ(i.out, "imported PG 1.1: 150 entries, 0 dups, info (8 bytes)\n");
+  EXPECT_TRUE(Content(target, PgB()) == Content(ring, PgB()));
+  // The trim point came along.
+  ToolRun info = target.Run({"info", "--pg", "1.1", "--format", "json"});
+  EXPECT_EQ(info.json()["entries_trimmed_to"], "2'450");
+  ExpectClean(target);
+  // From the RocksDB backend into the ring store, under another PG id.
+  const std::string f2 = rdb.Join("pg-1.2.export");
+  ASSERT_EQ(rdb.Run({"export", "--pg", "1.2", "--file", f2}).exit_code, 0);
+  ToolRun i2 = target.Run({"import", "--file", f2, "--pg", "5.5"});
+  ASSERT_EQ(i2.exit_code, 0) << i2.err;
+  EXPECT_EQ(i2.out, "imported PG 5.5 (exported as PG 1.2): 9 entries, 1 dup, info (6 bytes)\n");
+  EXPECT_TRUE(Content(target, PgId{5, 5, -1}) == Content(rdb, PgD()));
+  ToolRun dinfo = target.Run({"info", "--pg", "5.5", "--format", "json"});
+  EXPECT_EQ(dinfo.json()["dups_trimmed_to"], "1'5");
+  // From the ring into the RocksDB backend.
+  ToolStore rtarget(Backend::kRocksDb);
+  ASSERT_EQ(rtarget.Run({"import", "--file", f1}).exit_code, 0);
+  EXPECT_TRUE(Content(rtarget, PgB()) == Content(ring, PgB()));
+  ExpectClean(rtarget);
+}
+
+TEST(ToolTransferTest, ImportRefusesBadFilesAndExistingPgs) {
+  ToolStore s;
+  s.Populate();
+  const std::string f = s.Join("a.export");
+  ASSERT_EQ(s.Run({"export", "--pg", "1.0", "--file", f}).exit_code, 0);
+  const std::string good = ReadFile(f);
+  ToolStore target;
+  target.Populate();
+  auto refused = [&](const std::string& file, int code, const std::string& msg) {
+    const std::string dev = target.DeviceBytes();
+    const auto db = target.DbContents();
+    ToolRun r = target.Run({"import", "--file", file, "--pg", "9.9"});
+    EXPECT_EQ(r.exit_code, code) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(msg));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(dev == target.DeviceBytes());
+    EXPECT_EQ(db, target.DbContents());
+  };
+  // Existing PG.
+  {
+    const std::string dev = target.DeviceBytes();
+    ToolRun r = target.Run({"import", "--file", f});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr("PG 1.0 already exists"));
+    EXPECT_TRUE(dev == target.DeviceBytes());
+  }
+  refused(s.Join("missing.export"), 2, "cannot read");
+  const std::string bad = s.Join("bad.export");
+  WriteFile(bad, "");
+  refused(bad, 1, "not a pgring export file");
+  WriteFile(bad, std::string(1000, 'z'));
+  refused(bad, 1, "not a pgring export file");
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 1;
+  WriteFile(bad, flipped);
+  refused(bad, 1, "CRC mismatch");
+  WriteFile(bad, good.substr(0, good.size() - 3));
+  refused(bad, 1, "truncated");
+  WriteFile(bad, good + "x");
+  refused(bad, 1, "bytes after the end section");
+  // A newer format version (with a valid header CRC) is refused by name.
+  std::string newer = good;
+  EncodeFixed32(newer.data() + 8, 2);
+  EncodeFixed32(newer.data() + 16, crc32c::Mask(crc32c::Value(newer.data(), 16)));
+  WriteFile(bad, newer);
+  refused(bad, 1, "export file format version 2");
+}
+
+TEST(ToolTransferTest, ExportRefusesADamagedLog) {
+  ToolStore s;
+  s.Populate();
+  s.FlipDeviceByte(s.DeviceOffset(PgA(), 214 + 40));
+  const std::string f = s.Join("a.export");
+  ToolRun r = s.Run({"export", "--pg", "1.0", "--file", f});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("damaged; export refuses it: PG 1.0: chunk"));
+  EXPECT_FALSE(std::filesystem::exists(f));
+  EXPECT_FALSE(std::filesystem::exists(f + ".tmp"));
+}
+
+// ---------------------------------------------------------------------------
+// repair
+
+class ToolRepairTest : public ::testing::Test {
+ protected:
+  void SetUp() override { s_.Populate(); }
+  ToolStore s_;
+};
+
+TEST_F(ToolRepairTest, NothingToDoTouchesNothing) {
+  const auto files = s_.Files();
+  const std::string dev = s_.DeviceBytes();
+  ToolRun r = s_.Run({"repair"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "result: 0 fixed, 0 refused (nothing to do)\n");
+  EXPECT_EQ(files, s_.Files());
+  EXPECT_TRUE(dev == s_.DeviceBytes());
+}
+
+TEST_F(ToolRepairTest, RewritesADamagedLabel) {
+  s_.FlipDeviceByte(20);  // in the UUID
+  ToolRun dry = s_.Run({"repair", "--dry-run"});
+  EXPECT_EQ(dry.exit_code, 0);
+  EXPECT_THAT(dry.out, HasSubstr("would fix: partition offset 0: label-damaged"));
+  EXPECT_EQ(s_.Run({"show-label"}).exit_code, 1) << "the dry run changed nothing";
+  ToolRun r = s_.Run({"repair"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("did: write the label again from pgring.meta"));
+  EXPECT_EQ(s_.Run({"show-label"}).exit_code, 0);
+  ExpectClean(s_);
+  EXPECT_EQ(Content(s_, PgA()).entries.size(), 20u);
+}
+
+TEST_F(ToolRepairTest, GivesBackChunksPastTheTail) {
+  PgChunkList a = s_.Chunks(PgA());
+  a.chunks.push_back(30);
+  s_.SetChunks(PgA(), a);
+  ToolRun r = s_.Run({"repair", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  auto j = r.json();
+  ASSERT_EQ(j["fixed"].size(), 1u);
+  EXPECT_EQ(j["fixed"][0]["kind"], "chunk-beyond-tail");
+  EXPECT_TRUE(j["clean"].get<bool>());
+  EXPECT_EQ(s_.Chunks(PgA()).chunks.size(), 1u);
+  ExpectClean(s_);
+}
+
+TEST_F(ToolRepairTest, ZeroesUncommittedBytesPastTheTail) {
+  const PgPointer p = s_.Pointer(PgA());
+  const uint64_t off = s_.DeviceOffset(PgA(), p.tail);
+  s_.WriteDevice(off, "garbage of a lost transaction");
+  ToolRun r = s_.Run({"repair"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("did: zero the uncommitted bytes past the tail"));
+  EXPECT_EQ(s_.ReadDevice(off, 29), std::string(29, '\0'));
+  ToolRun f = s_.Run({"fsck", "--deep", "--format", "json"});
+  EXPECT_THAT(NoteKinds(f.json()), IsEmpty());
+  EXPECT_EQ(Content(s_, PgA()).entries.size(), 20u);
+  // The store keeps working after the repair.
+  auto st = s_.Open();
+  Transaction t;
+  t.AppendEntry(PgA(), {1, 21}, "after repair");
+  ASSERT_TRUE(st->Commit(std::move(t)).ok());
+}
+
+TEST_F(ToolRepairTest, RefusesDamageInsideTheCommittedRange) {
+  s_.FlipDeviceByte(s_.DeviceOffset(PgA(), 214 + 40));
+  PgChunkList d = s_.Chunks(PgD());
+  d.chunks[0] = s_.Chunks(PgB()).chunks[0];
+  s_.SetChunks(PgD(), d);
+  const std::string dev = s_.DeviceBytes();
+  const auto db = s_.DbContents();
+  ToolRun r = s_.Run({"repair"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("refused: PG 1.0: chunk"));
+  EXPECT_THAT(r.out, HasSubstr("why: damage inside the committed range"));
+  EXPECT_THAT(r.out, HasSubstr("refused: PG 1.2: chunk 2: chunk-owned-twice"));
+  EXPECT_THAT(r.out, HasSubstr("why: a chunk claimed twice"));
+  EXPECT_TRUE(dev == s_.DeviceBytes());
+  EXPECT_EQ(db, s_.DbContents());
+}
+
+TEST_F(ToolRepairTest, FixesWhatItCanAndRefusesTheRest) {
+  s_.FlipDeviceByte(20);                                // label: fixable
+  s_.FlipDeviceByte(s_.DeviceOffset(PgA(), 214 + 40));  // PG 1.0 record: refused
+  PgChunkList a = s_.Chunks(PgA());                     // PG 1.0 extra chunk: not touched
+  a.chunks.push_back(30);
+  s_.SetChunks(PgA(), a);
+  PgChunkList b = s_.Chunks(PgB());  // PG 1.1 extra chunk: fixed
+  b.chunks.push_back(29);
+  s_.SetChunks(PgB(), b);
+  ToolRun r = s_.Run({"repair"});
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectGolden("repair_mixed.txt", Normalize(r.out));
+  ToolRun f = s_.Run({"fsck", "--deep", "--format", "json"});
+  EXPECT_THAT(ProblemKinds(f.json()), ElementsAre("chunk-beyond-tail@1.0", "record-crc@1.0"));
+}
+
+// ---------------------------------------------------------------------------
+// layout
+
+TEST(ToolLayoutTest, DrawsTheRingStore) {
+  ToolStore s;
+  s.Populate();
+  const std::string svg = s.Join("layout.svg");
+  ToolRun r = s.Run({"layout", "--out", svg});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("31 chunks (1 per cell), 4 PGs"));
+  const std::string text = ReadFile(svg);
+  EXPECT_THAT(text, StartsWith("<?xml"));
+  EXPECT_THAT(text, HasSubstr("PG 1.1: 2 chunks"));
+  ExpectGolden("layout.svg", Normalize(text));
+  // The RocksDB backend has nothing on the partition to draw.
+  ToolStore r2(Backend::kRocksDb);
+  ToolRun no = r2.Run({"layout", "--out", r2.Join("x.svg")});
+  EXPECT_EQ(no.exit_code, 1);
+  EXPECT_THAT(no.err, HasSubstr("RocksDB backend keeps no logs on the partition"));
+}
+
+}  // namespace
+}  // namespace pgring::testing

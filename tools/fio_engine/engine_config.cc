@@ -1,0 +1,77 @@
+#include "engine_config.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace pgring::fio {
+
+const char* BackendName(Backend b) {
+  return b == Backend::kRing ? "ring" : "rocksdb";
+}
+
+const char* DurabilityName(DurabilityMode m) {
+  switch (m) {
+    case DurabilityMode::kSyncEach: return "sync";
+    case DurabilityMode::kGroupCommit: return "group";
+    case DurabilityMode::kUnsynced: return "unsynced";
+  }
+  return "?";
+}
+
+const char* TailPolicyName(TailBlockPolicy p) {
+  return p == TailBlockPolicy::kRewriteTailBlock ? "rewrite" : "never";
+}
+
+const char* IoEngineName(IoEngine e) {
+  return e == IoEngine::kIoUring ? "io_uring" : "psync";
+}
+
+uint64_t EngineConfig::TargetLogEntries() const {
+  if (pgs == 0 || osd_target_pg_log_entries_per_osd == 0) return osd_min_pg_log_entries;
+  return std::clamp<uint64_t>(osd_target_pg_log_entries_per_osd / pgs, osd_min_pg_log_entries,
+                              osd_max_pg_log_entries);
+}
+
+absl::Status EngineConfig::Validate() const {
+  auto bad = [](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat("pgring engine: ", what));
+  };
+  if (log_dev.empty()) return bad("pgring_log_dev is required (the log partition: a file or block device)");
+  if (pgs == 0) return bad("pgring_pgs must be at least 1");
+  if (object_size == 0) return bad("pgring_object_size must not be 0");
+  if (entry_min == 0 || entry_min > entry_max) {
+    return bad(absl::StrFormat("pgring_entry_min (%u) must be between 1 and pgring_entry_max (%u)",
+                               entry_min, entry_max));
+  }
+  // Each payload starts with a 16-byte header (tag, PG, version) so that a
+  // misplaced payload is recognised by the log check.
+  if (entry_min < 16 || fastinfo_size < 16 || info_size < 16 || (onode_size != 0 && onode_size < 16)) {
+    return bad("pgring_entry_min, pgring_fastinfo_size, pgring_info_size and pgring_onode_size "
+               "must be at least 16 bytes (pgring_onode_size may be 0: no onode)");
+  }
+  if (osd_min_pg_log_entries > osd_max_pg_log_entries) {
+    return bad(absl::StrFormat("osd_min_pg_log_entries (%u) exceeds osd_max_pg_log_entries (%u)",
+                               osd_min_pg_log_entries, osd_max_pg_log_entries));
+  }
+  if (osd_pg_log_trim_max == 0) return bad("osd_pg_log_trim_max must be at least 1");
+  return absl::OkStatus();
+}
+
+std::string EngineConfig::StoreSignature() const {
+  return absl::StrCat(
+      "backend=", BackendName(backend), " db=", EffectiveDbPath(), " mkfs=", mkfs,
+      " chunk_size=", chunk_size, " durability=", DurabilityName(durability),
+      " tail_policy=", TailPolicyName(tail_policy), " io_engine=", IoEngineName(io_engine),
+      " pgs=", pgs, " object_size=", object_size, " onode_size=", onode_size,
+      " entry=", entry_min, "-", entry_max, " fastinfo_size=", fastinfo_size,
+      " info_size=", info_size, " full_info_every=", full_info_every, " prefill=", prefill,
+      " osd_min_pg_log_entries=", osd_min_pg_log_entries,
+      " osd_max_pg_log_entries=", osd_max_pg_log_entries,
+      " osd_target_pg_log_entries_per_osd=", osd_target_pg_log_entries_per_osd,
+      " osd_pg_log_dups_tracked=", osd_pg_log_dups_tracked,
+      " osd_pg_log_trim_min=", osd_pg_log_trim_min, " osd_pg_log_trim_max=", osd_pg_log_trim_max);
+}
+
+}  // namespace pgring::fio

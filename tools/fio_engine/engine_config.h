@@ -1,0 +1,76 @@
+// engine_config.h — the settings of the pgring fio engine, as plain C++
+// values. fio_pgring.cc fills one from fio's option parser (the pgring_* and
+// osd_* job options); everything else in tools/fio_engine/ only sees this.
+#ifndef PGRING_TOOLS_FIO_ENGINE_ENGINE_CONFIG_H_
+#define PGRING_TOOLS_FIO_ENGINE_ENGINE_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "pgring/options.h"
+
+namespace pgring::fio {
+
+struct EngineConfig {
+  // --- the store -----------------------------------------------------------
+  Backend backend = Backend::kRing;      // pgring_backend (used at mkfs)
+  std::string log_dev;                   // pgring_log_dev: the log partition
+  std::string db_path;                   // pgring_db; empty: "<log_dev>.db"
+  bool mkfs = false;                     // pgring_mkfs: new RocksDB + mkfs (force) first
+  uint32_t chunk_size = 1 << 20;         // pgring_chunk_size (mkfs only)
+  DurabilityMode durability = DurabilityMode::kGroupCommit;           // pgring_durability
+  TailBlockPolicy tail_policy = TailBlockPolicy::kRewriteTailBlock;   // pgring_tail_policy
+  IoEngine io_engine = IoEngine::kIoUring;  // pgring_io_engine (log partition and data file)
+
+  // --- the OSD being modelled --------------------------------------------
+  uint32_t pgs = 128;                    // pgring_pgs
+  uint64_t object_size = 4 << 20;        // pgring_object_size
+  uint32_t onode_size = 400;             // pgring_onode_size; 0 = no onode key
+  uint32_t entry_min = 170;              // pgring_entry_min
+  uint32_t entry_max = 260;              // pgring_entry_max
+  uint32_t fastinfo_size = 190;          // pgring_fastinfo_size
+  uint32_t info_size = 920;              // pgring_info_size
+  // The full info on every Nth write of a PG, besides every write that trims
+  // (which always carries it); 0 = only the trimming writes.
+  uint32_t full_info_every = 0;          // pgring_full_info_every
+  bool prefill = true;                   // pgring_prefill: new PGs start full
+
+  // Ceph's PG log settings, with Ceph's names and defaults.
+  uint32_t osd_min_pg_log_entries = 250;
+  uint32_t osd_max_pg_log_entries = 10000;
+  uint32_t osd_target_pg_log_entries_per_osd = 300000;
+  uint32_t osd_pg_log_dups_tracked = 3000;
+  uint32_t osd_pg_log_trim_min = 100;
+  uint32_t osd_pg_log_trim_max = 10000;
+
+  // --- reporting -----------------------------------------------------------
+  std::string stats_file;                // pgring_stats: JSON report at the end
+  bool verify_log = false;               // pgring_verify_log: reopen and check
+
+  // The RocksDB directory actually used.
+  std::string EffectiveDbPath() const {
+    return db_path.empty() ? log_dev + ".db" : db_path;
+  }
+
+  // Entries a PG's log keeps after a trim: Ceph's
+  // OSDService::get_target_pg_log_entries(), the per-OSD budget spread over
+  // the PGs and clamped to [osd_min_pg_log_entries, osd_max_pg_log_entries].
+  uint64_t TargetLogEntries() const;
+
+  // kInvalidArgument naming the option for an impossible setting.
+  absl::Status Validate() const;
+
+  // Every setting that must be equal for jobs sharing one store, as text;
+  // a job whose StoreSignature() differs from the opener's is refused.
+  std::string StoreSignature() const;
+};
+
+const char* BackendName(Backend b);
+const char* DurabilityName(DurabilityMode m);
+const char* TailPolicyName(TailBlockPolicy p);
+const char* IoEngineName(IoEngine e);
+
+}  // namespace pgring::fio
+
+#endif  // PGRING_TOOLS_FIO_ENGINE_ENGINE_CONFIG_H_

@@ -1,0 +1,424 @@
+// fio_pgring.cc — the fio-facing side of the pgring engine: the option table
+// and the ioengine_ops hooks, each a thin wrapper over EngineJob
+// (engine_job.h). Built as libfio_pgring.so against the headers of the Debian
+// fio source package that matches the installed fio (cmake/FioSource.cmake),
+// and loaded with
+//
+//   ioengine=external:/path/to/libfio_pgring.so
+//
+// The pgring_* and osd_* options must come after that line in a job file (fio
+// learns them when it loads the engine); `fio --enghelp=external:/path/...`
+// lists them. Sample jobs: fio-jobs/ring-randwrite.fio and friends.
+//
+// Each fio write is one OSD write: the data goes to fio's file at the io_u's
+// offset, the metadata (onode, PG log entry, info, trims) to the pgring store
+// on pgring_log_dev, committed together; fio sees the write complete when it
+// is committed (durable unless pgring_durability=unsynced). See osd_model.h
+// for what goes into each transaction and shared_store.h for how jobs share
+// the store (thread=1 is required when several jobs use one store).
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "engine_config.h"
+#include "engine_job.h"
+
+// fio's headers (C, usable from C++; file.h declares the generic_* helpers
+// extern "C"). Functions declared without extern "C" in fio's headers — most
+// of them, td_verror and log_err included — must not be called from here: the
+// names would be C++-mangled and not found in the fio binary.
+#include "fio.h"
+#include "optgroup.h"
+
+namespace {
+
+using pgring::fio::DataFile;
+using pgring::fio::EngineConfig;
+using pgring::fio::EngineJob;
+
+// The option values, as fio's parser stores them (td->eo). fio requires that
+// no option live at offset 0, hence the padding pointer.
+struct PgringOptions {
+  void* pad;
+  unsigned int backend;            // FIO_OPT_STR stores an int
+  char* log_dev;                   // FIO_OPT_STR_STORE: strdup'ed by fio
+  char* db;
+  int mkfs;                        // FIO_OPT_BOOL
+  unsigned long long chunk_size;   // FIO_OPT_STR_VAL: a long long
+  unsigned int pgs;                // FIO_OPT_INT
+  unsigned long long object_size;
+  unsigned int onode_size;
+  unsigned int entry_min;
+  unsigned int entry_max;
+  unsigned int fastinfo_size;
+  unsigned int info_size;
+  unsigned int full_info_every;
+  int prefill;
+  unsigned int osd_min_pg_log_entries;
+  unsigned int osd_max_pg_log_entries;
+  unsigned int osd_target_pg_log_entries_per_osd;
+  unsigned int osd_pg_log_dups_tracked;
+  unsigned int osd_pg_log_trim_min;
+  unsigned int osd_pg_log_trim_max;
+  unsigned int durability;
+  unsigned int tail_policy;
+  unsigned int io_engine;
+  char* stats;
+  int verify_log;
+};
+
+// fio has no option group for external engines; skeleton_external.c uses
+// FIO_OPT_G_INVALID, which only matters to fio's GUI.
+constexpr uint64_t kCategory = FIO_OPT_C_ENGINE;
+constexpr uint64_t kGroup = FIO_OPT_G_INVALID;
+
+#define PGRING_OFF(field) static_cast<unsigned int>(offsetof(PgringOptions, field))
+
+// An integer option with a minimum.
+constexpr fio_option IntOption(const char* name, const char* lname, unsigned int off, int minval,
+                               const char* help, const char* def) {
+  return fio_option{.name = name, .lname = lname, .type = FIO_OPT_INT, .off1 = off,
+                    .minval = minval, .help = help, .def = def, .category = kCategory,
+                    .group = kGroup};
+}
+
+fio_option g_options[] = {
+    {.name = "pgring_backend",
+     .lname = "pgring backend",
+     .type = FIO_OPT_STR,
+     .off1 = PGRING_OFF(backend),
+     .help = "Backend made by pgring_mkfs=1 (an existing store keeps its own)",
+     .def = "ring",
+     .posval = {{.ival = "ring", .oval = static_cast<unsigned long long>(pgring::Backend::kRing),
+                 .help = "per-PG ring logs on the log partition, pointers in RocksDB"},
+                {.ival = "rocksdb",
+                 .oval = static_cast<unsigned long long>(pgring::Backend::kRocksDb),
+                 .help = "the PG log in RocksDB, a key per entry, as BlueStore keeps it"}},
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_log_dev",
+     .lname = "pgring log partition",
+     .type = FIO_OPT_STR_STORE,
+     .off1 = PGRING_OFF(log_dev),
+     .help = "The log partition (a preallocated file or a block device); required",
+     .def = "",
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_db",
+     .lname = "pgring RocksDB directory",
+     .type = FIO_OPT_STR_STORE,
+     .off1 = PGRING_OFF(db),
+     .help = "The store's RocksDB directory (empty: <pgring_log_dev>.db)",
+     .def = "",
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_mkfs",
+     .lname = "pgring mkfs",
+     .type = FIO_OPT_BOOL,
+     .off1 = PGRING_OFF(mkfs),
+     .help = "Make a new store before the run, once per process (force: erases the old store and its RocksDB)",
+     .def = "0",
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_chunk_size",
+     .lname = "pgring chunk size",
+     .type = FIO_OPT_STR_VAL,
+     .off1 = PGRING_OFF(chunk_size),
+     .help = "Chunk size of the partition, at mkfs (power of two, 64k..256m)",
+     .def = "1M",
+     .category = kCategory,
+     .group = kGroup},
+    IntOption("pgring_pgs", "pgring PGs", PGRING_OFF(pgs), 1,
+              "Placement groups of the modelled OSD (pool 1, PGs 1.0 ..)", "128"),
+    {.name = "pgring_object_size",
+     .lname = "pgring object size",
+     .type = FIO_OPT_STR_VAL,
+     .off1 = PGRING_OFF(object_size),
+     .help = "Object size: a write at offset o touches object o / object_size",
+     .def = "4M",
+     .category = kCategory,
+     .group = kGroup},
+    IntOption("pgring_onode_size", "pgring onode size", PGRING_OFF(onode_size), 0,
+              "Bytes of the onode key (onode.<object>) put in the same RocksDB batch per write "
+              "(0: none)",
+              "400"),
+    IntOption("pgring_entry_min", "pgring entry min", PGRING_OFF(entry_min), 16,
+              "Smallest PG log entry (Ceph's pg_log_entry_t encodes to 170..260 bytes)", "170"),
+    IntOption("pgring_entry_max", "pgring entry max", PGRING_OFF(entry_max), 16,
+              "Largest PG log entry; each entry's size is drawn from [entry_min, entry_max]", "260"),
+    IntOption("pgring_fastinfo_size", "pgring fastinfo size", PGRING_OFF(fastinfo_size), 16,
+              "Bytes of the PG info written by a write that does not trim (Ceph's _fastinfo)",
+              "190"),
+    IntOption("pgring_info_size", "pgring info size", PGRING_OFF(info_size), 16,
+              "Bytes of the full PG info (pg_info_t), written by every write that trims the log",
+              "920"),
+    IntOption("pgring_full_info_every", "pgring full info every", PGRING_OFF(full_info_every), 0,
+              "Also write the full info on every Nth write of a PG (0: only with trims, as Ceph)",
+              "0"),
+    {.name = "pgring_prefill",
+     .lname = "pgring prefill",
+     .type = FIO_OPT_BOOL,
+     .off1 = PGRING_OFF(prefill),
+     .help = "Fill each newly created PG with a steady-state log (target entries + dups) first",
+     .def = "1",
+     .category = kCategory,
+     .group = kGroup},
+    IntOption("osd_min_pg_log_entries", "Ceph osd_min_pg_log_entries",
+              PGRING_OFF(osd_min_pg_log_entries), 0,
+              "Ceph: lower bound of the per-PG log length kept after a trim", "250"),
+    IntOption("osd_max_pg_log_entries", "Ceph osd_max_pg_log_entries",
+              PGRING_OFF(osd_max_pg_log_entries), 0,
+              "Ceph: upper bound of the per-PG log length kept after a trim", "10000"),
+    IntOption("osd_target_pg_log_entries_per_osd", "Ceph osd_target_pg_log_entries_per_osd",
+              PGRING_OFF(osd_target_pg_log_entries_per_osd), 0,
+              "Ceph: log entries per OSD, spread over its PGs (target = this / pgs, clamped)",
+              "300000"),
+    IntOption("osd_pg_log_dups_tracked", "Ceph osd_pg_log_dups_tracked",
+              PGRING_OFF(osd_pg_log_dups_tracked), 0,
+              "Ceph: trimmed entries within this many versions of the head are kept as dups",
+              "3000"),
+    IntOption("osd_pg_log_trim_min", "Ceph osd_pg_log_trim_min", PGRING_OFF(osd_pg_log_trim_min),
+              0, "Ceph: trim only when at least this many entries can go", "100"),
+    IntOption("osd_pg_log_trim_max", "Ceph osd_pg_log_trim_max", PGRING_OFF(osd_pg_log_trim_max),
+              1, "Ceph: trim at most this many entries at once", "10000"),
+    {.name = "pgring_durability",
+     .lname = "pgring durability",
+     .type = FIO_OPT_STR,
+     .off1 = PGRING_OFF(durability),
+     .help = "When a write completes",
+     .def = "group",
+     .posval = {{.ival = "sync",
+                 .oval = static_cast<unsigned long long>(pgring::DurabilityMode::kSyncEach),
+                 .help = "durable; one flush + synced RocksDB write per transaction"},
+                {.ival = "group",
+                 .oval = static_cast<unsigned long long>(pgring::DurabilityMode::kGroupCommit),
+                 .help = "durable; concurrent transactions share flushes (group commit)"},
+                {.ival = "unsynced",
+                 .oval = static_cast<unsigned long long>(pgring::DurabilityMode::kUnsynced),
+                 .help = "when written; committed in the background (data file not flushed)"}},
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_tail_policy",
+     .lname = "pgring tail block policy",
+     .type = FIO_OPT_STR,
+     .off1 = PGRING_OFF(tail_policy),
+     .help = "How the ring treats the block holding a PG's tail",
+     .def = "rewrite",
+     .posval = {{.ival = "rewrite",
+                 .oval = static_cast<unsigned long long>(pgring::TailBlockPolicy::kRewriteTailBlock),
+                 .help = "pack records; rewrite the tail block (atomic block writes)"},
+                {.ival = "never",
+                 .oval = static_cast<unsigned long long>(pgring::TailBlockPolicy::kNeverRewrite),
+                 .help = "never rewrite a block holding committed records (pads)"}},
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_io_engine",
+     .lname = "pgring I/O engine",
+     .type = FIO_OPT_STR,
+     .off1 = PGRING_OFF(io_engine),
+     .help = "How the log partition and the data file are written",
+     .def = "io_uring",
+     .posval = {{.ival = "io_uring",
+                 .oval = static_cast<unsigned long long>(pgring::IoEngine::kIoUring),
+                 .help = "liburing (falls back to psync where io_uring is refused)"},
+                {.ival = "psync",
+                 .oval = static_cast<unsigned long long>(pgring::IoEngine::kPsync),
+                 .help = "pwrite on a small thread pool"}},
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_stats",
+     .lname = "pgring stats file",
+     .type = FIO_OPT_STR_STORE,
+     .off1 = PGRING_OFF(stats),
+     .help = "Write a JSON report (latency, RocksDB and device bytes, per-PG sizes) here at the end",
+     .def = "",
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_verify_log",
+     .lname = "pgring verify log",
+     .type = FIO_OPT_BOOL,
+     .off1 = PGRING_OFF(verify_log),
+     .help = "At the end, reopen the store and check every PG's log, dups and info byte for byte",
+     .def = "0",
+     .category = kCategory,
+     .group = kGroup},
+    {.name = nullptr},
+};
+
+#undef PGRING_OFF
+
+EngineConfig ConfigFrom(const PgringOptions& o) {
+  EngineConfig c;
+  c.backend = static_cast<pgring::Backend>(o.backend);
+  c.log_dev = o.log_dev != nullptr ? o.log_dev : "";
+  c.db_path = o.db != nullptr ? o.db : "";
+  c.mkfs = o.mkfs != 0;
+  c.chunk_size = static_cast<uint32_t>(o.chunk_size);
+  c.pgs = o.pgs;
+  c.object_size = o.object_size;
+  c.onode_size = o.onode_size;
+  c.entry_min = o.entry_min;
+  c.entry_max = o.entry_max;
+  c.fastinfo_size = o.fastinfo_size;
+  c.info_size = o.info_size;
+  c.full_info_every = o.full_info_every;
+  c.prefill = o.prefill != 0;
+  c.osd_min_pg_log_entries = o.osd_min_pg_log_entries;
+  c.osd_max_pg_log_entries = o.osd_max_pg_log_entries;
+  c.osd_target_pg_log_entries_per_osd = o.osd_target_pg_log_entries_per_osd;
+  c.osd_pg_log_dups_tracked = o.osd_pg_log_dups_tracked;
+  c.osd_pg_log_trim_min = o.osd_pg_log_trim_min;
+  c.osd_pg_log_trim_max = o.osd_pg_log_trim_max;
+  c.durability = static_cast<pgring::DurabilityMode>(o.durability);
+  c.tail_policy = static_cast<pgring::TailBlockPolicy>(o.tail_policy);
+  c.io_engine = static_cast<pgring::IoEngine>(o.io_engine);
+  c.stats_file = o.stats != nullptr ? o.stats : "";
+  c.verify_log = o.verify_log != 0;
+  return c;
+}
+
+EngineJob* JobOf(thread_data* td) { return static_cast<EngineJob*>(td->io_ops_data); }
+DataFile* FileOf(fio_file* f) { return static_cast<DataFile*>(FILE_ENG_DATA(f)); }
+
+// Reports an error the way td_verror() would (which we cannot call: see the
+// include comment): fio prints td->verror and exits non-zero.
+void SetJobError(thread_data* td, int err, const std::string& msg) {
+  std::fprintf(stderr, "fio: pgring: %s: %s\n", td->o.name != nullptr ? td->o.name : "job", msg.c_str());
+  if (td->error == 0) {
+    td->error = err;
+    std::snprintf(td->verror, sizeof(td->verror), "pgring: %s", msg.c_str());
+  }
+}
+
+int fio_pgring_init(thread_data* td) {
+  try {
+    if (td->o.numjobs > 1 && !td->o.use_thread) {
+      SetJobError(td, EINVAL,
+                  "numjobs>1 needs thread=1: the jobs share one pgring store, which one process "
+                  "opens (a partition is locked by its opener)");
+      return 1;
+    }
+    const EngineConfig config = ConfigFrom(*static_cast<const PgringOptions*>(td->eo));
+    auto job = EngineJob::Create(config, td->o.iodepth);
+    if (!job.ok()) {
+      SetJobError(td, pgring::fio::ErrnoOf(job.status()), std::string(job.status().message()));
+      return 1;
+    }
+    td->io_ops_data = job->release();
+    return 0;
+  } catch (const std::exception& e) {
+    SetJobError(td, ENOMEM, e.what());
+    return 1;
+  }
+}
+
+void fio_pgring_cleanup(thread_data* td) {
+  EngineJob* job = JobOf(td);
+  if (job == nullptr) return;
+  td->io_ops_data = nullptr;
+  absl::Status s = job->Close();
+  delete job;
+  if (!s.ok()) SetJobError(td, pgring::fio::ErrnoOf(s), std::string(s.message()));
+}
+
+int fio_pgring_open_file(thread_data* td, fio_file* f) {
+  // fio keeps its own descriptor (for its generic file handling); the I/O
+  // goes through pgring's BlockDevice.
+  int ret = generic_open_file(td, f);
+  if (ret != 0) return ret;
+  auto file = JobOf(td)->OpenFile(f->file_name);
+  if (!file.ok()) {
+    SetJobError(td, pgring::fio::ErrnoOf(file.status()), std::string(file.status().message()));
+    int closed = generic_close_file(td, f);
+    (void)closed;
+    return pgring::fio::ErrnoOf(file.status());
+  }
+  FILE_SET_ENG_DATA(f, *file);
+  return 0;
+}
+
+int fio_pgring_close_file(thread_data* td, fio_file* f) {
+  if (DataFile* df = FileOf(f); df != nullptr && JobOf(td) != nullptr) {
+    JobOf(td)->CloseFile(df);
+  }
+  FILE_SET_ENG_DATA(f, nullptr);
+  return generic_close_file(td, f);
+}
+
+fio_q_status fio_pgring_queue(thread_data* td, io_u* u) {
+  fio_ro_check(td, u);
+  EngineJob* job = JobOf(td);
+  DataFile* file = FileOf(u->file);
+  absl::Status s;
+  try {
+    switch (u->ddir) {
+      case DDIR_WRITE:
+        s = job->QueueWrite(u, file, u->offset, static_cast<const char*>(u->xfer_buf), u->xfer_buflen);
+        if (s.ok()) return FIO_Q_QUEUED;
+        break;
+      case DDIR_READ:
+        s = job->Read(file, u->offset, static_cast<char*>(u->xfer_buf), u->xfer_buflen);
+        break;
+      case DDIR_SYNC:
+      case DDIR_DATASYNC:
+      case DDIR_SYNC_FILE_RANGE:
+        s = job->Sync(file);
+        break;
+      case DDIR_TRIM:
+        job->NoteTrim();  // the modelled OSD has nothing to trim
+        break;
+      default:
+        s = absl::InvalidArgumentError("unsupported I/O direction");
+        break;
+    }
+  } catch (const std::exception& e) {
+    s = absl::ResourceExhaustedError(e.what());
+  }
+  if (!s.ok()) {
+    u->error = pgring::fio::ErrnoOf(s);
+    std::fprintf(stderr, "fio: pgring: %s at offset %llu: %s\n",
+                 u->ddir == DDIR_WRITE ? "write" : u->ddir == DDIR_READ ? "read" : "sync",
+                 static_cast<unsigned long long>(u->offset), std::string(s.message()).c_str());
+  }
+  return FIO_Q_COMPLETED;
+}
+
+int fio_pgring_getevents(thread_data* td, unsigned int min, unsigned int max, const timespec* t) {
+  return JobOf(td)->Reap(min, max, t);
+}
+
+io_u* fio_pgring_event(thread_data* td, int event) {
+  const EngineJob::Completion& c = JobOf(td)->event(event);
+  io_u* u = static_cast<io_u*>(c.token);
+  u->error = static_cast<unsigned int>(c.error);
+  return u;
+}
+
+ioengine_ops g_ioengine = {
+    .name = "pgring",
+    .version = FIO_IOOPS_VERSION,
+    // FIO_MEMALIGN: page-aligned I/O buffers, which O_DIRECT reads need.
+    .flags = FIO_MEMALIGN,
+    .init = fio_pgring_init,
+    .queue = fio_pgring_queue,
+    .getevents = fio_pgring_getevents,
+    .event = fio_pgring_event,
+    .cleanup = fio_pgring_cleanup,
+    .open_file = fio_pgring_open_file,
+    .close_file = fio_pgring_close_file,
+    // Without it fio assumes size 0 and lays every existing file out anew.
+    .get_file_size = generic_get_file_size,
+    .option_struct_size = sizeof(PgringOptions),
+    .options = g_options,
+};
+
+}  // namespace
+
+// The entry point fio looks up (dlsym) in an external engine.
+extern "C" __attribute__((visibility("default"))) void get_ioengine(ioengine_ops** ops) {
+  *ops = &g_ioengine;
+}

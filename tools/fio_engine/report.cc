@@ -1,0 +1,233 @@
+#include "report.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace pgring::fio {
+namespace {
+
+using nlohmann::json;
+
+json StoreStatsJson(const StoreStats& s) {
+  return json{{"pgs", s.pgs},
+              {"total_chunks", s.total_chunks},
+              {"free_chunks", s.free_chunks},
+              {"chunk_size", s.chunk_size},
+              {"live_entries", s.live_entries},
+              {"live_dups", s.live_dups},
+              {"transactions_committed", s.transactions_committed},
+              {"commit_groups", s.commit_groups},
+              {"record_bytes_appended", s.record_bytes_appended},
+              {"payload_bytes_appended", s.payload_bytes_appended},
+              {"device_bytes_written", s.device_bytes_written},
+              {"device_flushes", s.device_flushes},
+              {"mapping_table_bytes", s.mapping_table_bytes}};
+}
+
+// The cumulative counters of `end` minus those of `start`.
+json StoreRunJson(const StoreStats& start, const StoreStats& end) {
+  auto d = [](uint64_t a, uint64_t b) { return b >= a ? b - a : 0; };
+  const uint64_t payload = d(start.payload_bytes_appended, end.payload_bytes_appended);
+  const uint64_t record = d(start.record_bytes_appended, end.record_bytes_appended);
+  const uint64_t device = d(start.device_bytes_written, end.device_bytes_written);
+  json j{{"transactions_committed", d(start.transactions_committed, end.transactions_committed)},
+         {"commit_groups", d(start.commit_groups, end.commit_groups)},
+         {"record_bytes_appended", record},
+         {"payload_bytes_appended", payload},
+         {"device_bytes_written", device},
+         {"device_flushes", d(start.device_flushes, end.device_flushes)}};
+  if (payload > 0) {
+    j["record_bytes_per_payload_byte"] = static_cast<double>(record) / payload;
+    j["device_bytes_per_payload_byte"] = static_cast<double>(device) / payload;
+  }
+  return j;
+}
+
+json RocksDbJson(const IoSnapshot& start, const IoSnapshot& end, uint64_t writes) {
+  json bytes = json::object(), files = json::object();
+  uint64_t total = 0;
+  for (int k = 0; k < RocksDbIoCounter::kKinds; ++k) {
+    const uint64_t b = end.rocksdb_bytes[k] - start.rocksdb_bytes[k];
+    bytes[RocksDbIoCounter::KindName(k)] = b;
+    files[RocksDbIoCounter::KindName(k)] = end.rocksdb_files[k] - start.rocksdb_files[k];
+    total += b;
+  }
+  bytes["total"] = total;
+  json j{{"bytes_written", bytes},
+         {"files_created", files},
+         {"syncs", end.rocksdb_syncs - start.rocksdb_syncs}};
+  if (writes > 0) j["bytes_written_per_write"] = static_cast<double>(total) / writes;
+  if (end.have_rocksdb_statistics) {
+    // Every ticker that moved, and the compaction totals (the column
+    // family's "Sum" row: KeyIn, KeyDrop, WriteGB, CompSec, ...).
+    json tickers = json::object();
+    for (const auto& [name, value] : end.tickers) {
+      auto it = start.tickers.find(name);
+      const uint64_t before = it == start.tickers.end() ? 0 : it->second;
+      if (value > before) tickers[name] = value - before;
+    }
+    json compaction = json::object();
+    for (const auto& [name, value] : end.compaction) {
+      auto it = start.compaction.find(name);
+      compaction[name] = value - (it == start.compaction.end() ? 0.0 : it->second);
+    }
+    const uint64_t keys = tickers.value("rocksdb.number.keys.written", uint64_t{0});
+    j["keys_written"] = keys;
+    if (writes > 0) j["keys_written_per_write"] = static_cast<double>(keys) / writes;
+    j["compaction"] = compaction;
+    j["tickers"] = tickers;
+  } else {
+    j["tickers"] = nullptr;  // the store does not expose its RocksDB statistics
+  }
+  return j;
+}
+
+json Summary(const std::vector<uint64_t>& v) {
+  if (v.empty()) return json{{"min", 0}, {"mean", 0}, {"max", 0}};
+  uint64_t sum = 0;
+  for (uint64_t x : v) sum += x;
+  return json{{"min", *std::min_element(v.begin(), v.end())},
+              {"mean", static_cast<double>(sum) / v.size()},
+              {"max", *std::max_element(v.begin(), v.end())}};
+}
+
+}  // namespace
+
+json BuildReport(const ReportInputs& in) {
+  const EngineConfig& c = *in.config;
+  EngineStats& s = *in.stats;
+  const ModelCounters& m = in.model->counters();
+  json report;
+  report["engine"] = "pgring";
+  report["report_version"] = 1;
+  report["backend"] = BackendName(in.backend);
+  report["config"] = json{
+      {"pgring_backend", BackendName(c.backend)},
+      {"pgring_log_dev", c.log_dev},
+      {"pgring_db", c.EffectiveDbPath()},
+      {"pgring_mkfs", c.mkfs},
+      {"pgring_chunk_size", c.chunk_size},
+      {"pgring_pgs", c.pgs},
+      {"pgring_object_size", c.object_size},
+      {"pgring_onode_size", c.onode_size},
+      {"pgring_entry_min", c.entry_min},
+      {"pgring_entry_max", c.entry_max},
+      {"pgring_fastinfo_size", c.fastinfo_size},
+      {"pgring_info_size", c.info_size},
+      {"pgring_full_info_every", c.full_info_every},
+      {"pgring_prefill", c.prefill},
+      {"osd_min_pg_log_entries", c.osd_min_pg_log_entries},
+      {"osd_max_pg_log_entries", c.osd_max_pg_log_entries},
+      {"osd_target_pg_log_entries_per_osd", c.osd_target_pg_log_entries_per_osd},
+      {"osd_pg_log_dups_tracked", c.osd_pg_log_dups_tracked},
+      {"osd_pg_log_trim_min", c.osd_pg_log_trim_min},
+      {"osd_pg_log_trim_max", c.osd_pg_log_trim_max},
+      {"pgring_durability", DurabilityName(c.durability)},
+      {"pgring_tail_policy", TailPolicyName(c.tail_policy)},
+      {"pgring_io_engine", IoEngineName(c.io_engine)},
+      {"pgring_verify_log", c.verify_log},
+      {"target_log_entries", c.TargetLogEntries()}};
+
+  const uint64_t committed = s.writes_committed.load();
+  const int64_t first = s.first_submit_ns.load(), last = s.last_commit_ns.load();
+  const double seconds = (first > 0 && last > first) ? (last - first) / 1e9 : 0.0;
+  report["setup_seconds"] = in.setup_seconds;
+  report["run"] = json{{"seconds", seconds}};
+  report["writes"] = json{{"submitted", s.writes_submitted.load()},
+                          {"committed", committed},
+                          {"failed", s.writes_failed.load()},
+                          {"bytes", s.write_bytes.load()},
+                          {"iops", seconds > 0 ? committed / seconds : 0.0}};
+  report["reads"] = json{{"count", s.reads.load()}, {"bytes", s.read_bytes.load()}};
+  report["syncs"] = s.syncs.load();
+  report["trims"] = s.trims.load();
+  const LatencyHistogram& h = s.commit_latency;
+  report["commit_latency_us"] = json{{"count", h.count()},
+                                     {"mean", h.mean() / 1e3},
+                                     {"p50", h.Percentile(0.50) / 1e3},
+                                     {"p90", h.Percentile(0.90) / 1e3},
+                                     {"p99", h.Percentile(0.99) / 1e3},
+                                     {"p99.9", h.Percentile(0.999) / 1e3},
+                                     {"max", h.max() / 1e3}};
+  report["osd_model"] = json{{"entries", m.entries.load()},
+                             {"entry_bytes", m.entry_bytes.load()},
+                             {"dups", m.dups.load()},
+                             {"trims", m.trims.load()},
+                             {"entries_trimmed", m.entries_trimmed.load()},
+                             {"dups_trimmed", m.dups_trimmed.load()},
+                             {"full_infos", m.full_infos.load()},
+                             {"fast_infos", m.fast_infos.load()},
+                             {"onode_bytes", m.onode_bytes.load()},
+                             {"prefill_entries", m.prefill_entries.load()},
+                             {"prefill_dups", m.prefill_dups.load()}};
+  report["store"] = json{{"at_end", StoreStatsJson(in.at_end.store)},
+                         {"run", StoreRunJson(in.after_setup.store, in.at_end.store)}};
+  report["rocksdb"] = json{{"run", RocksDbJson(in.after_setup, in.at_end, committed)},
+                           {"setup", RocksDbJson(IoSnapshot{}, in.after_setup, 0)}};
+  report["data_file"] = json{{"bytes_written", s.data_bytes_written.load()},
+                             {"flushes", s.data_flushes.load()}};
+
+  json per_pg = json::array();
+  std::vector<uint64_t> entries, dups, chunks, ring_bytes, writes;
+  for (const PgStats& p : in.pgs) {
+    const PgExpectation x = in.model->Expectation(static_cast<uint32_t>(p.pg.seed));
+    per_pg.push_back(json{{"pg", p.pg.ToString()},
+                          {"entries", p.entries},
+                          {"entry_bytes", p.entry_bytes},
+                          {"dups", p.dups},
+                          {"dup_bytes", p.dup_bytes},
+                          {"info_bytes", p.info_bytes},
+                          {"first_version", p.entries ? p.first_version.ToString() : ""},
+                          {"last_version", p.entries ? p.last_version.ToString() : ""},
+                          {"chunks", p.chunks},
+                          {"ring_bytes_used", p.ring_bytes_used},
+                          {"writes", x.writes}});
+    entries.push_back(p.entries);
+    dups.push_back(p.dups);
+    chunks.push_back(p.chunks);
+    ring_bytes.push_back(p.ring_bytes_used);
+    writes.push_back(x.writes);
+  }
+  report["pgs"] = json{{"count", in.pgs.size()},
+                       {"entries", Summary(entries)},
+                       {"dups", Summary(dups)},
+                       {"chunks", Summary(chunks)},
+                       {"ring_bytes_used", Summary(ring_bytes)},
+                       {"writes", Summary(writes)},
+                       {"per_pg", per_pg}};
+
+  json verify{{"enabled", c.verify_log}};
+  if (in.verified) {
+    verify["ok"] = in.check_status.ok() && in.check.error_count == 0;
+    verify["pgs"] = in.check.pgs;
+    verify["entries"] = in.check.entries;
+    verify["dups"] = in.check.dups;
+    verify["error_count"] = in.check.error_count;
+    json errors = in.check.errors;
+    if (!in.check_status.ok()) errors.push_back(in.check_status.ToString());
+    verify["errors"] = errors;
+  }
+  report["verify"] = verify;
+  return report;
+}
+
+absl::Status WriteReport(const std::string& path, const nlohmann::json& report) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", tmp, ": ", std::strerror(errno)));
+    out << report.dump(2) << "\n";
+    if (!out.flush()) return absl::UnavailableError(absl::StrCat("writing ", tmp, " failed"));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::UnavailableError(absl::StrCat("renaming ", tmp, " to ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pgring::fio

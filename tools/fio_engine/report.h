@@ -1,0 +1,59 @@
+// report.h — the engine's JSON report (pgring_stats=FILE), written when the
+// last job releases the store. Field by field:
+//
+//   backend, config              the settings (EngineConfig)
+//   run.seconds                  first Submit → last commit callback
+//   writes, reads, syncs, trims  what fio asked for; writes.iops over run.seconds
+//   commit_latency_us            Submit → commit callback: count, mean, p50,
+//                                p90, p99, p99.9, max (LatencyHistogram: ±3%)
+//   osd_model                    what the OSD model put into transactions:
+//                                entries, dups, trims, full/fast infos, onodes
+//   store.at_end                 Store::GetStoreStats() after the final Sync
+//   store.run                    the cumulative StoreStats counters minus
+//                                their values after setup (mkfs, PG creation,
+//                                prefill), i.e. what the fio writes cost
+//   rocksdb.run / rocksdb.setup  bytes RocksDB wrote by file kind (wal, sst =
+//                                flushes + compactions, manifest, other),
+//                                files created and syncs (RocksDbIoCounter);
+//                                per_write = run bytes / committed writes
+//   data_file                    bytes written to fio's files and flushes
+//   pgs                          per-PG entries, dups, versions, chunks and
+//                                ring bytes (GetPgStats), with min/mean/max
+//   verify                       the log check (pgring_verify_log=1)
+#ifndef PGRING_TOOLS_FIO_ENGINE_REPORT_H_
+#define PGRING_TOOLS_FIO_ENGINE_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engine_config.h"
+#include "osd_model.h"
+#include "shared_store.h"
+
+#include <nlohmann/json.hpp>
+
+namespace pgring::fio {
+
+struct ReportInputs {
+  const EngineConfig* config = nullptr;
+  Backend backend = Backend::kRing;  // of the store (pgring_backend only applies at mkfs)
+  const OsdModel* model = nullptr;
+  EngineStats* stats = nullptr;
+  double setup_seconds = 0;
+  IoSnapshot after_setup;
+  IoSnapshot at_end;
+  std::vector<PgStats> pgs;
+  bool verified = false;     // pgring_verify_log ran
+  CheckResult check;
+  absl::Status check_status; // reopening for the check, if that failed
+};
+
+nlohmann::json BuildReport(const ReportInputs& in);
+
+// Writes `report` to `path` (via a temporary file and rename).
+absl::Status WriteReport(const std::string& path, const nlohmann::json& report);
+
+}  // namespace pgring::fio
+
+#endif  // PGRING_TOOLS_FIO_ENGINE_REPORT_H_

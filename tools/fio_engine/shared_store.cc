@@ -1,0 +1,249 @@
+#include "shared_store.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include <concepts>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "report.h"
+#include "rocksdb/db.h"
+#include "rocksdb/options.h"
+#include "rocksdb/statistics.h"
+#include "store/metadata_db.h"
+#include "store/open_store.h"
+#include "store/ring_store.h"
+#include "store/rocksdb_log_store.h"
+
+namespace pgring::fio {
+namespace {
+
+// The stores of this process, by log partition.
+struct Registry {
+  struct Entry {
+    std::shared_ptr<SharedStore> store;
+    int refs = 0;
+  };
+  std::mutex mu;
+  std::map<std::string, Entry> stores;
+  std::set<std::string> made;  // partitions made by mkfs in this process
+};
+
+Registry& TheRegistry() {
+  static Registry* r = new Registry;  // never destroyed: jobs may outlive statics
+  return *r;
+}
+
+// The registry key: the partition's canonical path if it exists.
+std::string Canonical(const std::string& path) {
+  char buf[PATH_MAX];
+  return realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
+}
+
+// The MetadataDb of a store of backend class T, if T exposes one
+// (metadata_db()). RocksDbLogStore does; RingStore is picked up the same way
+// as soon as it gets the accessor.
+template <typename T>
+const MetadataDb* MetadataDbAs(const Store* store) {
+  if constexpr (requires(const T& t) {
+                  { t.metadata_db() } -> std::convertible_to<const MetadataDb*>;
+                }) {
+    if (const T* t = dynamic_cast<const T*>(store)) return t->metadata_db();
+  }
+  return nullptr;
+}
+
+const MetadataDb* MetadataDbOf(const Store* store) {
+  if (const MetadataDb* db = MetadataDbAs<RocksDbLogStore>(store)) return db;
+  return MetadataDbAs<RingStore>(store);
+}
+
+// Reads RocksDB's tickers and compaction statistics into `s`.
+void SnapshotRocksDbStatistics(const Store* store, IoSnapshot* s) {
+  const MetadataDb* db = MetadataDbOf(store);
+  if (db == nullptr || db->statistics() == nullptr) return;
+  s->have_rocksdb_statistics = db->statistics()->getTickerMap(&s->tickers);
+  std::map<std::string, std::string> cfstats;
+  if (db->db()->GetMapProperty(db->cf(), rocksdb::DB::Properties::kCFStats, &cfstats)) {
+    // The cumulative columns of the "Sum" row (the others, such as Score or
+    // NumFiles, describe the moment, not the run).
+    for (const char* col : {"KeyIn", "KeyDrop", "ReadGB", "WriteGB", "WnewGB", "MovedGB",
+                            "CompSec", "CompCount"}) {
+      auto it = cfstats.find(std::string("compaction.Sum.") + col);
+      if (it != cfstats.end()) s->compaction[col] = std::strtod(it->second.c_str(), nullptr);
+    }
+  }
+}
+
+Options StoreOptions(const EngineConfig& c) {
+  Options o;
+  o.durability = c.durability;
+  o.tail_block_policy = c.tail_policy;
+  o.io_engine = c.io_engine;
+  return o;
+}
+
+}  // namespace
+
+SharedStore::SharedStore(const EngineConfig& config) : config_(config) {}
+
+SharedStore::~SharedStore() = default;
+
+IoSnapshot SharedStore::Snapshot() const {
+  IoSnapshot s;
+  s.store = store_->GetStoreStats();
+  const auto& c = rocksdb_io_->counts();
+  for (int k = 0; k < RocksDbIoCounter::kKinds; ++k) {
+    s.rocksdb_bytes[k] = c.bytes[k].load();
+    s.rocksdb_files[k] = c.files[k].load();
+  }
+  s.rocksdb_syncs = c.syncs.load();
+  SnapshotRocksDbStatistics(store_.get(), &s);
+  return s;
+}
+
+absl::Status SharedStore::Open() {
+  const auto start = std::chrono::steady_clock::now();
+  const MetadataLocation meta = MetadataLocation::OwnDb(config_.EffectiveDbPath());
+  Registry& reg = TheRegistry();
+  const std::string key = Canonical(config_.log_dev);
+  if (config_.mkfs && !reg.made.count(key)) {
+    // A new store gets a new RocksDB: mkfs alone would only delete the old
+    // store's keys, leaving its SST files and tombstones to be compacted
+    // away during the run — someone else's work in this run's numbers.
+    rocksdb::Status d = rocksdb::DestroyDB(config_.EffectiveDbPath(), rocksdb::Options());
+    if (!d.ok() && !d.IsNotFound()) {
+      return absl::UnavailableError(absl::StrCat("pgring engine: mkfs: removing the old RocksDB at ",
+                                                 config_.EffectiveDbPath(), ": ", d.ToString()));
+    }
+    MkfsOptions m;
+    m.backend = config_.backend;
+    m.chunk_size = config_.chunk_size;
+    m.force = true;
+    absl::Status s = Mkfs(config_.log_dev, meta, m);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("pgring engine: mkfs: ", s.message()));
+    reg.made.insert(key);
+  }
+  rocksdb_io_ = std::make_shared<RocksDbIoCounter>();
+  rocksdb_env_ = RocksDbIoCounter::NewEnv(rocksdb_io_);
+  OpenHooks hooks;
+  hooks.env = rocksdb_env_.get();
+  auto store = OpenWithHooks(config_.log_dev, meta, StoreOptions(config_), hooks);
+  if (!store.ok()) {
+    std::string hint;
+    if (absl::IsUnavailable(store.status())) {
+      hint = " (another process holds it: jobs in separate processes cannot share a store; "
+             "with numjobs>1 or several jobs on one pgring_log_dev, set thread=1)";
+    } else if (absl::IsFailedPrecondition(store.status()) || absl::IsNotFound(store.status())) {
+      hint = " (set pgring_mkfs=1 to make a new store)";
+    }
+    return absl::Status(store.status().code(),
+                        absl::StrCat("pgring engine: opening the store: ", store.status().message(), hint));
+  }
+  store_ = std::move(*store);
+  // The store says which backend it is; pgring_backend only matters at mkfs.
+  backend_ = store_->backend();
+  model_ = std::make_unique<OsdModel>(config_);
+  absl::Status s = model_->Setup(store_.get());
+  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("pgring engine: creating the PGs: ", s.message()));
+  s = store_->Sync();
+  if (!s.ok()) return s;
+  after_setup_ = Snapshot();
+  setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<SharedStore>> SharedStore::Acquire(const EngineConfig& config) {
+  absl::Status valid = config.Validate();
+  if (!valid.ok()) return valid;
+  Registry& reg = TheRegistry();
+  std::lock_guard<std::mutex> lk(reg.mu);
+  const std::string key = Canonical(config.log_dev);
+  auto it = reg.stores.find(key);
+  if (it != reg.stores.end()) {
+    const std::string mine = config.StoreSignature();
+    const std::string theirs = it->second.store->config().StoreSignature();
+    if (mine != theirs) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pgring engine: jobs sharing pgring_log_dev=", config.log_dev,
+          " must use the same store and model settings; this job has\n  ", mine,
+          "\nbut the job that opened the store has\n  ", theirs));
+    }
+    ++it->second.refs;
+    return it->second.store;
+  }
+  std::shared_ptr<SharedStore> store(new SharedStore(config));
+  absl::Status s = store->Open();
+  if (!s.ok()) return s;
+  reg.stores[key] = Registry::Entry{store, 1};
+  return store;
+}
+
+absl::Status SharedStore::Release(std::shared_ptr<SharedStore> store) {
+  Registry& reg = TheRegistry();
+  std::lock_guard<std::mutex> lk(reg.mu);
+  auto it = reg.stores.find(Canonical(store->config().log_dev));
+  if (it == reg.stores.end() || it->second.store != store) {
+    return absl::InternalError("pgring engine: releasing a store that is not registered");
+  }
+  if (--it->second.refs > 0) return absl::OkStatus();
+  reg.stores.erase(it);
+  // Finish under the registry lock: a job that starts now (stonewall) must
+  // not open the partition before this one has closed it.
+  return store->Finish();
+}
+
+absl::Status SharedStore::Finish() {
+  std::vector<std::string> problems;
+  absl::Status sync = store_->Sync();
+  if (!sync.ok()) problems.push_back(absl::StrCat("final sync: ", sync.ToString()));
+
+  ReportInputs in;
+  in.config = &config_;
+  in.backend = backend_;
+  in.model = model_.get();
+  in.stats = &stats_;
+  in.setup_seconds = setup_seconds_;
+  in.after_setup = after_setup_;
+  in.at_end = Snapshot();
+  for (uint32_t pg = 0; pg < config_.pgs; ++pg) {
+    auto st = store_->GetPgStats(OsdModel::PgIdOf(pg));
+    if (st.ok()) in.pgs.push_back(*st);
+  }
+  absl::Status close = store_->Close();
+  if (!close.ok()) problems.push_back(absl::StrCat("close: ", close.ToString()));
+  store_.reset();
+
+  if (config_.verify_log) {
+    in.verified = true;
+    Options o = StoreOptions(config_);
+    o.read_only = true;
+    auto reopened = Store::Open(config_.log_dev, MetadataLocation::OwnDb(config_.EffectiveDbPath()), o);
+    if (!reopened.ok()) {
+      in.check_status = reopened.status();
+      problems.push_back(absl::StrCat("log check: reopening the store: ", reopened.status().ToString()));
+    } else {
+      in.check = model_->CheckStore(**reopened);
+      if (in.check.error_count > 0) {
+        problems.push_back(absl::StrCat("log check: ", in.check.error_count, " mismatch(es): ",
+                                        absl::StrJoin(in.check.errors, "; ")));
+      }
+      absl::Status c = (*reopened)->Close();
+      if (!c.ok()) problems.push_back(absl::StrCat("log check: close: ", c.ToString()));
+    }
+  }
+  if (!config_.stats_file.empty()) {
+    absl::Status w = WriteReport(config_.stats_file, BuildReport(in));
+    if (!w.ok()) problems.push_back(absl::StrCat("report: ", w.ToString()));
+  }
+  if (problems.empty()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat("pgring engine: ", absl::StrJoin(problems, "\n")));
+}
+
+}  // namespace pgring::fio

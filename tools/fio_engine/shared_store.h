@@ -1,0 +1,114 @@
+// shared_store.h — the pgring store of a fio process, one per log partition,
+// shared by every job (thread) that names that partition and counted by
+// reference: the first job to start opens it (after mkfs, with
+// pgring_mkfs=1, at most once per process), the last one to finish closes it,
+// checks the logs (pgring_verify_log=1) and writes the JSON report
+// (pgring_stats=FILE).
+//
+// Jobs in separate processes cannot share a store: the partition is locked by
+// its opener. With numjobs>1, or several jobs on one partition, set thread=1.
+#ifndef PGRING_TOOLS_FIO_ENGINE_SHARED_STORE_H_
+#define PGRING_TOOLS_FIO_ENGINE_SHARED_STORE_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine_config.h"
+#include "latency_histogram.h"
+#include "osd_model.h"
+#include "pgring/store.h"
+#include "rocksdb/env.h"
+#include "rocksdb_io_counter.h"
+
+namespace pgring::fio {
+
+// What the engine counts while fio runs (all jobs together).
+struct EngineStats {
+  LatencyHistogram commit_latency;          // Submit → commit callback
+  std::atomic<uint64_t> writes_submitted{0};
+  std::atomic<uint64_t> writes_committed{0};
+  std::atomic<uint64_t> writes_failed{0};   // refused at Submit or failed commits
+  std::atomic<uint64_t> write_bytes{0};
+  std::atomic<uint64_t> reads{0};
+  std::atomic<uint64_t> read_bytes{0};
+  std::atomic<uint64_t> syncs{0};
+  std::atomic<uint64_t> trims{0};           // fio trims: completed without I/O
+  std::atomic<uint64_t> data_bytes_written{0};  // added when a data file closes
+  std::atomic<uint64_t> data_flushes{0};
+  std::atomic<int64_t> first_submit_ns{0};  // steady clock; 0 = none yet
+  std::atomic<int64_t> last_commit_ns{0};
+
+  static int64_t NowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  void NoteSubmit(int64_t now) {
+    int64_t zero = 0;
+    first_submit_ns.compare_exchange_strong(zero, now);
+  }
+  void NoteCommit(int64_t now) {
+    int64_t cur = last_commit_ns.load();
+    while (now > cur && !last_commit_ns.compare_exchange_weak(cur, now)) {
+    }
+  }
+};
+
+// The cumulative counters of the store and of its RocksDB at one moment, so
+// the report can show what the run itself cost (the setup — mkfs, PG
+// creation, prefill — excluded).
+struct IoSnapshot {
+  StoreStats store;
+  uint64_t rocksdb_bytes[RocksDbIoCounter::kKinds] = {};
+  uint64_t rocksdb_files[RocksDbIoCounter::kKinds] = {};
+  uint64_t rocksdb_syncs = 0;
+  // RocksDB's own statistics, when the store exposes its MetadataDb: every
+  // ticker, and the "Sum" row of the column family's compaction statistics
+  // (KeyIn, KeyDrop, WriteGB, CompSec, ...).
+  bool have_rocksdb_statistics = false;
+  std::map<std::string, uint64_t> tickers;
+  std::map<std::string, double> compaction;
+};
+
+class SharedStore {
+ public:
+  static absl::StatusOr<std::shared_ptr<SharedStore>> Acquire(const EngineConfig& config);
+  // Drops one reference. The last closes the store, checks the logs and
+  // writes the report; its status says what failed there.
+  static absl::Status Release(std::shared_ptr<SharedStore> store);
+
+  ~SharedStore();
+  SharedStore(const SharedStore&) = delete;
+  SharedStore& operator=(const SharedStore&) = delete;
+
+  Store* store() const { return store_.get(); }
+  OsdModel& model() { return *model_; }
+  const EngineConfig& config() const { return config_; }
+  EngineStats& stats() { return stats_; }
+
+ private:
+  explicit SharedStore(const EngineConfig& config);
+  absl::Status Open();
+  absl::Status Finish();
+  IoSnapshot Snapshot() const;
+
+  const EngineConfig config_;
+  std::shared_ptr<RocksDbIoCounter> rocksdb_io_;
+  std::unique_ptr<rocksdb::Env> rocksdb_env_;  // outlives store_
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<OsdModel> model_;
+  EngineStats stats_;
+  Backend backend_ = Backend::kRing;  // the opened store's
+  IoSnapshot after_setup_;
+  double setup_seconds_ = 0;
+};
+
+}  // namespace pgring::fio
+
+#endif  // PGRING_TOOLS_FIO_ENGINE_SHARED_STORE_H_
