@@ -46,6 +46,7 @@ PACKAGES=(
   uuid-dev             # libuuid (store UUIDs)
   # Tools used by the tests and the main job.
   fio                  # the Debian fio binary the pgring engine plugs into
+  python3              # scripts/main-job.sh: reads fio's JSON and prints the table
   dpkg-dev             # dpkg-source: unpacks fio's source package (fetch-fio-source.sh)
   clang                # clang 14 (fuzzers, second compiler)
   libclang-rt-14-dev   # clang's sanitizer/libFuzzer runtimes
