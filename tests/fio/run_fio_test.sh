@@ -33,11 +33,13 @@ sanitizer_env() {
   local cxx=$1 sanitize=$2
   case "$sanitize" in
     *address*)
-      export LD_PRELOAD="$("$cxx" -print-file-name=libasan.so)"
+      LD_PRELOAD="$("$cxx" -print-file-name=libasan.so)"
+      export LD_PRELOAD
       export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
       ;;
     *thread*)
-      export LD_PRELOAD="$("$cxx" -print-file-name=libtsan.so)"
+      LD_PRELOAD="$("$cxx" -print-file-name=libtsan.so)"
+      export LD_PRELOAD
       ;;
   esac
 }
@@ -115,7 +117,7 @@ rc=0
 PGRING_MKFS=1 PGRING_STATS="$WORK/report.json" VERIFY_ONLY=0 \
   fio --output-format=json --output="$WORK/fio.json" "$WORK/job.fio" || rc=$?
 if [[ $rc -ne 0 ]]; then
-  cat "$WORK/fio.json" 2>/dev/null | head -50 || true
+  head -50 "$WORK/fio.json" 2>/dev/null || true
   echo "FAIL: fio exited with $rc"
   exit 1
 fi
@@ -131,7 +133,7 @@ rc=0
 PGRING_MKFS=0 PGRING_STATS="$WORK/report2.json" VERIFY_ONLY=1 \
   fio --output-format=json --output="$WORK/fio2.json" "$WORK/job.fio" || rc=$?
 if [[ $rc -ne 0 ]]; then
-  cat "$WORK/fio2.json" 2>/dev/null | head -50 || true
+  head -50 "$WORK/fio2.json" 2>/dev/null || true
   echo "FAIL: the verify-only fio run exited with $rc"
   exit 1
 fi

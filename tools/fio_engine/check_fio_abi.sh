@@ -60,10 +60,10 @@ for fn in "${FUNCS[@]}"; do
   if [[ $((16#$osize)) -ne $((16#$size)) ]]; then
     echo "check_fio_abi: $fn: $((16#$size)) bytes in $FIO, $((16#$osize)) compiled from $SRC"; fail=1; continue
   fi
-  objdump -d --no-show-raw-insn --start-address=0x$addr \
-    --stop-address=$(printf '0x%x' $((16#$addr + 16#$size))) "$FIO" | normalize >"$WORK/bin.s"
-  objdump -d --no-show-raw-insn -j .text --start-address=0x$oaddr \
-    --stop-address=$(printf '0x%x' $((16#$oaddr + 16#$osize))) "$WORK/src/$obj" | normalize >"$WORK/src.s"
+  objdump -d --no-show-raw-insn --start-address="0x$addr" \
+    --stop-address="$(printf '0x%x' $((16#$addr + 16#$size)))" "$FIO" | normalize >"$WORK/bin.s"
+  objdump -d --no-show-raw-insn -j .text --start-address="0x$oaddr" \
+    --stop-address="$(printf '0x%x' $((16#$oaddr + 16#$osize)))" "$WORK/src/$obj" | normalize >"$WORK/src.s"
   if ! diff -q "$WORK/bin.s" "$WORK/src.s" >/dev/null; then
     echo "check_fio_abi: $fn: instructions differ:"; diff "$WORK/bin.s" "$WORK/src.s" | head -20; fail=1; continue
   fi
