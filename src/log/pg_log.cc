@@ -20,6 +20,7 @@ uint64_t PgLog::ComputeHead(uint64_t tail) const {
   if (!entries.empty()) head = std::min(head, MappingTable::Pos(entries.front(), anchor));
   if (!dups.empty()) head = std::min(head, MappingTable::Pos(dups.front(), anchor));
   if (has_info) head = std::min(head, info_pos);
+  if (has_rewind_pin) head = std::min(head, rewind_pin_pos);
   return head;
 }
 
@@ -31,7 +32,9 @@ PgUndo::PgUndo(PgLog* pg)
       last_dup_version_(pg->last_dup_version),
       has_info_(pg->has_info),
       info_(pg->info),
-      info_pos_(pg->info_pos) {}
+      info_pos_(pg->info_pos),
+      has_rewind_pin_(pg->has_rewind_pin),
+      rewind_pin_pos_(pg->rewind_pin_pos) {}
 
 void PgUndo::Restore() {
   for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
@@ -52,6 +55,8 @@ void PgUndo::Restore() {
   pg_->has_info = has_info_;
   pg_->info = info_;
   pg_->info_pos = info_pos_;
+  pg_->has_rewind_pin = has_rewind_pin_;
+  pg_->rewind_pin_pos = rewind_pin_pos_;
 }
 
 namespace {
@@ -91,6 +96,7 @@ absl::Status ApplyOp(const Transaction::Op& op, const Limits& limits,
       pg->entries.Append(op.version, record_pos);
       undo->EntryAppended();
       pg->last_version = op.version;
+      pg->has_rewind_pin = false;
       ++*live_items;
       body->AddEntry(op.version, op.payload);
       return absl::OkStatus();
@@ -165,6 +171,10 @@ absl::Status ApplyOp(const Transaction::Op& op, const Limits& limits,
         --*live_items;
       }
       pg->last_version = op.version;
+      if (pg->entries.empty()) {
+        pg->has_rewind_pin = true;
+        pg->rewind_pin_pos = record_pos;
+      }
       body->AddRewind(op.version);
       return absl::OkStatus();
     }
@@ -181,6 +191,7 @@ absl::Status ApplyOp(const Transaction::Op& op, const Limits& limits,
       pg->last_dup_version = Version::Min();
       pg->ptr.entries_trimmed_to = Version::Min();
       pg->ptr.dups_trimmed_to = Version::Min();
+      pg->has_rewind_pin = false;
       body->AddReset();
       return absl::OkStatus();
     }
@@ -202,6 +213,7 @@ absl::Status ReplayRecord(std::string_view body, uint64_t lpos, PgLog* pg) {
         }
         pg->entries.Append(item.version, lpos);
         pg->last_version = item.version;
+        pg->has_rewind_pin = false;
         break;
       case ItemKind::kDup:
         if (item.version <= pg->last_dup_version) {
@@ -221,13 +233,20 @@ absl::Status ReplayRecord(std::string_view body, uint64_t lpos, PgLog* pg) {
         while (!pg->entries.empty() && pg->entries.back().v() > item.version) {
           pg->entries.PopBack();
         }
-        if (item.version < pg->last_version) pg->last_version = item.version;
+        // A marker is written only when it lowers the last version, so it
+        // sets it even when the entries it dropped lie behind the head.
+        pg->last_version = item.version;
+        if (pg->entries.empty()) {
+          pg->has_rewind_pin = true;
+          pg->rewind_pin_pos = lpos;
+        }
         break;
       case ItemKind::kReset:
         pg->entries.Clear();
         pg->dups.Clear();
         pg->last_version = Version::Min();
         pg->last_dup_version = Version::Min();
+        pg->has_rewind_pin = false;
         break;
       case ItemKind::kPad:
         break;

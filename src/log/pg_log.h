@@ -46,6 +46,12 @@ struct PgLog {
   bool has_info = false;
   std::string info;
   uint64_t info_pos = 0;
+  // A rewind that dropped every live entry leaves its version only in its
+  // marker: until an entry is appended after it, the marker's record must
+  // stay at or after the head, or a reopen would forget the rewind's floor
+  // on versions. Set while that is so.
+  bool has_rewind_pin = false;
+  uint64_t rewind_pin_pos = 0;
   // The block holding ptr.tail; bytes before ptr.tail % block_size are the
   // committed (or staged) records a rewrite of the block must keep.
   std::unique_ptr<AlignedBuffer> tail_block;
@@ -98,6 +104,8 @@ class PgUndo {
   bool has_info_;
   std::string info_;
   uint64_t info_pos_;
+  bool has_rewind_pin_;
+  uint64_t rewind_pin_pos_;
   std::vector<std::pair<Kind, MappingTable::Slot>> journal_;
 };
 

@@ -346,3 +346,35 @@ TEST_F(CommitGateTest, AFailedEmbedderWriteFailsTheTransactionAndTheStore) {
 
 }  // namespace
 }  // namespace pgring::testing
+
+namespace pgring::testing {
+namespace {
+
+// A rewind below every live entry leaves its floor only in its marker; the
+// marker must survive a reopen (and the head must not pass it) until an
+// entry is appended after it.
+TEST_F(RingStoreTest, RewindBelowEveryEntryKeepsItsFloorAcrossReopen) {
+  ASSERT_OK(Create(Pg(1)));
+  Transaction t;
+  for (uint64_t v = 5; v <= 10; ++v) t.AppendEntry(Pg(1), V(1, v), Payload(v));
+  ASSERT_OK(store_->Commit(std::move(t)));
+  Transaction r;
+  r.Rewind(Pg(1), V(1, 3));
+  ASSERT_OK(store_->Commit(std::move(r)));
+  for (int pass = 0; pass < 2; ++pass) {
+    Transaction low;
+    low.AppendEntry(Pg(1), V(1, 2), Payload(2));
+    SCOPED_TRACE(pass);
+    EXPECT_CODE(store_->Commit(std::move(low)), kInvalidArgument);
+    Reopen();
+  }
+  ASSERT_OK(Append(Pg(1), 4, 4));
+  Reopen();
+  EXPECT_EQ(Versions(Pg(1)), Range(4, 4));
+  Transaction low;
+  low.AppendEntry(Pg(1), V(1, 4), Payload(4));
+  EXPECT_CODE(store_->Commit(std::move(low)), kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pgring::testing

@@ -86,7 +86,8 @@ Transaction RandomWorkload::Next(const LogModel& model) {
       // Divergent tail: rewind somewhere after the tail and append anew.
       auto it = pg.entries.begin();
       std::advance(it, Uniform(0, pg.entries.size() - 1));
-      Version to = it->first;
+      // Sometimes below every live entry (down to the trim point).
+      Version to = Chance(0.3) ? pg.trimmed : it->first;
       t.Rewind(id, to);
       ++epoch_;
       uint64_t n = Uniform(0, 4);
