@@ -743,11 +743,4 @@ StoreStats RingStore::GetStoreStats() const {
   return s;
 }
 
-absl::flat_hash_map<PgId, std::vector<uint32_t>> RingStore::ChunkOwnership() const {
-  ReaderMutexLock l(&mu_);
-  absl::flat_hash_map<PgId, std::vector<uint32_t>> out;
-  for (const auto& [id, pg] : pgs_) out[id] = pg->chunks.chunks;
-  return out;
-}
-
 }  // namespace pgring

@@ -54,9 +54,6 @@ class RingStore final : public Store {
   Backend backend() const override { return Backend::kRing; }
   absl::Status Close() override;
 
-  // For tests and fsck: the chunk lists as staged, and the allocator.
-  absl::flat_hash_map<PgId, std::vector<uint32_t>> ChunkOwnership() const;
-  uint64_t FreeChunks() const { return alloc_.free_count(); }
   // The metadata DB (the fio engine reads its RocksDB statistics).
   const MetadataDb* metadata_db() const { return db_.get(); }
 
