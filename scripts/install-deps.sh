@@ -51,6 +51,7 @@ PACKAGES=(
   clang                # clang 14 (fuzzers, second compiler)
   libclang-rt-14-dev   # clang's sanitizer/libFuzzer runtimes
   util-linux           # losetup, blkdiscard, setarch
+  gnuplot-nox          # bench/report.sh: plots (SVG)
 )
 
 if [[ "${1:-}" == "--list" ]]; then

@@ -104,10 +104,11 @@ std::string IoWhat(const char* op, const std::string& path, uint64_t offset,
                          length);
 }
 
-// Set on the threads a WriteEngine owns, so WriteAsync called from one of
-// its completion callbacks never blocks waiting for a free slot (which only
-// that same thread could free).
-thread_local const void* tls_engine_thread = nullptr;
+// A WriteEngine records the ids of the threads it owns, so WriteAsync called
+// from one of its completion callbacks never blocks waiting for a free slot
+// (which only that same thread could free). Not a thread_local: this code is
+// also loaded with dlopen (the fio engine), where dynamic TLS is allocated and
+// freed inside glibc in ways ThreadSanitizer cannot follow.
 
 }  // namespace
 
@@ -165,7 +166,7 @@ class PsyncEngine final : public WriteEngine {
   void Submit(std::unique_ptr<WriteOp> op) override {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (tls_engine_thread != this) {
+      if (!IsWorkerLocked(std::this_thread::get_id())) {
         room_cv_.wait(lock, [this] { return queue_.size() < max_queued_; });
       }
       queue_.push_back(std::move(op));
@@ -174,8 +175,16 @@ class PsyncEngine final : public WriteEngine {
   }
 
  private:
+  bool IsWorkerLocked(std::thread::id id) const {
+    return std::find(worker_ids_.begin(), worker_ids_.end(), id) !=
+           worker_ids_.end();
+  }
+
   void WorkerLoop() {
-    tls_engine_thread = this;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      worker_ids_.push_back(std::this_thread::get_id());
+    }
     while (true) {
       std::unique_ptr<WriteOp> op;
       {
@@ -224,6 +233,7 @@ class PsyncEngine final : public WriteEngine {
   std::vector<std::thread> threads_;
   // std::mutex rather than absl::Mutex: TSan sees it (see block_device.cc).
   std::mutex mu_;
+  std::vector<std::thread::id> worker_ids_;  // guarded by mu_
   std::condition_variable work_cv_;  // queue_ not empty, or stopping_
   std::condition_variable room_cv_;  // queue_ below max_queued_
   std::deque<std::unique_ptr<WriteOp>> queue_;  // guarded by mu_
@@ -287,7 +297,7 @@ class UringEngine final : public WriteEngine {
   void Submit(std::unique_ptr<WriteOp> op) override {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (tls_engine_thread == this) {
+      if (std::this_thread::get_id() == reaper_id_) {
         // A callback chaining a write: waiting here would deadlock, so the
         // op waits in pending_ and takes the next slot that frees up.
         if (inflight_ >= depth_) {
@@ -376,7 +386,10 @@ class UringEngine final : public WriteEngine {
   }
 
   void ReapLoop() {
-    tls_engine_thread = this;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reaper_id_ = std::this_thread::get_id();
+    }
     bool stop_seen = false;
     while (true) {
       io_uring_cqe* cqe = nullptr;
@@ -465,6 +478,7 @@ class UringEngine final : public WriteEngine {
   std::condition_variable slot_cv_;     // inflight_ fell below depth_
   std::condition_variable drained_cv_;  // inflight_ reached 0
   uint32_t inflight_ = 0;               // guarded by mu_
+  std::thread::id reaper_id_;           // guarded by mu_
   // Ops queued by callbacks on the reaper thread while all slots were
   // taken; each takes over the slot of the next op to finish. Guarded by mu_.
   std::deque<std::unique_ptr<WriteOp>> pending_;
