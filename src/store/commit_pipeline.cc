@@ -42,8 +42,10 @@ CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
       max_group_(options.durability == DurabilityMode::kSyncEach
                      ? 1
                      : std::max<uint32_t>(1, options.max_group_size)),
+      eager_flush_(device != nullptr && options.durability != DurabilityMode::kUnsynced),
       log_(log) {
   thread_ = std::thread([this] { Run(); });
+  if (eager_flush_) flusher_ = std::thread([this] { FlushLoop(); });
 }
 
 CommitPipeline::~CommitPipeline() { Stop(); }
@@ -65,6 +67,64 @@ void CommitPipeline::Enqueue(std::shared_ptr<Txn> t) {
   MutexLock l(&mu_);
   ++enqueued_;
   queue_.push_back(std::move(t));
+}
+
+void CommitPipeline::RingWriteDone(Txn* t, const absl::Status& s) {
+  if (t->pending_writes.fetch_sub(1) == 1) {
+    MutexLock l(&mu_);
+    t->written = true;
+    if (eager_flush_) {
+      ++unflushed_;
+      flush_cv_.Signal();
+    }
+  }
+  IoDone(t, s);
+}
+
+void CommitPipeline::FlushLoop() {
+  MutexLock l(&mu_);
+  while (true) {
+    while (!flusher_stop_ && unflushed_ == 0) flush_cv_.Wait(&mu_);
+    if (flusher_stop_) break;
+    // Let the ring writes already in flight join this flush, for a little
+    // while: a commit group's writes are issued together and finish close
+    // together, and one flush for all of them keeps the partition from
+    // adding more flushes to the disk than there are commit groups.
+    const absl::Time deadline = absl::Now() + kFlushCoalesce;
+    const size_t in_flight = queue_.size();
+    auto joined = [&] {
+      size_t n = 0;
+      for (const auto& t : queue_) {
+        if (n++ == in_flight) break;
+        if (t->needs_flush && !t->written) return false;
+      }
+      return true;
+    };
+    while (!flusher_stop_ && !joined() && absl::Now() < deadline) {
+      flush_cv_.WaitWithTimeout(&mu_, deadline - absl::Now());
+    }
+    // Every transaction whose writes have all completed by now is covered
+    // by the flush that starts next.
+    std::vector<std::shared_ptr<Txn>> covered;
+    for (const auto& t : queue_) {
+      if (t->written && !t->flush_started) {
+        t->flush_started = true;
+        covered.push_back(t);
+      }
+    }
+    unflushed_ = 0;
+    if (covered.empty() || !failure_.ok()) continue;
+    mu_.Unlock();
+    absl::Status s = device_->Flush();
+    partition_flushes_.fetch_add(1, std::memory_order_relaxed);
+    mu_.Lock();
+    if (!s.ok()) {
+      SetFailure(s);
+    } else {
+      for (const auto& t : covered) t->records_durable = true;
+    }
+    work_cv_.Signal();
+  }
 }
 
 void CommitPipeline::IoDone(Txn* t, const absl::Status& s) {
@@ -89,9 +149,16 @@ void CommitPipeline::IoDone(Txn* t, const absl::Status& s) {
   if (ack && t->done) t->done(absl::OkStatus());
 }
 
+bool CommitPipeline::Committable(const Txn& t) const {
+  if (!t.ready) return false;
+  // Stopping: the committer flushes what the flusher has not.
+  if (!t.needs_flush || !eager_flush_ || stop_) return true;
+  return t.records_durable;
+}
+
 bool CommitPipeline::CommitTriggered() const {
   if (!failure_.ok()) return !queue_.empty();
-  if (queue_.empty() || !queue_.front()->ready) return false;
+  if (queue_.empty() || !Committable(*queue_.front())) return false;
   if (mode_ != DurabilityMode::kUnsynced || stop_ || sync_waiters_ > 0) return true;
   size_t ready = 0;
   for (const auto& t : queue_) {
@@ -100,17 +167,17 @@ bool CommitPipeline::CommitTriggered() const {
   return ready >= max_group_ || absl::Now() - queue_.front()->ready_time >= unsynced_delay_;
 }
 
-absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>& group) {
-  bool flush = false;
+absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>& group,
+                                        bool flush) {
   std::vector<rocksdb::WriteBatch*> batches;
   for (const auto& t : group) {
-    flush |= t->needs_flush;
     if (t->batch && t->batch->Count() > 0) batches.push_back(t->batch.get());
   }
   // Records first: the pointers must never reach stable storage before the
   // records they cover.
   if (flush && device_ != nullptr) {
     absl::Status s = device_->Flush();
+    partition_flushes_.fetch_add(1, std::memory_order_relaxed);
     if (!s.ok()) return s;
   }
   if (batches.empty()) return absl::OkStatus();
@@ -151,12 +218,15 @@ void CommitPipeline::Run() {
     std::vector<std::shared_ptr<Txn>> group;
     absl::Status status = failure_;
     if (status.ok()) {
-      while (!queue_.empty() && queue_.front()->ready && group.size() < max_group_) {
+      bool flush = false;  // some records are not durable yet
+      while (!queue_.empty() && Committable(*queue_.front()) && group.size() < max_group_) {
+        const Txn& t = *queue_.front();
+        flush |= t.needs_flush && !t.records_durable;
         group.push_back(queue_.front());
         queue_.pop_front();
       }
       mu_.Unlock();
-      status = WriteGroup(group);
+      status = WriteGroup(group, flush);
       mu_.Lock();
       if (!status.ok()) SetFailure(status);
     } else {
@@ -201,6 +271,14 @@ void CommitPipeline::Stop() {
     work_cv_.Signal();
   }
   thread_.join();
+  if (flusher_.joinable()) {
+    {
+      MutexLock l(&mu_);
+      flusher_stop_ = true;
+      flush_cv_.Signal();
+    }
+    flusher_.join();
+  }
 }
 
 }  // namespace pgring

@@ -1,11 +1,21 @@
 // commit_pipeline.h — the commit point. Transactions enter in submission
-// order; once a transaction's ring writes have completed it is ready; the
-// committer thread takes the ready prefix of the queue as one group, flushes
-// the partition (so every record the new pointers cover is durable), writes
-// all the group's RocksDB batches as one synced write, and then fires the
-// callbacks in order. One flush and one synced write for many transactions:
-// group commit. The durability mode decides the group size and when the
-// callback fires (see pgring/options.h).
+// order; once a transaction's ring writes and the embedder's writes (its
+// CommitGates) have completed it is ready; the committer thread takes the
+// ready prefix of the queue as one group, writes all the group's RocksDB
+// batches as one synced write, and then fires the callbacks in order. One
+// synced write for many transactions: group commit. The durability mode
+// decides the group size and when the callback fires (see pgring/options.h).
+//
+// The records a group's pointers cover must be durable before that RocksDB
+// write. In the durable modes a flusher thread flushes the partition as soon
+// as a transaction's ring writes have completed, without waiting for its
+// gates: the partition flush then runs alongside the embedder's own data
+// flush and the previous group's RocksDB sync instead of after them (the
+// three are flushes of the same disk in an OSD; issued together, the block
+// layer can serve them with fewer cache flushes). A transaction can commit
+// once a flush that started after its last ring write completed has
+// finished. In kUnsynced mode the committer flushes just before it writes,
+// as rarely as the mode allows.
 //
 // Any failure (a ring write, the flush, the RocksDB write) is sticky: every
 // queued transaction fails with it and the store refuses new ones until it
@@ -37,19 +47,28 @@ namespace pgring {
 
 class CommitPipeline {
  public:
+  // How long the flusher waits for ring writes in flight to join a flush.
+  static constexpr absl::Duration kFlushCoalesce = absl::Microseconds(500);
+
   struct Txn {
     std::unique_ptr<rocksdb::WriteBatch> batch;
     CommitCallback done;
     // Runs on the committer thread once the commit is durable, before `done`
     // (the ring backend releases chunks and advances durable heads here).
     std::function<void()> on_durable;
-    // Ring writes still running. Starts at writes + 1; the submitter drops
-    // the extra one (IoDone) after starting them all.
+    // Ring writes and gates still running. Starts at writes + gates + 1; the
+    // submitter drops the extra one (IoDone) after starting them all.
     std::atomic<int> pending_ios{1};
+    // Ring writes alone still running (RingWriteDone), set before the first
+    // starts; needs_flush is set iff there is at least one.
+    std::atomic<int> pending_writes{0};
     bool needs_flush = false;
     // Set under the pipeline's lock.
     bool ready = false;
     bool acked = false;
+    bool written = false;          // every ring write has completed
+    bool flush_started = false;    // a flush covering them has started
+    bool records_durable = false;  // ... and has finished
     absl::Time ready_time;
   };
 
@@ -67,8 +86,10 @@ class CommitPipeline {
   // their writes were planned.
   void Enqueue(std::shared_ptr<Txn> t);
 
-  // One of `t`'s ring writes (or the submitter's guard) finished.
+  // One of `t`'s gates (or the submitter's guard) finished.
   void IoDone(Txn* t, const absl::Status& s);
+  // One of `t`'s ring writes finished (counts for IoDone too).
+  void RingWriteDone(Txn* t, const absl::Status& s);
 
   // Waits until every transaction enqueued before the call has committed or
   // failed, forcing the commit of acknowledged ones (kUnsynced).
@@ -79,11 +100,15 @@ class CommitPipeline {
 
   uint64_t committed_txns() const { return committed_txns_.load(); }
   uint64_t commit_groups() const { return commit_groups_.load(); }
+  uint64_t partition_flushes() const { return partition_flushes_.load(); }
 
  private:
   void Run();
+  void FlushLoop();
+  bool Committable(const Txn& t) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool CommitTriggered() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status WriteGroup(const std::vector<std::shared_ptr<Txn>>& group);
+  // Flushes the partition first if `flush`, then writes the group's batches.
+  absl::Status WriteGroup(const std::vector<std::shared_ptr<Txn>>& group, bool flush);
   void SetFailure(const absl::Status& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   rocksdb::DB* const db_;
@@ -91,20 +116,28 @@ class CommitPipeline {
   const DurabilityMode mode_;
   const absl::Duration unsynced_delay_;
   const size_t max_group_;
+  // The flusher thread runs (durable modes with a device to flush).
+  const bool eager_flush_;
   LogSink* const log_;
 
   mutable Mutex mu_;
   CondVar work_cv_;      // the committer: a transaction got ready, stop, sync
   CondVar finished_cv_;  // Sync(): transactions finished
+  CondVar flush_cv_;     // the flusher: a transaction's writes completed, stop
   std::deque<std::shared_ptr<Txn>> queue_ ABSL_GUARDED_BY(mu_);
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   uint64_t enqueued_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   int sync_waiters_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  // Transactions written but not yet covered by a started flush.
+  size_t unflushed_ ABSL_GUARDED_BY(mu_) = 0;
+  bool flusher_stop_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> committed_txns_{0};
   std::atomic<uint64_t> commit_groups_{0};
+  std::atomic<uint64_t> partition_flushes_{0};
   std::thread thread_;
+  std::thread flusher_;
 };
 
 }  // namespace pgring

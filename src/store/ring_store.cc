@@ -368,6 +368,9 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
       if (t->removed) continue;
       // Carry the info forward when it alone would keep the head from
       // moving past what the transaction trimmed.
+      RecordBodyBuilder without_info;  // the body before the carried copy
+      const uint64_t info_pos_before = pg->info_pos;
+      bool carried = false;
       if (t->trims && pg->has_info && !t->info_set) {
         uint64_t others = t->record_pos;
         if (!pg->entries.empty()) {
@@ -377,26 +380,47 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
           others = std::min(others, MappingTable::Pos(pg->dups.front(), pg->ptr.head));
         }
         if (pg->info_pos < others) {
+          without_info = t->body;
           t->body.AddInfo(pg->info);
           pg->info_pos = t->record_pos;
+          carried = true;
         }
       }
-      if (t->body.empty()) continue;
-      size_t len = kRecordHeaderSize + t->body.size();
-      if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite) {
-        size_t pad = geo_.AlignUp(t->record_pos + len) - (t->record_pos + len);
-        if (pad == 1) pad += geo_.block_size;
-        t->body.AddPad(pad);
+      while (!t->body.empty()) {
+        size_t len = kRecordHeaderSize + t->body.size();
+        if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite) {
+          size_t pad = geo_.AlignUp(t->record_pos + len) - (t->record_pos + len);
+          if (pad == 1) pad += geo_.block_size;
+          t->body.AddPad(pad);
+        }
+        if (t->body.size() > kMaxRecordBody) {
+          status = absl::InvalidArgumentError(absl::StrFormat(
+              "transaction writes %u bytes to PG %s; a transaction may write at most %u "
+              "bytes to one PG", t->body.size(), pg->name, kMaxRecordBody));
+          break;
+        }
+        AppendRecord(&records[i], kRecordTxn, pg->stamp, LapOf(t->record_pos, geo_),
+                     pg->ptr.tail_seq, t->body.body());
+        const size_t allocated_before = t->allocated.size();
+        status = ReserveRing(pg, t->record_pos + records[i].size(), &t->allocated);
+        if (status.ok() || !carried || !absl::IsResourceExhausted(status)) break;
+        // No room for the carried copy of the info (a full partition): take
+        // the trim without it rather than refuse the trim that is meant to
+        // free space. The head stays at the info for now (it moves at a
+        // later trim or info update); nothing else changes. Give back what
+        // this attempt allocated (ReserveRing appends allocated chunks last)
+        // and build the record again without the info.
+        while (t->allocated.size() > allocated_before) {
+          alloc_.Release(t->allocated.back());
+          pg->chunks.chunks.pop_back();
+          t->allocated.pop_back();
+        }
+        t->body = std::move(without_info);
+        pg->info_pos = info_pos_before;
+        records[i].clear();
+        carried = false;
+        status = absl::OkStatus();
       }
-      if (t->body.size() > kMaxRecordBody) {
-        status = absl::InvalidArgumentError(absl::StrFormat(
-            "transaction writes %u bytes to PG %s; a transaction may write at most %u "
-            "bytes to one PG", t->body.size(), pg->name, kMaxRecordBody));
-        break;
-      }
-      AppendRecord(&records[i], kRecordTxn, pg->stamp, LapOf(t->record_pos, geo_),
-                   pg->ptr.tail_seq, t->body.body());
-      status = ReserveRing(pg, t->record_pos + records[i].size(), &t->allocated);
     }
     if (!status.ok()) {
       rollback();
@@ -453,6 +477,7 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
     }
     live_items_ = live;
     ctxn->needs_flush = !to_start.empty();
+    ctxn->pending_writes.store(static_cast<int>(to_start.size()));
     ctxn->pending_ios.store(static_cast<int>(to_start.size() + txn.gates().size()) + 1);
     ctxn->on_durable = [this, to_free = std::move(to_free), heads = std::move(heads)]() {
       for (uint32_t c : to_free) alloc_.Release(c);
@@ -549,10 +574,11 @@ void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Statu
     }
     w->pg->written_cv.SignalAll();
   }
-  pipeline_->IoDone(w->txn.get(), s.ok() ? s
-                                         : absl::Status(s.code(), absl::StrCat(
-                                               "ring write for PG ", w->pg->name, ": ",
-                                               s.message())));
+  pipeline_->RingWriteDone(w->txn.get(),
+                           s.ok() ? s
+                                  : absl::Status(s.code(), absl::StrCat("ring write for PG ",
+                                                                        w->pg->name, ": ",
+                                                                        s.message())));
   if (next) StartWrite(next);
 }
 

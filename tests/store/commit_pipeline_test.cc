@@ -1,0 +1,215 @@
+// The commit pipeline's ordering rules, tested where they can break: a ring
+// write still in flight when a partition flush starts is not covered by it,
+// and the partition flush runs without waiting for the embedder's writes.
+//
+// The memory and fault-injecting devices complete writes inline, so the
+// window between "write started" and "write completed" never opens there;
+// HeldWriteDevice keeps one write in flight for as long as a test wants.
+#include <rocksdb/env.h>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "device/fault_injection_device.h"
+#include "device/memory_block_device.h"
+#include "gtest/gtest.h"
+#include "pgring/store.h"
+#include "pgring/transaction.h"
+#include "store/open_store.h"
+#include "util/fault_injection_fs.h"
+#include "util/sync.h"
+#include "util/test_util.h"
+
+namespace pgring::testing {
+namespace {
+
+// Passes everything to `base`, except that after HoldNextWrite() the next
+// WriteAsync is neither applied nor completed until ReleaseHeldWrite(): to
+// the layers above, a write that is still in flight on the disk.
+class HeldWriteDevice final : public BlockDevice {
+ public:
+  explicit HeldWriteDevice(std::shared_ptr<BlockDevice> base) : base_(std::move(base)) {}
+  uint64_t size() const override { return base_->size(); }
+  uint32_t logical_block_size() const override { return base_->logical_block_size(); }
+  absl::Status Read(uint64_t offset, absl::Span<char> buf) override {
+    return base_->Read(offset, buf);
+  }
+  void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf,
+                  IoCallback done) override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (hold_next_) {
+        hold_next_ = false;
+        held_ = Held{offset, std::move(buf), std::move(done)};
+        held_cv_.notify_all();
+        return;
+      }
+    }
+    base_->WriteAsync(offset, std::move(buf), std::move(done));
+  }
+  absl::Status Flush() override { return base_->Flush(); }
+  uint64_t bytes_written() const override { return base_->bytes_written(); }
+  uint64_t flushes() const override { return base_->flushes(); }
+
+  void HoldNextWrite() {
+    std::lock_guard<std::mutex> l(mu_);
+    hold_next_ = true;
+  }
+  // Blocks until a write is held.
+  void WaitUntilHeld() {
+    std::unique_lock<std::mutex> l(mu_);
+    held_cv_.wait(l, [&] { return held_.done != nullptr; });
+  }
+  void ReleaseHeldWrite() {
+    Held h;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      h = std::move(held_);
+      held_ = Held{};
+    }
+    ASSERT_TRUE(h.done != nullptr);
+    base_->WriteAsync(h.offset, std::move(h.buf), std::move(h.done));
+  }
+
+ private:
+  struct Held {
+    uint64_t offset = 0;
+    std::shared_ptr<AlignedBuffer> buf;
+    IoCallback done;
+  };
+  std::shared_ptr<BlockDevice> base_;
+  std::mutex mu_;
+  std::condition_variable held_cv_;
+  bool hold_next_ = false;
+  Held held_;
+};
+
+class CommitPipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    crash_dev_ =
+        std::make_shared<FaultInjectionDevice>(std::make_shared<MemoryBlockDevice>(16 << 20));
+    dev_ = std::make_shared<HeldWriteDevice>(crash_dev_);
+    fs_ = std::make_shared<FaultInjectionFileSystem>();
+    fs_->set_skip_real_syncs(true);
+    env_ = rocksdb::NewCompositeEnv(fs_);
+    MkfsOptions m;
+    m.chunk_size = 64 << 10;
+    ASSERT_OK(MkfsWithHooks("mem", meta(), m, OpenHooks{dev_, env_.get()}));
+    options_.log_sink = NullLogSink();
+    options_.durability = DurabilityMode::kGroupCommit;
+    ASSERT_OK(Open());
+    Transaction c;
+    c.CreatePg(a_);
+    c.CreatePg(b_);
+    ASSERT_OK(store_->Commit(std::move(c)));
+  }
+  MetadataLocation meta() { return MetadataLocation::OwnDb(dir_.Join("db")); }
+  absl::Status Open() {
+    store_.reset();
+    auto s = OpenWithHooks("mem", meta(), options_, OpenHooks{dev_, env_.get()});
+    if (!s.ok()) return s.status();
+    store_ = std::move(s).value();
+    return absl::OkStatus();
+  }
+  // Power loss now: every write not covered by a finished flush is lost,
+  // and so is RocksDB's unsynced data.
+  void PowerLossAndReopen() {
+    crash_dev_->CrashNow();
+    fs_->SetActive(false);
+    store_->Close().IgnoreError();
+    store_.reset();
+    ASSERT_OK(crash_dev_->MakeCrashImage(FaultInjectionDevice::CrashImage::kDropUnflushed, 1));
+    ASSERT_OK(fs_->DropUnsyncedData());
+    fs_->ResetState();
+    ASSERT_OK(Open());
+  }
+  // Polls the device's flush count; false after 30 s (a missing flush fails
+  // the test rather than hanging it).
+  bool WaitForFlushesAbove(uint64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (dev_->flushes() <= n) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  }
+  static Transaction Append(PgId pg, uint64_t v) {
+    Transaction t;
+    t.AppendEntry(pg, Version{1, v}, std::string(300, static_cast<char>('a' + v % 26)));
+    return t;
+  }
+
+  const PgId a_{1, 1, -1}, b_{1, 2, -1};
+  TempDir dir_;
+  std::shared_ptr<FaultInjectionDevice> crash_dev_;
+  std::shared_ptr<HeldWriteDevice> dev_;
+  std::shared_ptr<FaultInjectionFileSystem> fs_;
+  std::unique_ptr<rocksdb::Env> env_;
+  Options options_;
+  std::unique_ptr<Store> store_;
+};
+
+// B's ring write is in flight while A's is flushed. That flush must not
+// count for B: B's record reaches the disk only after it, so B may commit
+// only after another flush. Were B committed on A's flush, the power loss
+// below would lose it. (A commits after B: commits keep submission order.)
+TEST_F(CommitPipelineTest, AWriteInFlightWhenAFlushStartsWaitsForTheNextFlush) {
+  dev_->HoldNextWrite();
+  Notification b_done, a_done;
+  absl::Status b_status, a_status;
+  ASSERT_OK(store_->Submit(Append(b_, 1), [&](absl::Status s) {
+    b_status = s;
+    b_done.Notify();
+  }));
+  dev_->WaitUntilHeld();
+  const uint64_t flushes_before = dev_->flushes();
+  ASSERT_OK(store_->Submit(Append(a_, 1), [&](absl::Status s) {
+    a_status = s;
+    a_done.Notify();
+  }));
+  ASSERT_TRUE(WaitForFlushesAbove(flushes_before));  // A's records flushed
+  EXPECT_FALSE(b_done.HasBeenNotified());
+  dev_->ReleaseHeldWrite();
+  b_done.WaitForNotification();
+  a_done.WaitForNotification();
+  ASSERT_OK(b_status);
+  ASSERT_OK(a_status);
+
+  PowerLossAndReopen();
+  for (PgId pg : {a_, b_}) {
+    auto e = store_->ReadEntries(pg);
+    ASSERT_OK(e);
+    ASSERT_EQ(e->size(), 1u) << "PG " << pg.pool << "." << pg.seed;
+  }
+}
+
+// The partition is flushed as soon as the ring writes are done, while the
+// embedder's own write (its gate) is still running; the commit itself waits
+// for the gate.
+TEST_F(CommitPipelineTest, ThePartitionFlushDoesNotWaitForTheEmbeddersWrite) {
+  const uint64_t flushes_before = dev_->flushes();
+  auto gate = std::make_shared<CommitGate>();
+  Transaction t = Append(a_, 1);
+  t.WaitFor(gate);
+  Notification done;
+  absl::Status status;
+  ASSERT_OK(store_->Submit(std::move(t), [&](absl::Status s) {
+    status = s;
+    done.Notify();
+  }));
+  // The flush comes without the gate.
+  EXPECT_TRUE(WaitForFlushesAbove(flushes_before));
+  EXPECT_FALSE(done.HasBeenNotified());  // the gate is still closed
+  gate->Open(absl::OkStatus());
+  done.WaitForNotification();
+  ASSERT_OK(status);
+  auto e = store_->ReadEntries(a_);
+  ASSERT_OK(e);
+  EXPECT_EQ(e->size(), 1u);
+}
+
+}  // namespace
+}  // namespace pgring::testing
