@@ -28,21 +28,9 @@ shift
 
 command -v fio >/dev/null 2>&1 || { echo "fio not installed: skipped"; exit 77; }
 
-# Sets up LD_PRELOAD for an instrumented engine inside an uninstrumented fio.
-sanitizer_env() {
-  local cxx=$1 sanitize=$2
-  case "$sanitize" in
-    *address*)
-      LD_PRELOAD="$("$cxx" -print-file-name=libasan.so)"
-      export LD_PRELOAD
-      export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-      ;;
-    *thread*)
-      LD_PRELOAD="$("$cxx" -print-file-name=libtsan.so)"
-      export LD_PRELOAD
-      ;;
-  esac
-}
+# sanitizer_env CXX SANITIZE: LD_PRELOAD of the sanitizer runtime for fio.
+# shellcheck source=tests/fio/fio_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/fio_env.sh"
 
 if [[ "$MODE" == "enghelp" ]]; then
   ENGINE=$1 CXX=$2 SANITIZE=${3:-}
@@ -56,7 +44,8 @@ if [[ "$MODE" == "enghelp" ]]; then
              pgring_fastinfo_size pgring_info_size pgring_full_info_every pgring_prefill \
              osd_min_pg_log_entries osd_max_pg_log_entries osd_target_pg_log_entries_per_osd \
              osd_pg_log_dups_tracked osd_pg_log_trim_min osd_pg_log_trim_max pgring_durability \
-             pgring_tail_policy pgring_io_engine pgring_stats pgring_verify_log; do
+             pgring_tail_policy pgring_io_engine pgring_stats pgring_verify_log \
+             pgring_ack_file pgring_ack_check; do
     grep -q "^$opt *:" <<<"$out" || { echo "FAIL: option $opt not listed"; exit 1; }
   done
   # One option in detail: its default and values.

@@ -47,6 +47,8 @@ struct EngineConfig {
   // --- reporting -----------------------------------------------------------
   std::string stats_file;                // pgring_stats: JSON report at the end
   bool verify_log = false;               // pgring_verify_log: reopen and check
+  std::string ack_file;                  // pgring_ack_file: record acks (ack_record.h)
+  std::string ack_check;                 // pgring_ack_check: check a record at open
 
   // The RocksDB directory actually used.
   std::string EffectiveDbPath() const {

@@ -69,6 +69,8 @@ struct PgringOptions {
   unsigned int io_engine;
   char* stats;
   int verify_log;
+  char* ack_file;
+  char* ack_check;
 };
 
 // fio has no option group for external engines; skeleton_external.c uses
@@ -246,6 +248,24 @@ fio_option g_options[] = {
      .def = "0",
      .category = kCategory,
      .group = kGroup},
+    {.name = "pgring_ack_file",
+     .lname = "pgring ack record",
+     .type = FIO_OPT_STR_STORE,
+     .off1 = PGRING_OFF(ack_file),
+     .help = "After setup, record per PG the newest submitted and acknowledged versions in this "
+             "file (mapped, so a SIGKILL cannot take it; created when setup is done)",
+     .def = "",
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_ack_check",
+     .lname = "pgring ack check",
+     .type = FIO_OPT_STR_STORE,
+     .off1 = PGRING_OFF(ack_check),
+     .help = "At open, check the store against the pgring_ack_file record of an earlier (killed) "
+             "run: no acknowledged write missing, nothing past the newest submitted one",
+     .def = "",
+     .category = kCategory,
+     .group = kGroup},
     {.name = nullptr},
 };
 
@@ -278,6 +298,8 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.io_engine = static_cast<pgring::IoEngine>(o.io_engine);
   c.stats_file = o.stats != nullptr ? o.stats : "";
   c.verify_log = o.verify_log != 0;
+  c.ack_file = o.ack_file != nullptr ? o.ack_file : "";
+  c.ack_check = o.ack_check != nullptr ? o.ack_check : "";
   return c;
 }
 
@@ -330,6 +352,10 @@ int fio_pgring_open_file(thread_data* td, fio_file* f) {
   // goes through pgring's BlockDevice.
   int ret = generic_open_file(td, f);
   if (ret != 0) return ret;
+  // Before init() there is no job: fio's setup_files() sizes a block device
+  // by opening it (get_file_size -> bdev_size -> td_io_open_file) and closes
+  // it again; fio's descriptor is all that needs.
+  if (JobOf(td) == nullptr) return 0;
   auto file = JobOf(td)->OpenFile(f->file_name);
   if (!file.ok()) {
     SetJobError(td, pgring::fio::ErrnoOf(file.status()), std::string(file.status().message()));

@@ -309,8 +309,12 @@ absl::StatusOr<OsdModel::WriteOp> OsdModel::SubmitWrite(Store* store, uint64_t o
   txn.WaitFor(std::move(gate));
 
   const WriteOp op{pg, v};
+  // Noted before Submit: the store can never hold a version past this.
+  if (ack_record_ != nullptr) ack_record_->NoteSubmitted(pg, v);
   absl::Status st = store->Submit(std::move(txn), [this, op, done = std::move(done)](absl::Status result) {
     if (result.ok()) {
+      // Noted before `done` tells fio the write completed.
+      if (ack_record_ != nullptr) ack_record_->NoteAcked(op.pg, op.version);
       // Commits arrive in submission order; keep the maximum anyway.
       std::atomic<uint64_t>& c = pgs_[op.pg]->committed;
       uint64_t cur = c.load();

@@ -43,6 +43,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "ack_record.h"
 #include "engine_config.h"
 #include "pgring/store.h"
 #include "pgring/transaction.h"
@@ -144,6 +145,10 @@ class OsdModel {
   CheckResult CheckStore(const Store& store, size_t max_errors = 20) const;
 
   PgExpectation Expectation(uint32_t pg) const;
+
+  // From now on, note every write's version in `record` as it is submitted
+  // and as it is acknowledged (pgring_ack_file). Call before any SubmitWrite.
+  void SetAckRecord(AckRecord* record) { ack_record_ = record; }
   const ModelCounters& counters() const { return counters_; }
 
  private:
@@ -159,6 +164,7 @@ class OsdModel {
   const uint64_t target_;
   std::vector<std::unique_ptr<PgState>> pgs_;
   ModelCounters counters_;
+  AckRecord* ack_record_ = nullptr;
 };
 
 }  // namespace pgring::fio

@@ -131,6 +131,8 @@ json BuildReport(const ReportInputs& in) {
       {"pgring_tail_policy", TailPolicyName(c.tail_policy)},
       {"pgring_io_engine", IoEngineName(c.io_engine)},
       {"pgring_verify_log", c.verify_log},
+      {"pgring_ack_file", c.ack_file},
+      {"pgring_ack_check", c.ack_check},
       {"target_log_entries", c.TargetLogEntries()}};
 
   const uint64_t committed = s.writes_committed.load();
@@ -213,6 +215,22 @@ json BuildReport(const ReportInputs& in) {
     verify["errors"] = errors;
   }
   report["verify"] = verify;
+
+  json acks{{"enabled", !c.ack_check.empty()}};
+  if (in.ack_check != nullptr && in.ack_check->ran) {
+    const AckCheckResult& a = *in.ack_check;
+    acks["ok"] = a.ok();
+    acks["durable"] = a.durable;
+    acks["pgs"] = a.pgs;
+    acks["acked_writes"] = a.acked_writes;
+    acks["lost"] = a.lost;
+    acks["beyond_submitted"] = a.beyond_submitted;
+    acks["in_flight"] = a.in_flight;
+    acks["committed_unacked"] = a.committed_unacked;
+    acks["error_count"] = a.error_count;
+    acks["errors"] = a.errors;
+  }
+  report["ack_check"] = acks;
   return report;
 }
 

@@ -20,6 +20,10 @@
 //   pgs                          per-PG entries, dups, versions, chunks and
 //                                ring bytes (GetPgStats), with min/mean/max
 //   verify                       the log check (pgring_verify_log=1)
+//   ack_check                    the check against an earlier run's ack
+//                                record (pgring_ack_check=FILE, ack_record.h):
+//                                PGs, acked_writes, lost, beyond_submitted,
+//                                in_flight, committed_unacked, errors
 #ifndef PGRING_TOOLS_FIO_ENGINE_REPORT_H_
 #define PGRING_TOOLS_FIO_ENGINE_REPORT_H_
 
@@ -47,6 +51,7 @@ struct ReportInputs {
   bool verified = false;     // pgring_verify_log ran
   CheckResult check;
   absl::Status check_status; // reopening for the check, if that failed
+  const AckCheckResult* ack_check = nullptr;  // pgring_ack_check, if it ran
 };
 
 nlohmann::json BuildReport(const ReportInputs& in);

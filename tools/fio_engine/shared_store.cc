@@ -149,6 +149,8 @@ absl::Status SharedStore::Open() {
   store_ = std::move(*store);
   // The store says which backend it is; pgring_backend only matters at mkfs.
   backend_ = store_->backend();
+  // The record of an earlier run is checked before setup writes anything.
+  if (!config_.ack_check.empty()) ack_check_ = CheckAcks(config_.ack_check, *store_);
   model_ = std::make_unique<OsdModel>(config_);
   absl::Status s = model_->Setup(store_.get());
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat("pgring engine: creating the PGs: ", s.message()));
@@ -156,6 +158,15 @@ absl::Status SharedStore::Open() {
   if (!s.ok()) return s;
   after_setup_ = Snapshot();
   setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!config_.ack_file.empty()) {
+    std::vector<uint64_t> heads;
+    for (uint32_t pg = 0; pg < config_.pgs; ++pg) heads.push_back(model_->Expectation(pg).head);
+    auto record = AckRecord::Create(config_.ack_file,
+                                    config_.durability != DurabilityMode::kUnsynced, heads);
+    if (!record.ok()) return record.status();
+    ack_record_ = std::move(*record);
+    model_->SetAckRecord(ack_record_.get());
+  }
   return absl::OkStatus();
 }
 
@@ -212,6 +223,11 @@ absl::Status SharedStore::Finish() {
   in.setup_seconds = setup_seconds_;
   in.after_setup = after_setup_;
   in.at_end = Snapshot();
+  in.ack_check = &ack_check_;
+  if (ack_check_.ran && !ack_check_.ok()) {
+    problems.push_back(absl::StrCat("ack check (", config_.ack_check, "): ", ack_check_.error_count,
+                                    " problem(s): ", absl::StrJoin(ack_check_.errors, "; ")));
+  }
   for (uint32_t pg = 0; pg < config_.pgs; ++pg) {
     auto st = store_->GetPgStats(OsdModel::PgIdOf(pg));
     if (st.ok()) in.pgs.push_back(*st);

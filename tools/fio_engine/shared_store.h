@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "ack_record.h"
 #include "engine_config.h"
 #include "latency_histogram.h"
 #include "osd_model.h"
@@ -101,6 +102,8 @@ class SharedStore {
   const EngineConfig config_;
   std::shared_ptr<RocksDbIoCounter> rocksdb_io_;
   std::unique_ptr<rocksdb::Env> rocksdb_env_;  // outlives store_
+  std::unique_ptr<AckRecord> ack_record_;     // pgring_ack_file; outlives store_
+  AckCheckResult ack_check_;                   // pgring_ack_check, done at open
   std::unique_ptr<Store> store_;
   std::unique_ptr<OsdModel> model_;
   EngineStats stats_;
