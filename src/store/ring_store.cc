@@ -4,7 +4,9 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <thread>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +17,10 @@
 namespace pgring {
 
 namespace {
+// PGs recovered at once at open: enough reads in flight to keep an SSD busy
+// (measured in docs/BENCHMARKS.md, restart), few enough to cost nothing.
+constexpr size_t kRecoveryThreads = 8;
+
 Geometry GeometryOf(const Label& l) {
   Geometry g;
   g.block_size = l.block_size;
@@ -144,8 +150,29 @@ absl::Status RingStore::Recover() {
       }
     }
   }
-  for (auto& [id, pg] : pgs_) {
-    absl::Status s = RecoverPg(pg.get());
+  // Each PG's ring is read and replayed independently: several at a time
+  // keep the device busy (synchronous O_DIRECT reads, no readahead) and use
+  // every core for CRCs and replay. Outcomes are handled below in PG order.
+  std::vector<PgLog*> order;
+  order.reserve(pgs_.size());
+  for (auto& [id, pg] : pgs_) order.push_back(pg.get());
+  std::vector<absl::Status> outcome(order.size());
+  {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next.fetch_add(1); i < order.size(); i = next.fetch_add(1)) {
+        outcome[i] = RecoverPg(order[i]);
+      }
+    };
+    const size_t threads = std::min<size_t>(kRecoveryThreads, order.size());
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    PgLog* pg = order[i];
+    const absl::Status& s = outcome[i];
     if (!s.ok()) {
       if (options_.recovery_policy == RecoveryPolicy::kRefuse || s.code() != absl::StatusCode::kDataLoss) {
         return s;
