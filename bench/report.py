@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""bench/report.py OUT — turns what bench/report.sh left in OUT/data into
+OUT/report.md (Markdown tables, ratios from the same run), OUT/results.json
+(every number in the tables) and OUT/plot-*.gp (gnuplot scripts with their
+data inline, SVG terminal; report.sh runs them: OUT/*.svg).
+
+Inputs (any may be missing; the tables then show "-"):
+  settings.json                      what report.sh ran, and the machine
+  data/fio-{raw-qdQ,ring-qdQ-pgsN,rocksdb-qdQ-pgsN}.fio.json   fio's JSON
+  data/fio-{ring,rocksdb}-qdQ-pgsN.report.json                 pgring_stats
+  data/tail-{rewrite,never}.report.json, data/long-{ring,rocksdb}.*
+  data/restart-{ring,rocksdb}-PxE.json, data/ring_space_bench.json
+"""
+import json
+import os
+import sys
+
+OUT = sys.argv[1]
+DATA = os.path.join(OUT, "data")
+
+
+def load(name):
+    path = os.path.join(DATA, name) if not os.path.isabs(name) else name
+    try:
+        text = open(path).read()
+    except OSError:
+        return None
+    start = text.find("{")  # fio may print a line before its JSON
+    try:
+        return json.loads(text[start:]) if start >= 0 else None
+    except ValueError:
+        return None
+
+
+settings = json.load(open(os.path.join(OUT, "settings.json")))
+QDS = [int(q) for q in settings["qds"]]
+PGS = [int(p) for p in settings["pgs"]]
+
+
+def get(d, *path, default=None):
+    for k in path:
+        if not isinstance(d, dict) or k not in d:
+            return default
+        d = d[k]
+    return d
+
+
+def fio_run(prefix):
+    """IOPS and latency from fio's JSON, and the engine's report if any."""
+    fio = load(prefix + ".fio.json")
+    if not fio or not fio.get("jobs"):
+        return None
+    w = fio["jobs"][0]["write"]
+    pct = get(w, "clat_ns", "percentile", default={}) or {}
+    r = {"iops": w["iops"], "p50_ms": pct.get("50.000000", 0) / 1e6,
+         "p99_ms": pct.get("99.000000", 0) / 1e6, "p999_ms": pct.get("99.900000", 0) / 1e6}
+    try:
+        r["loadavg1"] = float(open(os.path.join(DATA, prefix + ".loadavg")).read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    rep = load(prefix + ".report.json")
+    if rep:
+        run = get(rep, "rocksdb", "run", default={})
+        st = get(rep, "store", "run", default={})
+        comp = run.get("compaction") or {}
+        tick = run.get("tickers") or {}
+        committed = get(rep, "writes", "committed", default=0) or 0
+        by_kind = run.get("bytes_written", {})
+        r.update({
+            "engine_iops": get(rep, "writes", "iops"),
+            "committed": committed,
+            "setup_seconds": rep.get("setup_seconds"),
+            "rdb_bytes_per_write": run.get("bytes_written_per_write"),
+            "rdb_keys_per_write": run.get("keys_written_per_write"),
+            "rdb_wal_per_write": by_kind.get("wal", 0) / committed if committed else None,
+            "rdb_sst_per_write": by_kind.get("sst", 0) / committed if committed else None,
+            "rdb_syncs": run.get("syncs"),
+            "compaction_seconds": comp.get("CompSec"),
+            "compaction_count": comp.get("CompCount"),
+            "compaction_write_gb": comp.get("WriteGB"),
+            "compact_write_bytes": tick.get("rocksdb.compact.write.bytes", 0),
+            "compact_read_bytes": tick.get("rocksdb.compact.read.bytes", 0),
+            "flush_write_bytes": tick.get("rocksdb.flush.write.bytes", 0),
+            "stall_micros": tick.get("rocksdb.stall.micros", 0),
+            "log_per_payload": st.get("record_bytes_per_payload_byte"),
+            "dev_per_payload": st.get("device_bytes_per_payload_byte"),
+            "commit_groups": st.get("commit_groups"),
+            "mapping_table_bytes": get(rep, "store", "at_end", "mapping_table_bytes"),
+            "live_items": (get(rep, "store", "at_end", "live_entries", default=0) or 0)
+                          + (get(rep, "store", "at_end", "live_dups", default=0) or 0),
+        })
+    return r
+
+
+results = {"settings": settings, "fio": {}, "tail": {}, "long": {}, "restart": {}, "space_bench": {}}
+for q in QDS:
+    results["fio"][f"raw-qd{q}"] = fio_run(f"fio-raw-qd{q}")
+    for p in PGS:
+        for b in ("ring", "rocksdb"):
+            results["fio"][f"{b}-qd{q}-pgs{p}"] = fio_run(f"fio-{b}-qd{q}-pgs{p}")
+for pol in ("rewrite", "never"):
+    results["tail"][pol] = fio_run(f"tail-{pol}")
+for b in ("ring", "rocksdb"):
+    results["long"][b] = fio_run(f"long-{b}")
+    results["long"][f"{b}-own"] = fio_run(f"long-{b}-own")
+for size in settings["restart"]:
+    for b in ("ring", "rocksdb"):
+        results["restart"][f"{b}-{size}"] = load(f"restart-{b}-{size}.json")
+gb = load("ring_space_bench.json")
+for bm in (gb or {}).get("benchmarks", []):
+    pol = "never" if "never_rewrite:1" in bm["name"] else "rewrite"
+    results["space_bench"][pol] = {k: bm.get(k) for k in (
+        "ring_bytes_per_payload", "device_bytes_per_payload", "mapping_bytes_per_entry", "writes")}
+
+
+def F(v, fmt=".0f"):
+    return "-" if v is None else format(v, fmt)
+
+
+def ratio(a, b, fmt=".2f"):
+    return None if a is None or b in (None, 0) else a / b
+
+
+def R(a, b):
+    r = ratio(a, b)
+    return "-" if r is None else f"{r:.2f}x"
+
+
+def fr(key):
+    return results["fio"].get(key) or {}
+
+
+md = []
+s = settings
+md.append("# pgring benchmark report\n")
+md.append(f"- date: {s['date']}; command: `{s['command'].strip()}` (mode {s['mode']}); git {s['git']}")
+md.append(f"- machine: {s['host']}, {s['cpus']} CPUs ({s['cpu'].strip()}), {s['mem']} RAM, kernel {s['kernel']}; "
+          f"partitions are files on {s['fs']} ({s['work']}): data {s['data_size']}, log {s['log_size']}; {s['fio']}")
+md.append(f"- fio: 4 KiB random writes as OSD writes, {s['runtime']} s per run, durable group commit "
+          f"(pgring_durability=group), Ceph's defaults otherwise (fio-jobs/*-randwrite.fio). "
+          f"raw = fio's io_uring engine on the data partition alone (no metadata, no flushes).")
+loads = [r["loadavg1"] for group in (results["fio"], results["tail"], results["long"])
+         for r in group.values() if r and "loadavg1" in r]
+md.append("- latencies are fio's completion latency (clat); ratios are from this run."
+          + (f" 1-minute load average at the end of the fio runs: {min(loads):.1f} to {max(loads):.1f} "
+             f"on {s['cpus']} CPUs (other work on the machine skews the numbers)." if loads else ""))
+md.append("")
+
+# --- 1. IOPS and latency ---
+md.append("## IOPS and latency (fio)\n")
+hdr = ["qd", "PGs", "raw IOPS", "ring IOPS", "rocksdb IOPS", "ring/rocksdb", "ring/raw",
+       "p99 ms raw", "p99 ms ring", "p99 ms rocksdb", "p99 ring/rocksdb", "p50 ms ring", "p50 ms rocksdb"]
+md.append("| " + " | ".join(hdr) + " |")
+md.append("|" + "|".join("---:" for _ in hdr) + "|")
+for q in QDS:
+    raw = fr(f"raw-qd{q}")
+    for p in PGS:
+        ri, rd = fr(f"ring-qd{q}-pgs{p}"), fr(f"rocksdb-qd{q}-pgs{p}")
+        md.append("| " + " | ".join([
+            str(q), str(p), F(raw.get("iops")), F(ri.get("iops")), F(rd.get("iops")),
+            R(ri.get("iops"), rd.get("iops")), R(ri.get("iops"), raw.get("iops")),
+            F(raw.get("p99_ms"), ".2f"), F(ri.get("p99_ms"), ".2f"), F(rd.get("p99_ms"), ".2f"),
+            R(ri.get("p99_ms"), rd.get("p99_ms")), F(ri.get("p50_ms"), ".2f"), F(rd.get("p50_ms"), ".2f")]) + " |")
+md.append("\nraw does not depend on the PG count: one raw run per queue depth, repeated on each row.\n")
+
+# --- RocksDB traffic per write, in the matrix ---
+md.append("## RocksDB writes per client write, and log bytes per payload byte (fio matrix)\n")
+hdr = ["qd", "PGs", "RocksDB B/write ring", "RocksDB B/write rocksdb", "ring/rocksdb",
+       "keys/write ring", "keys/write rocksdb", "ring/rocksdb", "log B/payload B (ring space)",
+       "device B/payload B (ring)"]
+md.append("| " + " | ".join(hdr) + " |")
+md.append("|" + "|".join("---:" for _ in hdr) + "|")
+for q in QDS:
+    for p in PGS:
+        ri, rd = fr(f"ring-qd{q}-pgs{p}"), fr(f"rocksdb-qd{q}-pgs{p}")
+        md.append("| " + " | ".join([
+            str(q), str(p), F(ri.get("rdb_bytes_per_write")), F(rd.get("rdb_bytes_per_write")),
+            R(ri.get("rdb_bytes_per_write"), rd.get("rdb_bytes_per_write")),
+            F(ri.get("rdb_keys_per_write"), ".2f"), F(rd.get("rdb_keys_per_write"), ".2f"),
+            R(ri.get("rdb_keys_per_write"), rd.get("rdb_keys_per_write")),
+            F(ri.get("log_per_payload"), ".3f"), F(ri.get("dev_per_payload"), ".2f")]) + " |")
+md.append("\nShort runs: RocksDB's bytes here are mostly WAL (few memtable flushes and compactions "
+          "happen in a run this short); the long run below includes them.\n")
+
+# --- 2. tail policies ---
+md.append("## Log bytes per payload byte, both tail-block policies\n")
+hdr = ["tail-block policy", "ring space / payload (fio, 128 PGs, qd 32)", "device bytes / payload (fio)",
+       "ring IOPS (fio)", "ring space / payload (ring_space_bench)", "device bytes / payload (ring_space_bench)",
+       "mapping table B/entry (ring_space_bench)"]
+md.append("| " + " | ".join(hdr) + " |")
+md.append("|" + "|".join(["---"] + ["---:"] * (len(hdr) - 1)) + "|")
+for pol, label in (("rewrite", "`rewrite` (default)"), ("never", "`never`")):
+    t = results["tail"].get(pol) or {}
+    g = results["space_bench"].get(pol) or {}
+    md.append("| " + " | ".join([label, F(t.get("log_per_payload"), ".3f"), F(t.get("dev_per_payload"), ".2f"),
+                                  F(t.get("iops")), F(g.get("ring_bytes_per_payload"), ".3f"),
+                                  F(g.get("device_bytes_per_payload"), ".2f"),
+                                  F(g.get("mapping_bytes_per_entry"), ".1f")]) + " |")
+md.append("\nfio: the engine's report (store.run: record bytes appended and partition bytes written per "
+          "payload byte over the run). ring_space_bench: 400,000 OSD-like writes on an in-memory device "
+          "(the format alone; a full info every 16th write).\n")
+
+# --- 3. long run ---
+L = results["long"]
+lr, ld = L.get("ring") or {}, L.get("rocksdb") or {}
+lro, ldo = L.get("ring-own") or {}, L.get("rocksdb-own") or {}
+md.append(f"## RocksDB writes and compaction over a long run ({s['long_runtime']} s, {s['long_pgs']} PGs, qd 32)\n")
+rows = [("IOPS", "iops", ".0f"), ("p99 ms", "p99_ms", ".2f"),
+        ("RocksDB bytes written / client write", "rdb_bytes_per_write", ".0f"),
+        ("  of which WAL", "rdb_wal_per_write", ".0f"), ("  of which SST (flush + compaction)", "rdb_sst_per_write", ".0f"),
+        ("RocksDB keys written / client write", "rdb_keys_per_write", ".2f"),
+        ("flush + compaction seconds (CompSec)", "compaction_seconds", ".1f"),
+        ("flushes + compactions (CompCount)", "compaction_count", ".0f"),
+        ("memtable flush bytes written (MB)", "flush_write_mb", ".1f"),
+        ("compaction bytes written (MB)", "compact_write_mb", ".1f"),
+        ("compaction bytes read (MB)", "compact_read_mb", ".1f"),
+        ("write stall seconds", "stall_s", ".2f"),
+        ("client writes committed", "committed", ".0f")]
+for d in (lr, ld, lro, ldo):
+    if d:
+        d["compact_write_mb"] = (d.get("compact_write_bytes") or 0) / 1e6
+        d["flush_write_mb"] = (d.get("flush_write_bytes") or 0) / 1e6
+        d["compact_read_mb"] = (d.get("compact_read_bytes") or 0) / 1e6
+        d["stall_s"] = (d.get("stall_micros") or 0) / 1e6
+md.append("| | ring | rocksdb | ring/rocksdb | ring, no onodes | rocksdb, no onodes | ring/rocksdb, no onodes |")
+md.append("|---|---:|---:|---:|---:|---:|---:|")
+for label, k, fmt in rows:
+    md.append(f"| {label} | {F(lr.get(k), fmt)} | {F(ld.get(k), fmt)} | {R(lr.get(k), ld.get(k))} "
+              f"| {F(lro.get(k), fmt)} | {F(ldo.get(k), fmt)} | {R(lro.get(k), ldo.get(k))} |")
+md.append("\nWith onodes: what the OSD's RocksDB writes (every client write also puts its object's 400-byte "
+          "onode, the same in both backends). No onodes (`pgring_onode_size=0`): the PG log's own RocksDB "
+          "traffic, the part the backend changes (ring: the PG's tail pointer; rocksdb: a key per entry, "
+          "dup and info, and the trims' deletes). CompSec and CompCount are the \"Sum\" row "
+          "of the column family's compaction statistics, which counts memtable flushes (L0) with the "
+          "compactions; the bytes are RocksDB's tickers (`rocksdb.flush.write.bytes`, "
+          "`rocksdb.compact.write.bytes`, `rocksdb.compact.read.bytes`); all minus their values after setup "
+          "(mkfs, prefill). With BlueStore's options (16 MiB write buffers, 32 merged per flush, L0 "
+          "compaction at 8 files) most PG log keys are deleted by trims before they are flushed; L0->L1 "
+          "compaction starts after 8 flushes, so a run shorter than that shows flushes only: see "
+          "`--long-runtime`.\n")
+
+# --- 4. restart ---
+md.append("## Restart: open the store and load every PG log\n")
+hdr = ["PGs x entries", "backend", "open s", "ring/rocksdb open", "heap growth B/entry", "RSS growth B/entry",
+       "mapping table B/entry", "live entries", "populate s", "page cache"]
+md.append("| " + " | ".join(hdr) + " |")
+md.append("|" + "|".join(["---", "---"] + ["---:"] * (len(hdr) - 3) + ["---"]) + "|")
+for size in s["restart"]:
+    ro = get(results["restart"].get(f"rocksdb-{size}"), "open", default={}) or {}
+    for b in ("ring", "rocksdb"):
+        r = results["restart"].get(f"{b}-{size}") or {}
+        o = r.get("open") or {}
+        md.append("| " + " | ".join([
+            size.replace("x", " x "), b, F(o.get("seconds"), ".3f"),
+            R(o.get("seconds"), ro.get("seconds")) if b == "ring" else "",
+            F(o.get("heap_bytes_per_live_entry"), ".1f"), F(o.get("rss_bytes_per_live_entry"), ".1f"),
+            F(o.get("mapping_table_bytes_per_live_entry"), ".1f"), F(o.get("live_entries")),
+            F(get(r, "populate", "seconds"), ".1f"), get(r, "cache_drop", "method", default="-")]) + " |")
+md.append("\nEntries of 180-220 payload bytes (uniform), one info per PG; bench/restart_bench. Heap = "
+          "mallinfo2 in-use bytes (glibc) before and after Store::Open in a fresh process, so it counts "
+          "everything Open allocates (RocksDB's memtables, caches and table readers included); "
+          "mapping table = StoreStats::mapping_table_bytes (the per-PG in-memory indexes). "
+          "Page cache: `drop_caches` if the machine let us, else `fadvise_dontneed` on the partition and "
+          "every RocksDB file (evicts their clean pages without privileges); the ring backend reads its "
+          "partition with O_DIRECT in any case.\n")
+
+# --- targets ---
+def at(key, field):
+    return fr(key).get(field)
+
+
+q_hi, p_main = (32 if 32 in QDS else max(QDS)), (128 if 128 in PGS else PGS[len(PGS) // 2])
+main_ri, main_rd, main_raw = f"ring-qd{q_hi}-pgs{p_main}", f"rocksdb-qd{q_hi}-pgs{p_main}", f"raw-qd{q_hi}"
+targets = []
+
+
+def target(name, value, ok, note=""):
+    targets.append({"target": name, "value": value,
+                    "met": None if ok is None else bool(ok), "note": note})
+
+
+v = ratio(at(main_ri, "iops"), at(main_rd, "iops"))
+target(f"IOPS ring >= 1.5x rocksdb ({p_main} PGs, qd {q_hi})", None if v is None else f"{v:.2f}x",
+       None if v is None else v >= 1.5, f"{F(at(main_ri, 'iops'))} vs {F(at(main_rd, 'iops'))} IOPS")
+v = ratio(at(main_ri, "p99_ms"), at(main_rd, "p99_ms"))
+target(f"p99 ring <= 0.5x rocksdb ({p_main} PGs, qd {q_hi})", None if v is None else f"{v:.2f}x",
+       None if v is None else v <= 0.5, f"{F(at(main_ri, 'p99_ms'), '.2f')} vs {F(at(main_rd, 'p99_ms'), '.2f')} ms")
+v = ratio(at(main_ri, "iops"), at(main_raw, "iops"))
+target(f"IOPS ring >= 50% of raw ({p_main} PGs, qd {q_hi})", None if v is None else f"{v * 100:.0f}%",
+       None if v is None else v >= 0.5, f"{F(at(main_ri, 'iops'))} vs {F(at(main_raw, 'iops'))} IOPS")
+if lro.get("rdb_bytes_per_write") and ldo.get("rdb_bytes_per_write"):
+    src, a, b = "long run, pgring's own (no onodes)", lro, ldo
+elif lr.get("rdb_bytes_per_write") and ld.get("rdb_bytes_per_write"):
+    src, a, b = "long run, with onodes", lr, ld
+else:
+    src, a, b = f"{p_main} PGs qd {q_hi}, with onodes", fr(main_ri), fr(main_rd)
+v = ratio(a.get("rdb_bytes_per_write"), b.get("rdb_bytes_per_write"))
+target("RocksDB bytes written per write, ring <= 10% of rocksdb", None if v is None else f"{v * 100:.1f}%",
+       None if v is None else v <= 0.10,
+       f"{F(a.get('rdb_bytes_per_write'))} vs {F(b.get('rdb_bytes_per_write'))} B/write ({src})")
+v = ratio(a.get("rdb_keys_per_write"), b.get("rdb_keys_per_write"))
+target("RocksDB keys written per write, ring <= 20% of rocksdb", None if v is None else f"{v * 100:.1f}%",
+       None if v is None else v <= 0.20,
+       f"{F(a.get('rdb_keys_per_write'), '.2f')} vs {F(b.get('rdb_keys_per_write'), '.2f')} keys/write ({src})")
+t = (results["tail"].get("rewrite") or {}).get("log_per_payload") or fr(main_ri).get("log_per_payload")
+g = (results["space_bench"].get("rewrite") or {}).get("ring_bytes_per_payload")
+target("log bytes per payload byte <= 1.15 (default tail policy)", None if t is None else f"{t:.3f}",
+       None if t is None else t <= 1.15, "fio ring space/payload" + (f"; ring_space_bench {g:.3f}" if g else ""))
+big = max(s["restart"], key=lambda x: int(x.split("x")[0]) * int(x.split("x")[1])) if s["restart"] else None
+ro = get(results["restart"].get(f"ring-{big}"), "open", default={}) or {}
+rd_ = get(results["restart"].get(f"rocksdb-{big}"), "open", default={}) or {}
+v = ratio(ro.get("seconds"), rd_.get("seconds"))
+target(f"restart {big} ring faster than rocksdb", None if v is None else f"{ro['seconds']:.2f} s vs {rd_['seconds']:.2f} s",
+       None if v is None else v < 1.0, "" if v is None else f"ring/rocksdb {v:.2f}x")
+m = ro.get("mapping_table_bytes_per_live_entry")
+target("mapping-table memory <= 16 B/entry", None if m is None else f"{m:.1f} B",
+       None if m is None else m <= 16,
+       f"ring, {big}, StoreStats::mapping_table_bytes; heap growth {F(ro.get('heap_bytes_per_live_entry'), '.1f')} B/entry")
+ring_q = [(q, at(f"ring-qd{q}-pgs{p_main}", "iops")) for q in QDS]
+if all(i for _, i in ring_q) and len(ring_q) > 1:
+    ok = all(b_ > a_ for (_, a_), (_, b_) in zip(ring_q, ring_q[1:]))
+    target(f"ring IOPS scales with qd ({p_main} PGs)", " / ".join(f"{i:.0f}" for _, i in ring_q), ok,
+           "qd " + ", ".join(str(q) for q, _ in ring_q) + ": each above the last")
+else:
+    target("ring IOPS scales with qd", None, None)
+p_big = max(PGS)
+a_, b_ = at(f"ring-qd{q_hi}-pgs{p_main}", "iops"), at(f"ring-qd{q_hi}-pgs{p_big}", "iops")
+v = ratio(b_, a_)
+target(f"ring IOPS does not fall at {p_big} PGs (qd {q_hi}, vs {p_main} PGs)", None if v is None else f"{v:.2f}x",
+       None if v is None else v >= 0.9, f"{F(b_)} vs {F(a_)} IOPS; met = within 10% or above")
+results["targets"] = targets
+
+md.append("## Targets\n")
+md.append("| target | measured | met | |")
+md.append("|---|---:|---|---|")
+for t in targets:
+    met = "n/a" if t["met"] is None else ("met" if t["met"] else "**not met**")
+    md.append(f"| {t['target']} | {t['value'] or '-'} | {met} | {t['note']} |")
+md.append("")
+md.append("Plots: iops_vs_qd.svg, iops_vs_pgs.svg, p99_vs_qd.svg, restart.svg. Raw data: data/, results.json.\n")
+
+open(os.path.join(OUT, "report.md"), "w").write("\n".join(md))
+json.dump(results, open(os.path.join(OUT, "results.json"), "w"), indent=2)
+
+# --- plots: gnuplot scripts with inline data ---
+COMMON = """set terminal svg size 900,560 dynamic enhanced font 'sans,12' background rgb 'white'
+set key outside right top
+set grid
+"""
+
+
+def series_block(name, rows):
+    return f"${name} << EOD\n" + "\n".join(" ".join(str(c) for c in r) for r in rows) + "\nEOD\n"
+
+
+def write_plot(fname, body):
+    open(os.path.join(OUT, f"plot-{fname}.gp"), "w").write(
+        f"# {fname}.svg — generated by bench/report.py; run: gnuplot plot-{fname}.gp (in this directory)\n"
+        + f"cd '{OUT}'\n" + COMMON + body)
+
+
+def nz(v):
+    return v if v else "NaN"
+
+
+# IOPS and p99 vs queue depth: one line per backend and PG count, raw.
+blocks, plots_iops, plots_p99 = "", [], []
+# Solid = ring, dashed = rocksdb; one colour per PG count (or queue depth).
+styles = {"ring": "lw 2 pt 7", "rocksdb": "lw 2 dt 2 pt 4"}
+for b in ("ring", "rocksdb"):
+    for i, p in enumerate(PGS):
+        rows = [(q, nz(at(f"{b}-qd{q}-pgs{p}", "iops")), nz(at(f"{b}-qd{q}-pgs{p}", "p99_ms"))) for q in QDS]
+        blocks += series_block(f"{b}{p}", rows)
+        plots_iops.append(f"${b}{p} using 1:2 with linespoints {styles[b]} lc {i + 1} title '{b}, {p} PGs'")
+        plots_p99.append(f"${b}{p} using 1:3 with linespoints {styles[b]} lc {i + 1} title '{b}, {p} PGs'")
+rows = [(q, nz(fr(f"raw-qd{q}").get("iops")), nz(fr(f"raw-qd{q}").get("p99_ms"))) for q in QDS]
+blocks += series_block("raw", rows)
+plots_iops.append("$raw using 1:2 with linespoints lw 2 lc rgb 'black' title 'raw device'")
+plots_p99.append("$raw using 1:3 with linespoints lw 2 lc rgb 'black' title 'raw device'")
+xt = "set xtics (" + ", ".join(f"'{q}' {q}" for q in QDS) + ")\n"
+write_plot("iops_vs_qd", blocks + "set output 'iops_vs_qd.svg'\nset title '4 KiB random writes (OSD writes, durable): IOPS vs queue depth'\n"
+           "set xlabel 'queue depth'\nset ylabel 'IOPS (log scale)'\nset logscale y\n" + xt
+           + "plot " + ", \\\n     ".join(plots_iops) + "\n")
+write_plot("p99_vs_qd", blocks + "set output 'p99_vs_qd.svg'\nset title 'p99 completion latency vs queue depth'\n"
+           "set xlabel 'queue depth'\nset ylabel 'p99 latency (ms)'\nset yrange [0:*]\n" + xt
+           + "plot " + ", \\\n     ".join(plots_p99) + "\n")
+
+# IOPS vs PG count: one line per backend and queue depth; raw per qd dotted.
+blocks, plots = "", []
+for b in ("ring", "rocksdb"):
+    for i, q in enumerate(QDS):
+        rows = [(p, nz(at(f"{b}-qd{q}-pgs{p}", "iops"))) for p in PGS]
+        blocks += series_block(f"{b}q{q}", rows)
+        plots.append(f"${b}q{q} using 1:2 with linespoints {styles[b]} lc {i + 1} title '{b}, qd {q}'")
+for i, q in enumerate(QDS):
+    rows = [(p, nz(fr(f"raw-qd{q}").get("iops"))) for p in PGS]
+    blocks += series_block(f"rawq{q}", rows)
+    plots.append(f"$rawq{q} using 1:2 with lines lw 1 dt 3 lc {i + 1} title 'raw device, qd {q}'")
+write_plot("iops_vs_pgs", blocks + "set output 'iops_vs_pgs.svg'\nset title 'IOPS vs number of PGs'\n"
+           "set logscale x 2\nset logscale y\nset xlabel 'PGs'\nset ylabel 'IOPS (log scale)'\n"
+           "set xtics (" + ", ".join(f"'{p}' {p}" for p in PGS) + ")\n"
+           + "plot " + ", \\\n     ".join(plots) + "\n")
+
+# Restart: open seconds, clustered bars.
+rows = []
+for size in s["restart"]:
+    r1 = get(results["restart"].get(f"ring-{size}"), "open", "seconds")
+    r2 = get(results["restart"].get(f"rocksdb-{size}"), "open", "seconds")
+    rows.append((f"\"{size.replace('x', ' x ')}\"", nz(r1), nz(r2)))
+write_plot("restart", series_block("restart", rows) +
+           "set output 'restart.svg'\nset title 'Restart: Store::Open, loading every PG log (PGs x entries)'\n"
+           "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+           "set ylabel 'seconds'\nset yrange [0:*]\nset grid ytics\nunset grid\nset grid ytics\n"
+           "plot $restart using 2:xtic(1) title 'ring', '' using 3 title 'rocksdb'\n")
+print(f"report.py: wrote {OUT}/report.md, results.json and {len([f for f in os.listdir(OUT) if f.startswith('plot-')])} plot scripts")

@@ -1,0 +1,443 @@
+// restart_bench — how long an OSD restart takes to open a store and load
+// every PG log, and what the loaded logs cost in memory, for either backend.
+//
+//   restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK
+//                 [--entry-min=180 --entry-max=220] [--dups=0] [--chunk-size=1M]
+//                 [--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep]
+//                 [--cache=drop|fadvise|none]
+//
+// 1. populate (this process): a file-backed log partition WORK/log.part
+//    (fallocated) and RocksDB WORK/db; mkfs (force), N PGs in pool 1, then E
+//    entries per PG (uniform entry_min..entry_max payload bytes, ~200 like a
+//    Ceph pg_log_entry_t), a PG info, and optionally D dups per PG. Batched:
+//    each transaction appends `batch` entries to one PG, `in-flight`
+//    transactions are outstanding, durability = group commit. Then Close.
+// 2. cache (--cache=drop, the default): sync(), then echo 3 >
+//    /proc/sys/vm/drop_caches if permitted (the whole machine's cache);
+//    otherwise, or with --cache=fadvise, posix_fadvise(DONTNEED) on the partition and every RocksDB
+//    file, which evicts their (clean) pages without privileges. The ring
+//    backend reads its partition with O_DIRECT anyway; RocksDB reads through
+//    the page cache, so this matters for the RocksDB backend.
+// 3. open (a fresh child process, /proc/self/exe --phase=open, so the heap
+//    holds nothing from populate): Store::Open (which recovers/loads every PG
+//    log) timed with a steady clock; heap in use (mallinfo2: uordblks +
+//    hblkhd) and VmRSS before and after; StoreStats (live entries, dups,
+//    mapping_table_bytes); a check that every PG has E entries.
+//
+// Prints one JSON object on stdout (progress on stderr):
+//   {"backend", "pgs", "entries_per_pg", "populate": {seconds, entries, ...},
+//    "cache_drop": {"method", "drop_caches_permitted"},
+//    "open": {"seconds", "rss_before", "rss_after", "heap_before", "heap_after",
+//             "heap_growth_bytes", "rss_growth_bytes", "live_entries",
+//             "live_dups", "mapping_table_bytes",
+//             "heap_bytes_per_live_entry", "rss_bytes_per_live_entry",
+//             "mapping_table_bytes_per_live_entry", "close_seconds", "check_ok"}}
+// "live entry" = entries + dups (the items the in-memory indexes hold).
+#include <fcntl.h>
+#include <malloc.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pgring/log_sink.h"
+#include "pgring/store.h"
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct Args {
+  std::string phase = "all";  // all | populate | open
+  std::string backend = "ring";
+  uint32_t pgs = 128;
+  uint64_t entries = 3000;
+  uint32_t entry_min = 180, entry_max = 220;
+  uint64_t dups = 0;
+  uint32_t chunk_size = 1 << 20;
+  uint64_t log_size = 0;  // 0 = computed
+  uint32_t in_flight = 64;
+  uint32_t batch = 50;
+  std::string dir;
+  bool keep = false;
+  std::string cache = "drop";  // drop | fadvise | none
+};
+
+[[noreturn]] void Die(const std::string& msg) {
+  std::fprintf(stderr, "restart_bench: %s\n", msg.c_str());
+  std::exit(1);
+}
+
+uint64_t ParseSize(const std::string& s) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  std::string suf(end);
+  uint64_t mul = 1;
+  if (suf == "K" || suf == "k") mul = 1ull << 10;
+  else if (suf == "M" || suf == "m") mul = 1ull << 20;
+  else if (suf == "G" || suf == "g") mul = 1ull << 30;
+  else if (!suf.empty()) Die("bad size: " + s);
+  return static_cast<uint64_t>(v * mul);
+}
+
+Args ParseArgs(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto eq = arg.find('=');
+    std::string key = arg.substr(0, eq), val = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    if (key == "--phase") a.phase = val;
+    else if (key == "--backend") a.backend = val;
+    else if (key == "--pgs") a.pgs = static_cast<uint32_t>(std::stoul(val));
+    else if (key == "--entries") a.entries = std::stoull(val);
+    else if (key == "--entry-min") a.entry_min = static_cast<uint32_t>(std::stoul(val));
+    else if (key == "--entry-max") a.entry_max = static_cast<uint32_t>(std::stoul(val));
+    else if (key == "--dups") a.dups = std::stoull(val);
+    else if (key == "--chunk-size") a.chunk_size = static_cast<uint32_t>(ParseSize(val));
+    else if (key == "--log-size") a.log_size = ParseSize(val);
+    else if (key == "--in-flight") a.in_flight = static_cast<uint32_t>(std::stoul(val));
+    else if (key == "--batch") a.batch = static_cast<uint32_t>(std::stoul(val));
+    else if (key == "--dir") a.dir = val;
+    else if (key == "--keep") a.keep = true;
+    else if (key == "--cache") a.cache = val;
+    else if (key == "--help" || key == "-h") {
+      std::puts("restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK "
+                "[--entry-min=180] [--entry-max=220] [--dups=0] [--chunk-size=1M] "
+                "[--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep] [--cache=drop|fadvise|none] "
+                "[--phase=all|populate|open]");
+      std::exit(0);
+    } else {
+      Die("unknown argument: " + arg);
+    }
+  }
+  if (a.dir.empty()) Die("--dir is required");
+  if (a.backend != "ring" && a.backend != "rocksdb") Die("--backend must be ring or rocksdb");
+  if (a.entry_min == 0 || a.entry_max < a.entry_min) Die("bad entry size range");
+  if (a.cache != "drop" && a.cache != "fadvise" && a.cache != "none") Die("--cache must be drop, fadvise or none");
+  if (a.batch == 0 || a.in_flight == 0) Die("--batch and --in-flight must be > 0");
+  return a;
+}
+
+std::string LogPath(const Args& a) { return a.dir + "/log.part"; }
+std::string DbPath(const Args& a) { return a.dir + "/db"; }
+pgring::PgId Pg(uint32_t i) { return pgring::PgId{1, i, -1}; }
+
+uint64_t RssBytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+uint64_t HeapBytes() {
+  struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;  // in use: arena chunks + mmapped chunks
+}
+
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+pgring::Options OpenOptions() {
+  pgring::Options o;
+  o.durability = pgring::DurabilityMode::kGroupCommit;
+  o.log_sink = pgring::NullLogSink();
+  return o;
+}
+
+// Ring space a PG needs: records (payload + ~40 bytes of framing, generous)
+// rounded up to chunks, plus the reserve and slack.
+uint64_t DefaultLogSize(const Args& a) {
+  if (a.backend == "rocksdb") return 64ull << 20;  // holds only the label
+  const uint64_t per_pg = (a.entries * (a.entry_max + 64) + a.dups * (57 + 64) + 4096);
+  const uint64_t chunks = (per_pg + a.chunk_size - 1) / a.chunk_size + 3;
+  return std::max<uint64_t>(256ull << 20, a.pgs * chunks * a.chunk_size + (64ull << 20));
+}
+
+// Bounded number of outstanding Submits.
+class InFlight {
+ public:
+  explicit InFlight(uint32_t limit) : limit_(limit) {}
+  void Acquire() {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return n_ < limit_; });
+    ++n_;
+  }
+  void Release(const absl::Status& s) {
+    std::lock_guard<std::mutex> l(mu_);
+    --n_;
+    if (!s.ok() && error_.ok()) error_ = s;
+    cv_.notify_all();
+  }
+  absl::Status WaitAll() {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return n_ == 0; });
+    return error_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint32_t limit_, n_ = 0;
+  absl::Status error_;
+};
+
+json Populate(const Args& a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fs::create_directories(a.dir);
+  fs::remove_all(DbPath(a));
+  const uint64_t size = a.log_size ? a.log_size : DefaultLogSize(a);
+  {
+    int fd = ::open(LogPath(a).c_str(), O_RDWR | O_CREAT, 0644);
+    if (fd < 0) Die("open " + LogPath(a) + ": " + std::strerror(errno));
+    struct stat st;
+    if (::fstat(fd, &st) != 0) Die("fstat");
+    if (static_cast<uint64_t>(st.st_size) < size) {
+      int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
+      if (rc != 0 && ::ftruncate(fd, static_cast<off_t>(size)) != 0) Die("cannot size the log partition");
+    }
+    ::close(fd);
+  }
+  pgring::MkfsOptions m;
+  m.backend = a.backend == "ring" ? pgring::Backend::kRing : pgring::Backend::kRocksDb;
+  m.chunk_size = a.chunk_size;
+  m.size = size;
+  m.force = true;
+  const auto meta = pgring::MetadataLocation::OwnDb(DbPath(a));
+  if (auto s = pgring::Mkfs(LogPath(a), meta, m); !s.ok()) Die("mkfs: " + s.ToString());
+  auto opened = pgring::Store::Open(LogPath(a), meta, OpenOptions());
+  if (!opened.ok()) Die("open after mkfs: " + opened.status().ToString());
+  auto store = std::move(opened).value();
+  {
+    pgring::Transaction t;
+    for (uint32_t i = 0; i < a.pgs; ++i) t.CreatePg(Pg(i));
+    if (auto s = store->Commit(std::move(t)); !s.ok()) Die("create PGs: " + s.ToString());
+  }
+  std::mt19937_64 rng(12345);
+  std::uniform_int_distribution<uint32_t> len(a.entry_min, a.entry_max);
+  const std::string filler(std::max<uint32_t>(a.entry_max, 920), 'x');
+  uint64_t payload = 0, txns = 0;
+  InFlight inflight(a.in_flight);
+  auto submit = [&](pgring::Transaction t) {
+    inflight.Acquire();
+    ++txns;
+    absl::Status s = store->Submit(std::move(t), [&inflight](absl::Status st) { inflight.Release(st); });
+    if (!s.ok()) Die("submit: " + s.ToString());
+  };
+  // Dups first (versions below the entries'), then entries, PG by PG in
+  // rounds so every PG's ring fills evenly as in a running OSD.
+  for (uint64_t done = 0; done < a.dups; done += a.batch) {
+    for (uint32_t i = 0; i < a.pgs; ++i) {
+      pgring::Transaction t;
+      for (uint64_t v = done; v < std::min<uint64_t>(a.dups, done + a.batch); ++v) {
+        t.AppendDup(Pg(i), pgring::Version{1, v + 1}, std::string_view(filler.data(), 57));
+        payload += 57;
+      }
+      submit(std::move(t));
+    }
+  }
+  for (uint64_t done = 0; done < a.entries; done += a.batch) {
+    for (uint32_t i = 0; i < a.pgs; ++i) {
+      pgring::Transaction t;
+      const uint64_t end = std::min<uint64_t>(a.entries, done + a.batch);
+      for (uint64_t v = done; v < end; ++v) {
+        const uint32_t n = len(rng);
+        t.AppendEntry(Pg(i), pgring::Version{1, a.dups + v + 1}, std::string_view(filler.data(), n));
+        payload += n;
+      }
+      const uint32_t info = end == a.entries ? 920 : 190;  // the full info last
+      t.SetInfo(Pg(i), std::string_view(filler.data(), info));
+      payload += info;
+      submit(std::move(t));
+    }
+    if (done % (a.batch * 20) == 0) {
+      std::fprintf(stderr, "restart_bench: populate %s: %llu/%llu entries per PG\n", a.backend.c_str(),
+                   static_cast<unsigned long long>(done), static_cast<unsigned long long>(a.entries));
+    }
+  }
+  if (auto s = inflight.WaitAll(); !s.ok()) Die("commit: " + s.ToString());
+  if (auto s = store->Sync(); !s.ok()) Die("sync: " + s.ToString());
+  const pgring::StoreStats st = store->GetStoreStats();
+  if (auto s = store->Close(); !s.ok()) Die("close: " + s.ToString());
+  store.reset();
+  uint64_t db_bytes = 0;
+  for (const auto& e : fs::recursive_directory_iterator(DbPath(a))) {
+    if (e.is_regular_file()) db_bytes += e.file_size();
+  }
+  return json{{"seconds", Since(t0)},
+              {"transactions", txns},
+              {"entries", a.pgs * a.entries},
+              {"dups", a.pgs * a.dups},
+              {"payload_bytes", payload},
+              {"record_bytes_appended", st.record_bytes_appended},
+              {"device_bytes_written", st.device_bytes_written},
+              {"log_partition_bytes", size},
+              {"db_dir_bytes", db_bytes}};
+}
+
+json DropCaches(const Args& a) {
+  ::sync();
+  bool permitted = false;
+  if (a.cache == "none") return json{{"drop_caches_permitted", false}, {"method", "none"}, {"files_advised", 0}};
+  if (a.cache == "drop") {
+    int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY);
+    if (fd >= 0) {
+      permitted = ::write(fd, "3\n", 2) == 2;
+      ::close(fd);
+    }
+  }
+  uint64_t advised = 0;
+  if (!permitted) {
+    std::vector<std::string> files{LogPath(a)};
+    for (const auto& e : fs::recursive_directory_iterator(DbPath(a))) {
+      if (e.is_regular_file()) files.push_back(e.path().string());
+    }
+    for (const auto& f : files) {
+      int fd = ::open(f.c_str(), O_RDONLY);
+      if (fd < 0) continue;
+      ::fdatasync(fd);
+      if (::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0) ++advised;
+      ::close(fd);
+    }
+  }
+  return json{{"drop_caches_permitted", permitted},
+              {"method", permitted ? "drop_caches" : (advised ? "fadvise_dontneed" : "none")},
+              {"files_advised", advised}};
+}
+
+json OpenPhase(const Args& a) {
+  const auto meta = pgring::MetadataLocation::OwnDb(DbPath(a));
+  malloc_trim(0);
+  const uint64_t rss0 = RssBytes(), heap0 = HeapBytes();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto opened = pgring::Store::Open(LogPath(a), meta, OpenOptions());
+  const double open_s = Since(t0);
+  if (!opened.ok()) Die("open: " + opened.status().ToString());
+  auto store = std::move(opened).value();
+  const uint64_t rss1 = RssBytes(), heap1 = HeapBytes();
+  const pgring::StoreStats st = store->GetStoreStats();
+  // Check: every PG is there with its entries (reading stats only, so the
+  // measurement above is not disturbed by reads).
+  bool ok = true;
+  auto pgs = store->ListPgs();
+  if (!pgs.ok() || pgs->size() != a.pgs) ok = false;
+  if (ok) {
+    for (const auto& pg : *pgs) {
+      auto ps = store->GetPgStats(pg);
+      if (!ps.ok() || ps->entries != a.entries || ps->dups != a.dups) {
+        ok = false;
+        break;
+      }
+    }
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  absl::Status cs = store->Close();
+  store.reset();
+  const double close_s = Since(t1);
+  if (!cs.ok()) ok = false;
+  const double live = static_cast<double>(std::max<uint64_t>(1, st.live_entries + st.live_dups));
+  const double heap_growth = static_cast<double>(heap1) - static_cast<double>(heap0);
+  const double rss_growth = static_cast<double>(rss1) - static_cast<double>(rss0);
+  return json{{"seconds", open_s},
+              {"close_seconds", close_s},
+              {"rss_before", rss0},
+              {"rss_after", rss1},
+              {"heap_before", heap0},
+              {"heap_after", heap1},
+              {"heap_growth_bytes", heap_growth},
+              {"rss_growth_bytes", rss_growth},
+              {"live_entries", st.live_entries},
+              {"live_dups", st.live_dups},
+              {"pgs", st.pgs},
+              {"mapping_table_bytes", st.mapping_table_bytes},
+              {"heap_bytes_per_live_entry", heap_growth / live},
+              {"rss_bytes_per_live_entry", rss_growth / live},
+              {"mapping_table_bytes_per_live_entry", st.mapping_table_bytes / live},
+              {"check_ok", ok}};
+}
+
+// Runs this program again with --phase=open and returns its JSON.
+json OpenInChild(int argc, char** argv) {
+  std::vector<std::string> args{"/proc/self/exe"};
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--phase", 7) != 0) args.push_back(argv[i]);
+  }
+  args.push_back("--phase=open");
+  std::vector<char*> cargs;
+  for (auto& s : args) cargs.push_back(s.data());
+  cargs.push_back(nullptr);
+  int fds[2];
+  if (::pipe(fds) != 0) Die("pipe");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  pid_t pid;
+  if (posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, cargs.data(), environ) != 0) Die("posix_spawn");
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(fds[1]);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("the open phase failed");
+  return json::parse(out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = ParseArgs(argc, argv);
+  if (a.phase == "open") {
+    std::cout << OpenPhase(a).dump() << std::endl;
+    return 0;
+  }
+  json r{{"backend", a.backend},
+         {"pgs", a.pgs},
+         {"entries_per_pg", a.entries},
+         {"dups_per_pg", a.dups},
+         {"entry_bytes", json{{"min", a.entry_min}, {"max", a.entry_max}}},
+         {"chunk_size", a.chunk_size}};
+  r["populate"] = Populate(a);
+  if (a.phase == "populate") {
+    std::cout << r.dump(2) << std::endl;
+    return 0;
+  }
+  if (a.phase != "all") Die("--phase must be all, populate or open");
+  r["cache_drop"] = DropCaches(a);
+  std::fprintf(stderr, "restart_bench: opening %s (%u PGs x %llu entries), cache: %s\n", a.backend.c_str(),
+               a.pgs, static_cast<unsigned long long>(a.entries), r["cache_drop"]["method"].get<std::string>().c_str());
+  r["open"] = OpenInChild(argc, argv);
+  if (!a.keep) {
+    fs::remove_all(DbPath(a));
+    fs::remove(LogPath(a));
+  }
+  std::cout << r.dump(2) << std::endl;
+  return r["open"]["check_ok"].get<bool>() ? 0 : 2;
+}
