@@ -179,6 +179,10 @@ if [[ $SKIP_FIO == 0 ]]; then
     export PGRING_IODEPTH=$qd PGRING_PGS=128
     bench_log "fio raw qd $qd (${RUNTIME}s)"
     bench_fio raw "$DATA/fio-raw-qd$qd" || true
+    # The device's ceiling for durable writes: the same job with one
+    # fdatasync per qd writes, as a group commit flushes once per group.
+    bench_log "fio raw+flush qd $qd (fdatasync every $qd writes, ${RUNTIME}s)"
+    bench_fio raw "$DATA/fio-rawflush-qd$qd" "fdatasync=$qd" || true
     for pgs in $PGS_LIST; do
       export PGRING_PGS=$pgs
       for b in ring rocksdb; do
