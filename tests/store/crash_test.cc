@@ -11,12 +11,33 @@
 // syncs, the RocksDB backend at RocksDB syncs (it does no device I/O).
 //
 // PGRING_CRASH_POINTS (default 24) sets how many crash points each case
-// tries; the long campaign raises it (see the README).
+// tries; the long campaign raises it (see the README and
+// docs/RELIABILITY.md, "2. Power loss"). PGRING_CRASH_TXNS (default 60) sets
+// the length of each case's workload.
+//
+// Kinds of power loss: at the k-th device write/flush (ring cases), at the
+// k-th RocksDB sync (WAL, MANIFEST, directory), and, for every fourth device
+// point, at a write torn between logical blocks (TearNextWrite armed before
+// the transaction the point maps to: the first multi-block write from there
+// keeps 1-3 blocks, then the power goes). The crash image then drops, keeps,
+// or chooses per block among the unflushed writes, and RocksDB's unsynced
+// data is dropped whole or in part.
+//
+// Coverage tally: for each crash point, the kinds of operation in the
+// transactions that were in flight (submitted, not yet known durable) when
+// the power went, including chunk grow/shrink (a touched PG's chunk count
+// rose or fell at staging). At the end of the run one line
+// "CAMPAIGN power_loss: ..." gives the totals (a global test environment;
+// with ctest, one line per test).
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
 
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <functional>
+#include <mutex>
 
 #include "util/sync.h"
 #include "device/fault_injection_device.h"
@@ -34,6 +55,81 @@ int CrashPoints() {
   const char* e = std::getenv("PGRING_CRASH_POINTS");
   return e != nullptr ? std::atoi(e) : 24;
 }
+
+int CrashTxns() {
+  const char* e = std::getenv("PGRING_CRASH_TXNS");
+  int n = e != nullptr ? std::atoi(e) : 60;
+  return n > 0 ? n : 60;
+}
+
+// Operation kinds for the tally: the transaction op types, then chunk grow
+// and shrink (observed at staging).
+enum TallyKind {
+  kTCreate, kTRemove, kTAppend, kTInfo, kTDup, kTTrimDups, kTTrim, kTRewind, kTReset,
+  kTChunkGrow, kTChunkShrink, kTallyKinds
+};
+constexpr const char* kTallyNames[kTallyKinds] = {
+    "create_pg", "remove_pg", "append", "set_info", "dup_append", "dup_trim",
+    "trim", "rewind", "reset_log", "chunk_grow", "chunk_shrink"};
+
+uint32_t OpMask(const Transaction& t) {
+  uint32_t m = 0;
+  for (const auto& op : t.ops()) {
+    switch (op.type) {
+      case Transaction::OpType::kCreatePg: m |= 1u << kTCreate; break;
+      case Transaction::OpType::kRemovePg: m |= 1u << kTRemove; break;
+      case Transaction::OpType::kAppendEntry: m |= 1u << kTAppend; break;
+      case Transaction::OpType::kSetInfo: m |= 1u << kTInfo; break;
+      case Transaction::OpType::kAppendDup: m |= 1u << kTDup; break;
+      case Transaction::OpType::kTrimDups: m |= 1u << kTTrimDups; break;
+      case Transaction::OpType::kTrim: m |= 1u << kTTrim; break;
+      case Transaction::OpType::kRewind: m |= 1u << kTRewind; break;
+      case Transaction::OpType::kResetLog: m |= 1u << kTReset; break;
+    }
+  }
+  return m;
+}
+
+// Figures of the whole run, printed once at the end.
+struct Tally {
+  std::mutex mu;
+  uint64_t cases = 0, points = 0, device_points = 0, torn_points = 0, rocksdb_points = 0;
+  uint64_t tears_fired = 0, after_end = 0, recovered = 0, lost = 0;
+  uint64_t durable_checked = 0, txns_submitted = 0;
+  std::array<uint64_t, kTallyKinds> in_flight{};
+  std::array<uint64_t, kTallyKinds> submitted{};
+};
+Tally& GlobalTally() {
+  static Tally* t = new Tally;
+  return *t;
+}
+
+class TallyPrinter : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    Tally& t = GlobalTally();
+    std::lock_guard<std::mutex> l(t.mu);
+    if (t.cases == 0) return;
+    std::string kinds, subm;
+    for (int k = 0; k < kTallyKinds; ++k) {
+      kinds += std::string(k ? "," : "") + kTallyNames[k] + "=" + std::to_string(t.in_flight[k]);
+      subm += std::string(k ? "," : "") + kTallyNames[k] + "=" + std::to_string(t.submitted[k]);
+    }
+    std::printf("CAMPAIGN power_loss: cases=%llu crash_points=%llu device=%llu torn=%llu "
+                "(tears_fired=%llu) rocksdb_sync=%llu after_workload=%llu recovered=%llu "
+                "durable_txns_checked=%llu lost=%llu in_flight_op_kinds{%s} "
+                "submitted_txns=%llu submitted_op_kinds{%s}\n",
+                (unsigned long long)t.cases, (unsigned long long)t.points,
+                (unsigned long long)t.device_points, (unsigned long long)t.torn_points,
+                (unsigned long long)t.tears_fired, (unsigned long long)t.rocksdb_points,
+                (unsigned long long)t.after_end, (unsigned long long)t.recovered,
+                (unsigned long long)t.durable_checked, (unsigned long long)t.lost, kinds.c_str(),
+                (unsigned long long)t.txns_submitted, subm.c_str());
+    std::fflush(stdout);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kTallyEnv =
+    ::testing::AddGlobalTestEnvironment(new TallyPrinter);
 
 struct Case {
   DurabilityMode mode;
@@ -57,7 +153,7 @@ std::string Name(const ::testing::TestParamInfo<Case>& i) {
 
 class CrashTest : public ::testing::TestWithParam<Case> {
  protected:
-  static constexpr int kTxns = 60;
+  const int kTxns = CrashTxns();
   static constexpr uint64_t kDeviceSize = 32ull << 20;
 
   struct Run {
@@ -100,7 +196,11 @@ class CrashTest : public ::testing::TestWithParam<Case> {
   // with the model after each submitted transaction from the durable
   // watermark on; returns the index of the first snapshot that must be
   // covered (every transaction before it was acknowledged durable).
-  size_t Work(Run* r, uint64_t seed, std::deque<std::pair<size_t, LogModel>>* snapshots) {
+  // `masks` (if given) gets each submitted transaction's TallyKind mask;
+  // `before_submit` (if given) runs before the submission of transaction i.
+  size_t Work(Run* r, uint64_t seed, std::deque<std::pair<size_t, LogModel>>* snapshots,
+              std::vector<uint32_t>* masks = nullptr,
+              const std::function<void(size_t)>& before_submit = {}) {
     Limits limits = StoreOptions().limits;
     LogModel model(limits);
     WorkloadParams wp;
@@ -127,6 +227,19 @@ class CrashTest : public ::testing::TestWithParam<Case> {
         done.push_back(std::make_unique<pgring::Notification>());
         pgring::Notification* n = done.back().get();
         absl::Status* res = &results[done.size() - 1];
+        uint32_t mask = OpMask(t);
+        std::vector<PgId> touched;
+        for (const auto& op : t.ops()) touched.push_back(op.pg);
+        auto chunks = [&]() {
+          uint64_t c = 0;
+          for (const PgId& id : touched) {
+            auto st = r->store->GetPgStats(id);
+            if (st.ok()) c += st->chunks;
+          }
+          return c;
+        };
+        const uint64_t chunks_before = masks != nullptr ? chunks() : 0;
+        if (before_submit) before_submit(submitted);
         absl::Status s = r->store->Submit(std::move(t), [n, res](absl::Status st) {
           *res = st;
           n->Notify();
@@ -135,6 +248,12 @@ class CrashTest : public ::testing::TestWithParam<Case> {
           done.pop_back();
           stop = true;
           break;
+        }
+        if (masks != nullptr) {
+          const uint64_t chunks_after = chunks();
+          if (chunks_after > chunks_before) mask |= 1u << kTChunkGrow;
+          if (chunks_after < chunks_before) mask |= 1u << kTChunkShrink;
+          masks->push_back(mask);
         }
         model = std::move(next);
         ++submitted;
@@ -216,24 +335,45 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
   ASSERT_GT(total_ops, 3u);
   const int points = CrashPoints();
   std::mt19937_64 rng(c.seed * 7919);
+  {
+    std::lock_guard<std::mutex> l(GlobalTally().mu);
+    ++GlobalTally().cases;
+  }
   for (int p = 0; p < points; ++p) {
     uint64_t k = 1 + (points >= static_cast<int>(total_ops) ? p % total_ops
                                                               : rng() % total_ops);
-    std::string what = "crash point " + std::to_string(k) + " of " + std::to_string(total_ops);
+    // Every fourth device point is a torn multi-block write instead: armed
+    // before the transaction the point maps to.
+    const bool tear = !c.crash_in_rocksdb && p % 4 == 3;
+    const uint32_t tear_keep = 1 + static_cast<uint32_t>(rng() % 3);
+    const size_t tear_txn = static_cast<size_t>((k - 1) * kTxns / total_ops);
+    std::string what = tear ? "torn write (keep " + std::to_string(tear_keep) +
+                                  " blocks) from txn " + std::to_string(tear_txn)
+                            : "crash point " + std::to_string(k) + " of " +
+                                  std::to_string(total_ops);
     SCOPED_TRACE(what);
     Run r;
     Fresh(&r, dir.Join("p" + std::to_string(p)));
     FaultInjectionDevice* dev = r.dev.get();
     FaultInjectionFileSystem* fs = r.fs.get();
+    std::function<void(size_t)> before;
     if (c.crash_in_rocksdb) {
       fs->SetCrashAfterSyncs(k, [dev] { dev->CrashNow(); });
     } else {
       dev->SetOnCrash([fs] { fs->SetActive(false); });
-      dev->SetCrashAfterOps(k);
+      if (tear) {
+        before = [dev, tear_txn, tear_keep](size_t i) {
+          if (i == tear_txn) dev->TearNextWrite(tear_keep);
+        };
+      } else {
+        dev->SetCrashAfterOps(k);
+      }
     }
     std::deque<std::pair<size_t, LogModel>> snaps;
-    size_t durable = Work(&r, c.seed, &snaps);
+    std::vector<uint32_t> masks;
+    size_t durable = Work(&r, c.seed, &snaps, &masks, before);
     // Power is lost (if the workload finished first, now).
+    const bool crashed_in_workload = dev->crashed() || fs->crashed();
     if (!dev->crashed()) dev->CrashNow();
     fs->SetActive(false);
     r.store->Close().IgnoreError();
@@ -243,7 +383,35 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
     ASSERT_OK(p % 2 ? fs->DropRandomUnsyncedData(c.seed + p) : fs->DropUnsyncedData());
     fs->SetActive(true);
     fs->ResetState();
+    {
+      Tally& t = GlobalTally();
+      std::lock_guard<std::mutex> l(t.mu);
+      ++t.points;
+      (c.crash_in_rocksdb ? t.rocksdb_points : tear ? t.torn_points : t.device_points)++;
+      if (tear && crashed_in_workload) ++t.tears_fired;
+      t.txns_submitted += masks.size();
+      for (uint32_t m : masks) {
+        for (int kind = 0; kind < kTallyKinds; ++kind) t.submitted[kind] += (m >> kind) & 1;
+      }
+      if (!crashed_in_workload || durable >= masks.size()) {
+        ++t.after_end;
+      } else {
+        uint32_t u = 0;
+        for (size_t i = durable; i < masks.size(); ++i) u |= masks[i];
+        for (int kind = 0; kind < kTallyKinds; ++kind) t.in_flight[kind] += (u >> kind) & 1;
+      }
+    }
     Verify(&r, durable, snaps, what);
+    {
+      Tally& t = GlobalTally();
+      std::lock_guard<std::mutex> l(t.mu);
+      if (::testing::Test::HasFatalFailure()) {
+        ++t.lost;
+      } else {
+        ++t.recovered;
+        t.durable_checked += durable;
+      }
+    }
     if (::testing::Test::HasFatalFailure()) return;
   }
 }

@@ -406,10 +406,33 @@ IOStatus FaultInjectionFileSystem::WriteThrough(
     case Gate::kGo:
       break;
   }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (space_budget_.has_value()) {
+      if (data.size() > *space_budget_) {
+        space_exhausted_ = true;
+        ++no_space_errors_;
+        return IOStatus::NoSpace("No space left on device (simulated ENOSPC)");
+      }
+      *space_budget_ -= data.size();
+    }
+  }
   IOStatus s = write(data);
   if (!s.ok()) return s;
   if (!note(data.size())) return PowerLost();
   return s;
+}
+
+void FaultInjectionFileSystem::SetSpaceBudget(std::optional<uint64_t> bytes, bool fail_syncs) {
+  std::lock_guard<std::mutex> l(mu_);
+  space_budget_ = bytes;
+  space_fail_syncs_ = fail_syncs;
+  space_exhausted_ = false;
+}
+
+uint64_t FaultInjectionFileSystem::no_space_errors() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return no_space_errors_;
 }
 
 IOStatus FaultInjectionFileSystem::SyncThrough(
@@ -428,6 +451,10 @@ IOStatus FaultInjectionFileSystem::SyncThrough(
   {
     // Everything written before the sync starts is covered by it.
     std::lock_guard<std::mutex> l(mu_);
+    if (space_fail_syncs_ && space_exhausted_) {
+      ++no_space_errors_;
+      return IOStatus::NoSpace("No space left on device (simulated ENOSPC at sync)");
+    }
     covered = st.size;
     skip = skip_real_syncs_;
   }
@@ -812,6 +839,13 @@ IOStatus FaultInjectionFileSystem::GetFreeSpace(const std::string& path,
                                                 uint64_t* diskfree,
                                                 IODebugContext* dbg) {
   if (Enter(OpClass::kOther) != Gate::kGo) return PowerLost();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (space_budget_.has_value()) {
+      *diskfree = *space_budget_;
+      return IOStatus::OK();
+    }
+  }
   return target()->GetFreeSpace(path, options, diskfree, dbg);
 }
 

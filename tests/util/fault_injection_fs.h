@@ -155,6 +155,21 @@ class FaultInjectionFileSystem : public rocksdb::FileSystemWrapper {
   // makes the FS active. Use it to model a process crash, or to start over.
   void ResetState();
 
+  // --- Out of space (ENOSPC) --------------------------------------------
+
+  // Limits how many more bytes Append/PositionedAppend may write through
+  // this FS: a write that does not fit in what is left writes nothing and
+  // fails with IOStatus::NoSpace ("No space left on device", as ENOSPC), and
+  // so does every later write until the budget is raised or cleared. Each
+  // successful write takes its length from the budget. GetFreeSpace()
+  // reports the budget. nullopt (the default) = unlimited. Independent of
+  // power: kept by ResetState() and DropUnsyncedData(). With
+  // `fail_syncs`, syncs fail with NoSpace too while the budget is exhausted
+  // (some file systems report ENOSPC at fsync, on delayed allocation).
+  void SetSpaceBudget(std::optional<uint64_t> bytes, bool fail_syncs = false);
+  // Writes (and syncs) refused with NoSpace since construction.
+  uint64_t no_space_errors() const;
+
   // Tracking state of `path`, if it is tracked.
   std::optional<FileInfo> GetFileInfo(const std::string& path) const;
   // Directory operations (creates, renames) not yet made durable.
@@ -336,6 +351,10 @@ class FaultInjectionFileSystem : public rocksdb::FileSystemWrapper {
   std::function<void()> on_crash_;
   uint64_t sync_count_ = 0;
   uint64_t write_count_ = 0;
+  std::optional<uint64_t> space_budget_;  // nullopt: unlimited
+  bool space_fail_syncs_ = false;
+  bool space_exhausted_ = false;          // a write was refused since set
+  uint64_t no_space_errors_ = 0;
   int open_writable_files_ = 0;
   uint64_t next_op_seq_ = 1;
   std::map<std::string, std::shared_ptr<FileState>> files_;

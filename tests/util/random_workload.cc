@@ -45,7 +45,7 @@ Transaction RandomWorkload::Next(const LogModel& model) {
   // Create PGs until there are enough; sometimes remove or recreate one.
   if (pgs.empty() || (static_cast<int>(pgs.size()) < p_.max_pgs && Chance(0.05))) {
     for (int i = 0; i < p_.max_pgs * 2; ++i) {
-      PgId id{1, static_cast<uint32_t>(Uniform(0, p_.max_pgs * 2)), -1};
+      PgId id{p_.pool, static_cast<uint32_t>(Uniform(0, p_.max_pgs * 2)), -1};
       if (!pgs.count(id)) {
         t.CreatePg(id);
         if (Chance(0.5)) t.AppendEntry(id, Version{epoch_, 1}, Payload(++counter_));
@@ -110,7 +110,10 @@ Transaction RandomWorkload::Next(const LogModel& model) {
       OsdWrite(id, copy, &t);
     }
   }
-  if (Chance(0.3)) t.batch()->Put("osd.key." + std::to_string(Uniform(0, 50)), Payload(++counter_));
+  if (Chance(0.3)) {
+    std::string prefix = p_.pool == 1 ? "osd.key." : "osd.key." + std::to_string(p_.pool) + ".";
+    t.batch()->Put(prefix + std::to_string(Uniform(0, 50)), Payload(++counter_));
+  }
   return t;
 }
 

@@ -10,6 +10,7 @@ void StoreFixture::SetUp() {
 void StoreFixture::Mkfs(const MkfsOptions& o) {
   OpenHooks h;
   h.device = device_;
+  h.env = env_;
   ASSERT_OK(MkfsWithHooks("mem", meta(), o, h));
 }
 
@@ -17,6 +18,7 @@ absl::Status StoreFixture::Open(const Options& o) {
   store_.reset();
   OpenHooks h;
   h.device = device_;
+  h.env = env_;
   auto s = OpenWithHooks("mem", meta(), o, h);
   if (!s.ok()) return s.status();
   store_ = std::move(s).value();

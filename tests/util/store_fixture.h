@@ -43,6 +43,8 @@ class StoreFixture : public ::testing::Test {
   TempDir dir_;
   std::string db_path_;
   std::shared_ptr<BlockDevice> device_;
+  // Env for the store's RocksDB (null: the default). Set before Mkfs().
+  rocksdb::Env* env_ = nullptr;
   Options options_ = DefaultOptions();
   std::unique_ptr<Store> store_;
 };
