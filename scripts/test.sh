@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # scripts/test.sh — THE test command. Installs the dependencies, then for each
-# preset (default: default asan tsan, in that order) configures, builds and
-# runs ctest, and prints one summary line per preset. Exits non-zero if any
-# step of any preset failed.
+# preset (default: default asan tsan fuzz, in that order) configures, builds
+# and runs ctest, and prints one summary line per preset. Exits non-zero if
+# any step of any preset failed. The fuzz preset builds the libFuzzer targets
+# with clang and fuzzes each one briefly (tests/fuzz; longer runs:
+# tests/fuzz/run_fuzzers.sh).
 #
 # Usage: bash scripts/test.sh [preset...]
 # Environment:
@@ -14,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 
-ALL_PRESETS=(default asan tsan)
+ALL_PRESETS=(default asan tsan fuzz)
 if [[ $# -gt 0 ]]; then
   PRESETS=("$@")
 else

@@ -16,8 +16,14 @@ void Seal(std::string* v) {
   PutFixed32(v, crc32c::Mask(crc32c::Value(v->data(), v->size())));
 }
 
-// Checks the format byte and CRC; returns the fields between them.
-absl::StatusOr<std::string_view> Unseal(std::string_view v, const char* what) {
+// The pointer's value formats: 1 is fixed width (57 bytes, still read), 2 is
+// varints (written). The other values have only format 1 (kValueFormat).
+constexpr uint8_t kPointerFormatFixed = 1;
+constexpr uint8_t kPointerFormatVarint = 2;
+
+// Checks the size and CRC; returns the value without its CRC (format byte
+// first). The caller checks the format byte.
+absl::StatusOr<std::string_view> CheckSeal(std::string_view v, const char* what) {
   if (v.size() < 5) {
     return absl::DataLossError(absl::StrFormat("%s value is truncated (%u bytes)", what, v.size()));
   }
@@ -25,17 +31,24 @@ absl::StatusOr<std::string_view> Unseal(std::string_view v, const char* what) {
   if (stored != crc32c::Value(v.data(), v.size() - 4)) {
     return absl::DataLossError(absl::StrFormat("%s value is damaged: CRC mismatch", what));
   }
-  if (static_cast<uint8_t>(v[0]) != kValueFormat) {
-    return absl::DataLossError(absl::StrFormat("%s value has unknown format %u", what,
-                                               static_cast<unsigned>(static_cast<uint8_t>(v[0]))));
-  }
-  return v.substr(1, v.size() - 5);
+  return v.substr(0, v.size() - 4);
 }
 
-void PutVersion(std::string* d, const Version& v) {
-  PutFixed32(d, v.epoch);
-  PutFixed64(d, v.version);
+absl::Status UnknownFormat(const char* what, uint8_t format) {
+  return absl::DataLossError(
+      absl::StrFormat("%s value has unknown format %u", what, static_cast<unsigned>(format)));
 }
+
+// Checks the format byte and CRC; returns the fields between them.
+absl::StatusOr<std::string_view> Unseal(std::string_view v, const char* what) {
+  auto sealed = CheckSeal(v, what);
+  if (!sealed.ok()) return sealed.status();
+  const auto format = static_cast<uint8_t>(v[0]);
+  if (format != kValueFormat) return UnknownFormat(what, format);
+  return sealed->substr(1);
+}
+
+// A format 1 (fixed-width) version: epoch:u32 version:u64.
 bool GetVersion(std::string_view* in, Version* v) {
   return GetFixed32(in, &v->epoch) && GetFixed64(in, &v->version);
 }
@@ -97,29 +110,119 @@ absl::StatusOr<StoreMeta> StoreMeta::Decode(std::string_view value) {
 }
 
 std::string PgPointer::Encode() const {
-  std::string v(1, static_cast<char>(kValueFormat));
-  PutFixed32(&v, stamp);
-  PutFixed64(&v, head);
-  PutFixed64(&v, tail);
-  PutFixed64(&v, tail_seq);
-  PutVersion(&v, entries_trimmed_to);
-  PutVersion(&v, dups_trimmed_to);
+  // Format 2: format:u8, then varints, then the CRC (docs/FORMAT.md).
+  std::string v(1, static_cast<char>(kPointerFormatVarint));
+  PutVarint64(&v, stamp);
+  PutVarint64(&v, head);
+  PutVarint64(&v, tail);
+  PutVarint64(&v, tail_seq);
+  PutVarint64(&v, entries_trimmed_to.epoch);
+  PutVarint64(&v, entries_trimmed_to.version);
+  PutVarint64(&v, dups_trimmed_to.epoch);
+  PutVarint64(&v, dups_trimmed_to.version);
   Seal(&v);
   return v;
 }
 
-absl::StatusOr<PgPointer> PgPointer::Decode(std::string_view value) {
-  auto f = Unseal(value, "PG pointer");
-  if (!f.ok()) return f.status();
-  std::string_view in = *f;
-  PgPointer p;
-  if (!(GetFixed32(&in, &p.stamp) && GetFixed64(&in, &p.head) && GetFixed64(&in, &p.tail) &&
-        GetFixed64(&in, &p.tail_seq) && GetVersion(&in, &p.entries_trimmed_to) &&
-        GetVersion(&in, &p.dups_trimmed_to) && in.empty())) {
+namespace {
+
+constexpr const char* kPointerWhat = "PG pointer";
+
+// Format 1: fixed-width fields (u32 stamp, u64 head/tail/tail_seq, two
+// 12-byte versions), 52 bytes between the format byte and the CRC.
+absl::Status DecodePointerFixed(std::string_view in, PgPointer* p) {
+  if (!(GetFixed32(&in, &p->stamp) && GetFixed64(&in, &p->head) && GetFixed64(&in, &p->tail) &&
+        GetFixed64(&in, &p->tail_seq) && GetVersion(&in, &p->entries_trimmed_to) &&
+        GetVersion(&in, &p->dups_trimmed_to) && in.empty())) {
     return absl::DataLossError("PG pointer value has the wrong length");
   }
+  return absl::OkStatus();
+}
+
+// Format 2: eight varints, filling the fields exactly.
+absl::Status DecodePointerVarint(std::string_view fields, PgPointer* p) {
+  struct Field {
+    const char* name;
+    uint64_t* u64;
+    uint32_t* u32;
+  };
+  uint64_t head = 0, tail = 0, tail_seq = 0, ev = 0, dv = 0;
+  uint32_t stamp = 0, ee = 0, de = 0;
+  const Field kFields[] = {
+      {"stamp", nullptr, &stamp},
+      {"head", &head, nullptr},
+      {"tail", &tail, nullptr},
+      {"tail_seq", &tail_seq, nullptr},
+      {"entries_trimmed_to.epoch", nullptr, &ee},
+      {"entries_trimmed_to.version", &ev, nullptr},
+      {"dups_trimmed_to.epoch", nullptr, &de},
+      {"dups_trimmed_to.version", &dv, nullptr},
+  };
+  std::string_view in = fields;
+  for (const Field& f : kFields) {
+    const size_t at = 1 + (fields.size() - in.size());  // offset in the value
+    if (in.empty()) {
+      return absl::DataLossError(absl::StrFormat(
+          "PG pointer value has the wrong length: it ends before field %s (offset %u)", f.name,
+          at));
+    }
+    uint64_t x = 0;
+    const VarintResult r = ParseVarint64(&in, &x);
+    if (r == VarintResult::kTruncated) {
+      return absl::DataLossError(absl::StrFormat(
+          "PG pointer value has the wrong length: truncated varint in field %s (offset %u)",
+          f.name, at));
+    }
+    if (r != VarintResult::kOk) {
+      return absl::DataLossError(
+          absl::StrFormat("PG pointer value is malformed: %s in field %s (offset %u)",
+                          VarintResultName(r), f.name, at));
+    }
+    if (f.u32 != nullptr) {
+      if (x > UINT32_MAX) {
+        return absl::DataLossError(absl::StrFormat(
+            "PG pointer value is malformed: field %s is %u, more than 32 bits (offset %u)", f.name,
+            x, at));
+      }
+      *f.u32 = static_cast<uint32_t>(x);
+    } else {
+      *f.u64 = x;
+    }
+  }
+  if (!in.empty()) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG pointer value has the wrong length: %u trailing bytes after the fields (offset %u)",
+        in.size(), 1 + (fields.size() - in.size())));
+  }
+  p->stamp = stamp;
+  p->head = head;
+  p->tail = tail;
+  p->tail_seq = tail_seq;
+  p->entries_trimmed_to = Version{ee, ev};
+  p->dups_trimmed_to = Version{de, dv};
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PgPointer> PgPointer::Decode(std::string_view value) {
+  auto sealed = CheckSeal(value, kPointerWhat);
+  if (!sealed.ok()) return sealed.status();
+  const auto format = static_cast<uint8_t>(value[0]);
+  const std::string_view fields = sealed->substr(1);
+  PgPointer p;
+  absl::Status s;
+  if (format == kPointerFormatVarint) {
+    s = DecodePointerVarint(fields, &p);
+  } else if (format == kPointerFormatFixed) {
+    s = DecodePointerFixed(fields, &p);
+  } else {
+    return UnknownFormat(kPointerWhat, format);
+  }
+  if (!s.ok()) return s;
   if (p.head > p.tail) {
-    return absl::DataLossError(absl::StrFormat("PG pointer has head %u past tail %u", p.head, p.tail));
+    return absl::DataLossError(
+        absl::StrFormat("PG pointer has head %u past tail %u", p.head, p.tail));
   }
   return p;
 }

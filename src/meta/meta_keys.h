@@ -10,8 +10,11 @@
 // pgkey (13 bytes, sorts like PgId): pool as u64 big-endian with the sign bit
 // flipped, seed u32 big-endian, shard+1 as u8.
 //
-// Every value is: format:u8, fields (little-endian), masked crc32c:u32 of the
-// bytes before it. Nothing per entry, nothing per trim.
+// Every value is: format:u8, fields, masked crc32c:u32 of the bytes before
+// it. StoreMeta and PgChunkList are format 1 (fixed-width little-endian
+// fields). PgPointer is written as format 2 (LEB128 varints, 13 to 70 bytes,
+// about 30 for a busy PG); format 1 pointers (fixed width, 57 bytes) are
+// still read. Nothing per entry, nothing per trim.
 #ifndef PGRING_META_META_KEYS_H_
 #define PGRING_META_META_KEYS_H_
 
@@ -60,7 +63,8 @@ struct PgPointer {
   Version dups_trimmed_to;     // dups <= this are trimmed
 
   friend bool operator==(const PgPointer&, const PgPointer&) = default;
-  std::string Encode() const;
+  std::string Encode() const;  // always format 2
+  // Format 2, or the older fixed-width format 1; kDataLoss on any damage.
   static absl::StatusOr<PgPointer> Decode(std::string_view value);
 };
 

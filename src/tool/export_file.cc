@@ -144,6 +144,12 @@ absl::StatusOr<ExportedPg> DecodeExport(std::string_view f) {
         out.dups_trimmed_to = GetVersion(p + 42);
         want_entries = DecodeFixed64(p + 54);
         want_dups = DecodeFixed64(p + 62);
+        // has_info is 0 or 1: any other byte would be read as "yes" and
+        // written back as 1, so a file would be accepted with a byte ignored.
+        if (static_cast<uint8_t>(p[70]) > 1) {
+          return damage(pos, absl::StrFormat("PG section has_info is %u, not 0 or 1",
+                                             static_cast<unsigned>(static_cast<uint8_t>(p[70]))));
+        }
         want_info = p[70] != 0;
         have_pg = true;
         stage = 1;

@@ -249,7 +249,9 @@ class Scanner {
           while (!out_->entries.empty() && out_->entries.back().version > it.version) {
             out_->entries.pop_back();
           }
-          last_version_ = std::min(last_version_, it.version);
+          // As recovery (ReplayRecord) and FORMAT.md: the marker sets the
+          // last version, even above the entries seen since the head.
+          last_version_ = it.version;
           break;
         case ItemKind::kReset:
           out_->entries.clear();

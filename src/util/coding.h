@@ -98,6 +98,50 @@ inline bool GetVarint64(std::string_view* in, uint64_t* v) {
   }
   return false;
 }
+// Strict varint parsing, for values that must have exactly one encoding
+// (the PG pointer). ParseVarint64 reads a varint from the front of *in and
+// says what, if anything, is wrong with it; *in advances and *v is set only
+// on kOk. Unlike GetVarint64 (which keeps the lenient reading the record
+// format documents), a tenth byte carrying bits beyond 64 is kOverflow and a
+// non-shortest encoding is kNotShortest.
+enum class VarintResult : uint8_t {
+  kOk,
+  kTruncated,    // input ends while bit 7 says more bytes follow
+  kTooLong,      // ten bytes with bit 7 set: longer than 10 bytes
+  kOverflow,     // a tenth byte above 1: the value does not fit 64 bits
+  kNotShortest,  // a final 0x00 byte after the first: not the shortest form
+};
+inline VarintResult ParseVarint64(std::string_view* in, uint64_t* v) {
+  uint64_t result = 0;
+  for (size_t i = 0; i < 10; ++i) {
+    if (i >= in->size()) return VarintResult::kTruncated;
+    auto byte = static_cast<unsigned char>((*in)[i]);
+    if (i == 9 && byte > 1) return byte & 0x80 ? VarintResult::kTooLong : VarintResult::kOverflow;
+    result |= static_cast<uint64_t>(byte & 0x7f) << (7 * i);
+    if ((byte & 0x80) == 0) {
+      if (byte == 0 && i > 0) return VarintResult::kNotShortest;
+      in->remove_prefix(i + 1);
+      *v = result;
+      return VarintResult::kOk;
+    }
+  }
+  return VarintResult::kTooLong;  // unreachable: byte 9 either ends or fails
+}
+inline const char* VarintResultName(VarintResult r) {
+  switch (r) {
+    case VarintResult::kOk: return "ok";
+    case VarintResult::kTruncated: return "truncated varint";
+    case VarintResult::kTooLong: return "varint longer than 10 bytes";
+    case VarintResult::kOverflow: return "varint does not fit in 64 bits";
+    case VarintResult::kNotShortest: return "varint not in shortest form";
+  }
+  return "bad varint";
+}
+// ParseVarint64 == kOk: false if truncated, longer than 10 bytes, beyond 64
+// bits or not in shortest form; *in is then unchanged.
+inline bool GetVarint64Strict(std::string_view* in, uint64_t* v) {
+  return ParseVarint64(in, v) == VarintResult::kOk;
+}
 inline bool GetFixed32(std::string_view* in, uint32_t* v) {
   if (in->size() < 4) return false;
   *v = DecodeFixed32(in->data());

@@ -8,34 +8,47 @@
 #ifndef PGRING_UTIL_SYNC_H_
 #define PGRING_UTIL_SYNC_H_
 
+#include <pthread.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <shared_mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 
 namespace pgring {
 
-// A reader/writer mutex.
+// A reader/writer mutex that prefers writers: once a writer waits, new
+// readers wait behind it. (std::shared_mutex is glibc's default rwlock,
+// which prefers readers: readers looping over a PG's log, each holding the
+// lock across device reads, kept Submit from ever getting it — found by the
+// concurrency campaign.) Not recursive: a thread must not take it shared
+// twice, as a writer waiting in between would deadlock both.
 class ABSL_LOCKABLE Mutex {
  public:
-  Mutex() = default;
+  Mutex() {
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&mu_, &attr);
+    pthread_rwlockattr_destroy(&attr);
+  }
+  ~Mutex() { pthread_rwlock_destroy(&mu_); }
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 
-  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
-  void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
-  void ReaderLock() ABSL_SHARED_LOCK_FUNCTION() { mu_.lock_shared(); }
-  void ReaderUnlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock_shared(); }
+  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { pthread_rwlock_wrlock(&mu_); }
+  void Unlock() ABSL_UNLOCK_FUNCTION() { pthread_rwlock_unlock(&mu_); }
+  void ReaderLock() ABSL_SHARED_LOCK_FUNCTION() { pthread_rwlock_rdlock(&mu_); }
+  void ReaderUnlock() ABSL_UNLOCK_FUNCTION() { pthread_rwlock_unlock(&mu_); }
 
   // For std::condition_variable_any.
-  void lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
-  void unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
+  void lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { Lock(); }
+  void unlock() ABSL_UNLOCK_FUNCTION() { Unlock(); }
 
  private:
-  std::shared_mutex mu_;
+  pthread_rwlock_t mu_;
 };
 
 class ABSL_SCOPED_LOCKABLE MutexLock {

@@ -8,14 +8,20 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "format/label.h"
 #include "format/record.h"
 #include "meta/meta_keys.h"
+#include "pgring/transaction.h"
+#include "rocksdb/db.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/store_fixture.h"
 #include "util/test_util.h"
 
 namespace pgring {
@@ -452,7 +458,28 @@ TEST(FormatGolden, StoreMetaBytes) {
   EXPECT_EQ(m.next_pg_stamp, d->next_pg_stamp);
 }
 
-TEST(FormatGolden, PgPointerBytes) {
+// The FORMAT.md example pointer, as written (format 2, varints).
+constexpr char kExamplePointerHex[] =
+    "02"                        // value format 2 (varints)
+    "07"                        // stamp 7
+    "8020"                      // head 4096
+    "8060"                      // tail 12288
+    "05"                        // tail_seq 5
+    "03" "28"                   // entries trimmed to 3'40
+    "02" "0a"                   // dups trimmed to 2'10
+    "06ec22b0";                 // masked CRC32C of the 11 bytes before
+// The same pointer in the fixed-width format 1 that earlier pgring wrote.
+constexpr char kExamplePointerFormat1Hex[] =
+    "01"                        // value format 1
+    "07000000"                  // stamp 7
+    "0010000000000000"          // head 4096
+    "0030000000000000"          // tail 12288
+    "0500000000000000"          // tail_seq 5
+    "03000000" "2800000000000000"  // entries trimmed to 3'40
+    "02000000" "0a00000000000000"  // dups trimmed to 2'10
+    "c38f4d28";                 // masked CRC32C of the 53 bytes before
+
+PgPointer ExamplePointer() {
   PgPointer p;
   p.stamp = 7;
   p.head = 4096;
@@ -460,19 +487,251 @@ TEST(FormatGolden, PgPointerBytes) {
   p.tail_seq = 5;
   p.entries_trimmed_to = Version{3, 40};
   p.dups_trimmed_to = Version{2, 10};
-  const std::string kHex =
-      "01"                        // value format 1
-      "07000000"                  // stamp 7
-      "0010000000000000"          // head 4096
-      "0030000000000000"          // tail 12288
-      "0500000000000000"          // tail_seq 5
-      "03000000" "2800000000000000"  // entries trimmed to 3'40
-      "02000000" "0a00000000000000"  // dups trimmed to 2'10
-      "c38f4d28";                 // masked CRC32C of the 53 bytes before
-  EXPECT_EQ(kHex, Hex(p.Encode()));
-  auto d = PgPointer::Decode(Unhex(kHex));
+  return p;
+}
+
+// A pointer of a busy PG: head and tail near 2^40, a million records,
+// versions of epoch ~100 and version ~10^6.
+PgPointer TypicalPointer() {
+  PgPointer p;
+  p.stamp = 1000;
+  p.head = (1ull << 40) - 5'000'000;
+  p.tail = (1ull << 40) + 123'456;
+  p.tail_seq = 1'000'000;
+  p.entries_trimmed_to = Version{100, 999'000};
+  p.dups_trimmed_to = Version{99, 990'000};
+  return p;
+}
+
+// `fields` (format byte first) followed by its masked CRC32C.
+std::string SealValue(std::string fields) {
+  PutFixed32(&fields, crc32c::Mask(crc32c::Value(fields.data(), fields.size())));
+  return fields;
+}
+
+TEST(FormatGolden, PgPointerBytes) {
+  const PgPointer p = ExamplePointer();
+  EXPECT_EQ(kExamplePointerHex, Hex(p.Encode()));
+  EXPECT_EQ(15u, p.Encode().size());
+  auto d = PgPointer::Decode(Unhex(kExamplePointerHex));
   ASSERT_OK(d);
   EXPECT_EQ(p, *d);
+}
+
+TEST(FormatGolden, PgPointerFormat1StillDecodes) {
+  // Stores written before format 2 hold format 1 pointers; they must open.
+  const std::string old = Unhex(kExamplePointerFormat1Hex);
+  ASSERT_EQ(57u, old.size());
+  auto d = PgPointer::Decode(old);
+  ASSERT_OK(d);
+  EXPECT_EQ(ExamplePointer(), *d);
+  // Re-encoding writes format 2.
+  EXPECT_EQ(kExamplePointerHex, Hex(d->Encode()));
+
+  // Extreme values in format 1.
+  for (uint64_t x : {uint64_t{0}, uint64_t{UINT64_MAX}}) {
+    const auto x32 = static_cast<uint32_t>(x);
+    std::string f(1, '\x01');
+    PutFixed32(&f, x32);
+    PutFixed64(&f, x);
+    PutFixed64(&f, x);
+    PutFixed64(&f, x);
+    PutFixed32(&f, x32);
+    PutFixed64(&f, x);
+    PutFixed32(&f, x32);
+    PutFixed64(&f, x);
+    const std::string v = SealValue(f);
+    ASSERT_EQ(57u, v.size());
+    auto e = PgPointer::Decode(v);
+    ASSERT_OK(e);
+    EXPECT_EQ(x32, e->stamp);
+    EXPECT_EQ(x, e->head);
+    EXPECT_EQ(x, e->tail);
+    EXPECT_EQ(x, e->tail_seq);
+    EXPECT_EQ((Version{x32, x}), e->entries_trimmed_to);
+    EXPECT_EQ((Version{x32, x}), e->dups_trimmed_to);
+    auto again = PgPointer::Decode(e->Encode());
+    ASSERT_OK(again);
+    EXPECT_EQ(*e, *again);
+  }
+
+  // Format 1 damage is still refused: wrong length (resealed), head > tail.
+  const std::string fields = old.substr(0, old.size() - 4);
+  for (size_t n = 1; n < fields.size(); ++n) {
+    SCOPED_TRACE(n);
+    auto bad = PgPointer::Decode(SealValue(fields.substr(0, n)));
+    EXPECT_CODE(bad, kDataLoss);
+    EXPECT_NE(std::string::npos, bad.status().ToString().find("wrong length")) << bad.status();
+  }
+  EXPECT_CODE(PgPointer::Decode(SealValue(fields + "x")), kDataLoss);
+  std::string swapped = fields;
+  EncodeFixed64(swapped.data() + 5, 12288);  // head
+  EncodeFixed64(swapped.data() + 13, 4096);  // tail
+  auto hp = PgPointer::Decode(SealValue(swapped));
+  EXPECT_CODE(hp, kDataLoss);
+  EXPECT_NE(std::string::npos, hp.status().ToString().find("head 12288 past tail 4096"))
+      << hp.status();
+}
+
+TEST(FormatGolden, PgPointerRoundTripsExtremes) {
+  PgPointer zero;
+  zero.tail_seq = 0;
+  const std::string z = zero.Encode();
+  EXPECT_EQ("02" "00" "00" "00" "00" "00" "00" "00" "00", Hex(z.substr(0, z.size() - 4)));
+  EXPECT_EQ(13u, z.size());  // the smallest pointer
+  auto dz = PgPointer::Decode(z);
+  ASSERT_OK(dz);
+  EXPECT_EQ(zero, *dz);
+
+  PgPointer max;
+  max.stamp = UINT32_MAX;
+  max.head = UINT64_MAX;
+  max.tail = UINT64_MAX;
+  max.tail_seq = UINT64_MAX;
+  max.entries_trimmed_to = Version{UINT32_MAX, UINT64_MAX};
+  max.dups_trimmed_to = Version{UINT32_MAX, UINT64_MAX};
+  const std::string m = max.Encode();
+  EXPECT_EQ(70u, m.size());  // the largest: 1 + 5 + 3 * 10 + 2 * (5 + 10) + 4
+  EXPECT_EQ("02" "ffffffff0f" "ffffffffffffffffff01", Hex(m.substr(0, 16)));
+  auto dm = PgPointer::Decode(m);
+  ASSERT_OK(dm);
+  EXPECT_EQ(max, *dm);
+
+  // Powers of two around every varint length boundary.
+  for (int bit = 0; bit < 64; ++bit) {
+    for (uint64_t x : {(1ull << bit) - 1, 1ull << bit}) {
+      PgPointer p;
+      p.stamp = static_cast<uint32_t>(std::min<uint64_t>(x, UINT32_MAX));
+      p.head = x / 2;
+      p.tail = x;
+      p.tail_seq = x;
+      p.entries_trimmed_to = Version{p.stamp, x};
+      p.dups_trimmed_to = Version{p.stamp, x / 3};
+      const std::string v = p.Encode();
+      EXPECT_EQ(1 + VarintLength(p.stamp) + VarintLength(p.head) + VarintLength(p.tail) +
+                    VarintLength(p.tail_seq) + 2 * VarintLength(p.stamp) + VarintLength(x) +
+                    VarintLength(x / 3) + 4,
+                v.size());
+      auto d = PgPointer::Decode(v);
+      ASSERT_OK(d);
+      EXPECT_EQ(p, *d) << x;
+    }
+  }
+
+  // A busy PG's pointer: 30 bytes instead of 57.
+  const std::string t = TypicalPointer().Encode();
+  EXPECT_EQ(30u, t.size());
+  auto dt = PgPointer::Decode(t);
+  ASSERT_OK(dt);
+  EXPECT_EQ(TypicalPointer(), *dt);
+}
+
+TEST(FormatGolden, PgPointerEveryTruncationIsDataLoss) {
+  for (const PgPointer& p : {ExamplePointer(), TypicalPointer()}) {
+    const std::string v = p.Encode();
+    const std::string fields = v.substr(0, v.size() - 4);
+    for (size_t n = 0; n < v.size(); ++n) {
+      SCOPED_TRACE(n);
+      // Cut as is: too short, or the CRC does not match.
+      EXPECT_CODE(PgPointer::Decode(v.substr(0, n)), kDataLoss);
+      // Cut and resealed: the CRC matches but the fields do not add up.
+      if (n >= 1 && n < fields.size()) {
+        auto d = PgPointer::Decode(SealValue(fields.substr(0, n)));
+        EXPECT_CODE(d, kDataLoss);
+        EXPECT_NE(std::string::npos, d.status().ToString().find("wrong length")) << d.status();
+      }
+    }
+    // Resealed with bytes added.
+    for (char extra : {'\x00', '\x01', '\x80'}) {
+      auto d = PgPointer::Decode(SealValue(fields + extra));
+      EXPECT_CODE(d, kDataLoss);
+    }
+    auto d = PgPointer::Decode(SealValue(fields + std::string(1, '\0')));
+    EXPECT_NE(std::string::npos, d.status().ToString().find("1 trailing bytes")) << d.status();
+  }
+  // The messages name the field.
+  const std::string fields = Unhex(kExamplePointerHex).substr(0, 11);
+  auto d = PgPointer::Decode(SealValue(fields.substr(0, 3)));  // inside head's varint
+  EXPECT_NE(std::string::npos,
+            d.status().ToString().find("truncated varint in field head (offset 2)"))
+      << d.status();
+  d = PgPointer::Decode(SealValue(fields.substr(0, 4)));  // head ends, tail missing
+  EXPECT_NE(std::string::npos, d.status().ToString().find("ends before field tail (offset 4)"))
+      << d.status();
+}
+
+TEST(FormatGolden, PgPointerRejectsBadVarints) {
+  // Format 2 pointer whose stamp (the first field) is `stamp`, the others 0.
+  auto with_stamp = [](const std::string& stamp) {
+    return SealValue("\x02" + stamp + std::string(7, '\0'));
+  };
+  ASSERT_OK(PgPointer::Decode(with_stamp("\x05")));
+  struct Case {
+    std::string stamp;
+    const char* message;
+  };
+  const Case kCases[] = {
+      // 11 bytes: longer than 10.
+      {std::string(10, '\x80') + '\x01', "varint longer than 10 bytes in field stamp"},
+      {std::string(10, '\xff') + '\x00', "varint longer than 10 bytes in field stamp"},
+      // 10 bytes, the tenth carrying bits beyond 64.
+      {std::string(9, '\xff') + '\x02', "varint does not fit in 64 bits in field stamp"},
+      {std::string(9, '\x80') + '\x7f', "varint does not fit in 64 bits in field stamp"},
+      // Not the shortest encoding (writers never produce it; one value, one
+      // encoding).
+      {std::string("\x85\x00", 2), "varint not in shortest form in field stamp"},
+      {std::string(9, '\x80') + '\x00', "varint not in shortest form in field stamp"},
+      // A stamp or epoch beyond 32 bits.
+      {"\x80\x80\x80\x80\x10", "field stamp is 4294967296, more than 32 bits"},
+  };
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(Hex(c.stamp));
+    auto d = PgPointer::Decode(with_stamp(c.stamp));
+    EXPECT_CODE(d, kDataLoss);
+    EXPECT_NE(std::string::npos, d.status().ToString().find(c.message)) << d.status();
+  }
+  // An epoch beyond 32 bits.
+  std::string f = "\x02" + std::string(4, '\0');
+  PutVarint64(&f, 1ull << 32);
+  f += std::string(3, '\0');
+  auto d = PgPointer::Decode(SealValue(f));
+  EXPECT_CODE(d, kDataLoss);
+  EXPECT_NE(std::string::npos,
+            d.status().ToString().find("field entries_trimmed_to.epoch is 4294967296"))
+      << d.status();
+  // head > tail, with a good CRC.
+  PgPointer p = ExamplePointer();
+  p.head = p.tail + 1;
+  d = PgPointer::Decode(p.Encode());
+  EXPECT_CODE(d, kDataLoss);
+  EXPECT_NE(std::string::npos, d.status().ToString().find("head 12289 past tail 12288"))
+      << d.status();
+}
+
+TEST(FormatGolden, StrictVarintParsing) {
+  for (uint64_t x : {uint64_t{0}, uint64_t{1}, uint64_t{127}, uint64_t{128}, uint64_t{16383},
+                     uint64_t{16384}, uint64_t{1} << 63, uint64_t{UINT64_MAX}}) {
+    SCOPED_TRACE(x);
+    std::string b;
+    PutVarint64(&b, x);
+    ASSERT_EQ(VarintLength(x), b.size());
+    std::string_view in = b;
+    uint64_t v = 0;
+    ASSERT_EQ(VarintResult::kOk, ParseVarint64(&in, &v));
+    EXPECT_EQ(x, v);
+    EXPECT_TRUE(in.empty());
+    for (size_t n = 0; n < b.size(); ++n) {
+      std::string_view cut = std::string_view(b).substr(0, n);
+      EXPECT_EQ(VarintResult::kTruncated, ParseVarint64(&cut, &v)) << n;
+      EXPECT_EQ(n, cut.size()) << "advanced on failure";
+      EXPECT_FALSE(GetVarint64Strict(&cut, &v));
+    }
+  }
+  std::string_view in = "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01" "rest";
+  uint64_t v = 0;
+  ASSERT_TRUE(GetVarint64Strict(&in, &v));
+  EXPECT_EQ(UINT64_MAX, v);
+  EXPECT_EQ("rest", in);
 }
 
 TEST(FormatGolden, PgChunkListBytes) {
@@ -503,17 +762,132 @@ TEST(FormatGolden, ValuesRejectDamage) {
   }
   EXPECT_CODE(PgPointer::Decode(v.substr(0, 4)), kDataLoss);
   EXPECT_CODE(StoreMeta::Decode(""), kDataLoss);
-  // A sealed value with an unknown format byte.
-  std::string other = "\x02" + v.substr(1, v.size() - 5);
+  // A sealed value with an unknown format byte (1 and 2 are pointers).
+  std::string other = "\x03" + v.substr(1, v.size() - 5);
   PutFixed32(&other, crc32c::Mask(crc32c::Value(other.data(), other.size())));
   auto d = PgPointer::Decode(other);
   EXPECT_CODE(d, kDataLoss);
-  EXPECT_NE(std::string::npos, std::string(d.status().message()).find("unknown format 2"))
+  EXPECT_NE(std::string::npos, std::string(d.status().message()).find("unknown format 3"))
       << d.status();
   // head > tail is refused even with a good CRC.
   p.head = 2;
   p.tail = 1;
   EXPECT_CODE(PgPointer::Decode(p.Encode()), kDataLoss);
+}
+
+// A store whose pointers are all format 1 (as earlier pgring wrote them)
+// opens, reads back, and rewrites a PG's pointer as format 2 when a
+// transaction touches it.
+class PointerFormat1StoreTest : public testing::StoreFixture {
+ protected:
+  std::map<std::string, std::string> Pointers() const {
+    std::map<std::string, std::string> out;
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status s = rocksdb::DB::OpenForReadOnly(rocksdb::Options(), db_path_, &raw);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (!s.ok()) return out;
+    std::unique_ptr<rocksdb::DB> db(raw);
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    for (it->Seek(std::string(kPgPointerPrefix));
+         it->Valid() && it->key().starts_with(std::string(kPgPointerPrefix)); it->Next()) {
+      out[it->key().ToString()] = it->value().ToString();
+    }
+    return out;
+  }
+  void Put(const std::map<std::string, std::string>& kv) {
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status s = rocksdb::DB::Open(rocksdb::Options(), db_path_, &raw);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    std::unique_ptr<rocksdb::DB> db(raw);
+    rocksdb::WriteBatch b;
+    for (const auto& [k, v] : kv) ASSERT_TRUE(b.Put(k, v).ok());
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    ASSERT_TRUE(db->Write(wo, &b).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  absl::Status Append(const PgId& pg, uint64_t v) {
+    Transaction t;
+    t.AppendEntry(pg, testing::V(1, v), absl::StrCat("payload-", v));
+    t.SetInfo(pg, absl::StrCat("info-", v));
+    if (v > 3) t.Trim(pg, testing::V(1, v - 3));
+    return store_->Commit(std::move(t));
+  }
+  void ExpectEntries(const PgId& pg, uint64_t first, uint64_t last) {
+    auto r = store_->ReadEntries(pg);
+    ASSERT_OK(r);
+    ASSERT_EQ(last - first + 1, r->size());
+    for (uint64_t v = first; v <= last; ++v) {
+      EXPECT_EQ(testing::V(1, v), (*r)[v - first].version);
+      EXPECT_EQ(absl::StrCat("payload-", v), (*r)[v - first].payload);
+    }
+  }
+};
+
+// PgPointer `p` as format 1 wrote it.
+std::string EncodeFormat1(const PgPointer& p) {
+  std::string f(1, '\x01');
+  PutFixed32(&f, p.stamp);
+  PutFixed64(&f, p.head);
+  PutFixed64(&f, p.tail);
+  PutFixed64(&f, p.tail_seq);
+  PutFixed32(&f, p.entries_trimmed_to.epoch);
+  PutFixed64(&f, p.entries_trimmed_to.version);
+  PutFixed32(&f, p.dups_trimmed_to.epoch);
+  PutFixed64(&f, p.dups_trimmed_to.version);
+  return SealValue(f);
+}
+
+TEST_F(PointerFormat1StoreTest, OpensAndRewritesAsFormat2) {
+  const PgId a = testing::Pg(0x2a), b = testing::Pg(7);
+  Mkfs();
+  ASSERT_OK(Open(options_));
+  for (const PgId& pg : {a, b}) {
+    Transaction t;
+    t.CreatePg(pg);
+    ASSERT_OK(store_->Commit(std::move(t)));
+  }
+  for (uint64_t v = 1; v <= 10; ++v) ASSERT_OK(Append(a, v));
+  for (uint64_t v = 1; v <= 5; ++v) ASSERT_OK(Append(b, v));
+  ASSERT_OK(store_->Close());
+  store_.reset();
+
+  // Rewrite every pointer in format 1.
+  std::map<std::string, std::string> old = Pointers();
+  ASSERT_EQ(2u, old.size());
+  std::map<std::string, PgPointer> decoded;
+  for (auto& [k, v] : old) {
+    ASSERT_EQ(2, v[0]) << "pgring writes format 2";
+    auto p = PgPointer::Decode(v);
+    ASSERT_OK(p);
+    decoded[k] = *p;
+    v = EncodeFormat1(*p);
+    ASSERT_EQ(57u, v.size());
+  }
+  ASSERT_NO_FATAL_FAILURE(Put(old));
+
+  // The store opens and reads the same logs.
+  ASSERT_OK(Open(options_));
+  ExpectEntries(a, 8, 10);
+  ExpectEntries(b, 3, 5);
+  // A transaction on PG a rewrites its pointer in format 2; b's stays format 1.
+  ASSERT_OK(Append(a, 11));
+  ExpectEntries(a, 9, 11);
+  ASSERT_OK(store_->Close());
+  store_.reset();
+  std::map<std::string, std::string> now = Pointers();
+  const std::string ka = PgPointerKey(a), kb = PgPointerKey(b);
+  ASSERT_EQ(2, now[ka][0]);
+  EXPECT_LT(now[ka].size(), 57u);
+  EXPECT_EQ(old[kb], now[kb]);
+  auto pa = PgPointer::Decode(now[ka]);
+  ASSERT_OK(pa);
+  EXPECT_EQ(decoded[ka].stamp, pa->stamp);
+  EXPECT_GT(pa->tail, decoded[ka].tail);
+  EXPECT_EQ(decoded[ka].tail_seq + 1, pa->tail_seq);
+  ASSERT_OK(Open(options_));
+  ExpectEntries(a, 9, 11);
+  ExpectEntries(b, 3, 5);
 }
 
 }  // namespace
