@@ -52,7 +52,9 @@ def fio_run(prefix):
         return None
     w = fio["jobs"][0]["write"]
     pct = get(w, "clat_ns", "percentile", default={}) or {}
-    r = {"iops": w["iops"], "p50_ms": pct.get("50.000000", 0) / 1e6,
+    r = {"iops": w["iops"], "writes": w.get("total_ios"),
+         "clat_mean_ms": get(w, "clat_ns", "mean", default=0) / 1e6,
+         "p50_ms": pct.get("50.000000", 0) / 1e6,
          "p99_ms": pct.get("99.000000", 0) / 1e6, "p999_ms": pct.get("99.900000", 0) / 1e6}
     try:
         r["loadavg1"] = float(open(os.path.join(DATA, prefix + ".loadavg")).read().split()[0])
@@ -85,6 +87,9 @@ def fio_run(prefix):
             "log_per_payload": st.get("record_bytes_per_payload_byte"),
             "dev_per_payload": st.get("device_bytes_per_payload_byte"),
             "commit_groups": st.get("commit_groups"),
+            "partition_flushes": st.get("device_flushes"),
+            "data_flushes": get(rep, "data_file", "flushes"),
+            "commit_mean_ms": (get(rep, "commit_latency_us", "mean", default=0) or 0) / 1e3,
             "mapping_table_bytes": get(rep, "store", "at_end", "mapping_table_bytes"),
             "live_items": (get(rep, "store", "at_end", "live_entries", default=0) or 0)
                           + (get(rep, "store", "at_end", "live_dups", default=0) or 0),
@@ -168,6 +173,31 @@ md.append("\nraw does not depend on the PG count: one raw run per queue depth, r
           "raw+flush is the same job with an fdatasync after every qd writes: what the device gives "
           "when writes must be made durable in groups, the ceiling for any durable commit path "
           "(ring and rocksdb flush the data file, and then sync RocksDB's WAL, once per group).\n")
+
+# --- the commit path: flushes per write, group sizes, where the latency is ---
+md.append("## The commit path (fio matrix)\n")
+md.append("Device flushes per client write by kind (the data file's fdatasync, the log partition's "
+          "fdatasync, RocksDB's synced WAL write), client writes per commit group, and the mean "
+          "latency inside the store (engine: from the write's submission to its commit callback) "
+          "against fio's mean completion latency; the difference is time in fio's own thread "
+          "(issuing the other writes of the queue, reaping).\n")
+hdr = ["qd", "PGs", "backend", "writes/group", "data flushes/write", "partition flushes/write",
+       "WAL syncs/write", "flushes/write", "commit mean ms", "fio clat mean ms"]
+md.append("| " + " | ".join(hdr) + " |")
+md.append("|" + "|".join("---:" for _ in hdr) + "|")
+for q in QDS:
+    for p in PGS:
+        for b in ("ring", "rocksdb"):
+            x = fr(f"{b}-qd{q}-pgs{p}")
+            n = x.get("writes")
+            if not n or x.get("commit_groups") is None:
+                continue
+            d, pf, wal = x.get("data_flushes") or 0, x.get("partition_flushes") or 0, x.get("rdb_syncs") or 0
+            md.append("| " + " | ".join([
+                str(q), str(p), b, F(n / max(x["commit_groups"], 1), ".1f"), F(d / n, ".3f"),
+                F(pf / n, ".3f"), F(wal / n, ".3f"), F((d + pf + wal) / n, ".3f"),
+                F(x.get("commit_mean_ms"), ".2f"), F(x.get("clat_mean_ms"), ".2f")]) + " |")
+md.append("")
 
 # --- RocksDB traffic per write, in the matrix ---
 md.append("## RocksDB writes per client write, and log bytes per payload byte (fio matrix)\n")
