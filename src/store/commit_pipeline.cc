@@ -116,7 +116,6 @@ void CommitPipeline::FlushLoop() {
     if (covered.empty() || !failure_.ok()) continue;
     mu_.Unlock();
     absl::Status s = device_->Flush();
-    partition_flushes_.fetch_add(1, std::memory_order_relaxed);
     mu_.Lock();
     if (!s.ok()) {
       SetFailure(s);
@@ -177,7 +176,6 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
   // records they cover.
   if (flush && device_ != nullptr) {
     absl::Status s = device_->Flush();
-    partition_flushes_.fetch_add(1, std::memory_order_relaxed);
     if (!s.ok()) return s;
   }
   if (batches.empty()) return absl::OkStatus();

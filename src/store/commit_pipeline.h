@@ -100,7 +100,6 @@ class CommitPipeline {
 
   uint64_t committed_txns() const { return committed_txns_.load(); }
   uint64_t commit_groups() const { return commit_groups_.load(); }
-  uint64_t partition_flushes() const { return partition_flushes_.load(); }
 
  private:
   void Run();
@@ -135,7 +134,6 @@ class CommitPipeline {
   bool flusher_stop_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> committed_txns_{0};
   std::atomic<uint64_t> commit_groups_{0};
-  std::atomic<uint64_t> partition_flushes_{0};
   std::thread thread_;
   std::thread flusher_;
 };
