@@ -5,7 +5,6 @@
 // The memory and fault-injecting devices complete writes inline, so the
 // window between "write started" and "write completed" never opens there;
 // HeldWriteDevice keeps one write in flight for as long as a test wants.
-#include <rocksdb/env.h>
 
 #include <chrono>
 #include <memory>
@@ -17,8 +16,7 @@
 #include "gtest/gtest.h"
 #include "pgring/store.h"
 #include "pgring/transaction.h"
-#include "store/open_store.h"
-#include "util/fault_injection_fs.h"
+#include "util/power_loss_rig.h"
 #include "util/sync.h"
 #include "util/test_util.h"
 
@@ -89,15 +87,9 @@ class HeldWriteDevice final : public BlockDevice {
 class CommitPipelineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    crash_dev_ =
-        std::make_shared<FaultInjectionDevice>(std::make_shared<MemoryBlockDevice>(16 << 20));
-    dev_ = std::make_shared<HeldWriteDevice>(crash_dev_);
-    fs_ = std::make_shared<FaultInjectionFileSystem>();
-    fs_->set_skip_real_syncs(true);
-    env_ = rocksdb::NewCompositeEnv(fs_);
     MkfsOptions m;
     m.chunk_size = 64 << 10;
-    ASSERT_OK(MkfsWithHooks("mem", meta(), m, OpenHooks{dev_, env_.get()}));
+    ASSERT_OK(rig_.Mkfs(m));
     options_.log_sink = NullLogSink();
     options_.durability = DurabilityMode::kGroupCommit;
     ASSERT_OK(Open());
@@ -106,24 +98,15 @@ class CommitPipelineTest : public ::testing::Test {
     c.CreatePg(b_);
     ASSERT_OK(store_->Commit(std::move(c)));
   }
-  MetadataLocation meta() { return MetadataLocation::OwnDb(dir_.Join("db")); }
   absl::Status Open() {
-    store_.reset();
-    auto s = OpenWithHooks("mem", meta(), options_, OpenHooks{dev_, env_.get()});
-    if (!s.ok()) return s.status();
-    store_ = std::move(s).value();
-    return absl::OkStatus();
+    absl::Status s = rig_.Open(options_);
+    store_ = rig_.store();
+    return s;
   }
   // Power loss now: every write not covered by a finished flush is lost,
   // and so is RocksDB's unsynced data.
   void PowerLossAndReopen() {
-    crash_dev_->CrashNow();
-    fs_->SetActive(false);
-    store_->Close().IgnoreError();
-    store_.reset();
-    ASSERT_OK(crash_dev_->MakeCrashImage(FaultInjectionDevice::CrashImage::kDropUnflushed, 1));
-    ASSERT_OK(fs_->DropUnsyncedData());
-    fs_->ResetState();
+    ASSERT_OK(rig_.PowerLoss(FaultInjectionDevice::CrashImage::kDropUnflushed));
     ASSERT_OK(Open());
   }
   // Polls the device's flush count; false after 30 s (a missing flush fails
@@ -143,13 +126,13 @@ class CommitPipelineTest : public ::testing::Test {
   }
 
   const PgId a_{1, 1, -1}, b_{1, 2, -1};
-  TempDir dir_;
-  std::shared_ptr<FaultInjectionDevice> crash_dev_;
   std::shared_ptr<HeldWriteDevice> dev_;
-  std::shared_ptr<FaultInjectionFileSystem> fs_;
-  std::unique_ptr<rocksdb::Env> env_;
+  PowerLossRig rig_{16 << 20, [this](std::shared_ptr<BlockDevice> base) {
+                      dev_ = std::make_shared<HeldWriteDevice>(std::move(base));
+                      return dev_;
+                    }};
   Options options_;
-  std::unique_ptr<Store> store_;
+  Store* store_ = nullptr;
 };
 
 // B's ring write is in flight while A's is flushed. That flush must not

@@ -44,6 +44,7 @@
 #include "device/memory_block_device.h"
 #include "store/open_store.h"
 #include "util/fault_injection_fs.h"
+#include "util/power_loss_rig.h"
 #include "util/log_model.h"
 #include "util/random_workload.h"
 #include "util/test_util.h"
@@ -452,41 +453,26 @@ namespace {
 class ChunkReuseCrashTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dev_ = std::make_shared<FaultInjectionDevice>(std::make_shared<MemoryBlockDevice>(16 << 20));
-    fs_ = std::make_shared<FaultInjectionFileSystem>();
-    fs_->set_skip_real_syncs(true);
-    env_ = rocksdb::NewCompositeEnv(fs_);
     MkfsOptions m;
     m.chunk_size = 64 << 10;
-    ASSERT_OK(MkfsWithHooks("mem", meta(), m, OpenHooks{dev_, env_.get()}));
+    ASSERT_OK(rig_.Mkfs(m));
     options_.log_sink = NullLogSink();
     options_.reserve_chunks_per_pg = 1;
     options_.max_group_size = 1 << 20;  // kUnsynced: commit only on Sync/close
     ASSERT_OK(Open());
   }
-  MetadataLocation meta() { return MetadataLocation::OwnDb(dir_.Join("db")); }
   absl::Status Open() {
-    store_.reset();
-    auto s = OpenWithHooks("mem", meta(), options_, OpenHooks{dev_, env_.get()});
-    if (!s.ok()) return s.status();
-    store_ = std::move(s).value();
-    return absl::OkStatus();
+    absl::Status s = rig_.Open(options_);
+    store_ = rig_.store();
+    return s;
   }
   void PowerLoss() {
-    dev_->CrashNow();
-    fs_->SetActive(false);
-    store_->Close().IgnoreError();
-    store_.reset();
-    ASSERT_OK(dev_->MakeCrashImage(FaultInjectionDevice::CrashImage::kKeepAll, 1));
-    ASSERT_OK(fs_->DropUnsyncedData());
-    fs_->ResetState();
+    ASSERT_OK(rig_.PowerLoss(FaultInjectionDevice::CrashImage::kKeepAll));
+    store_ = nullptr;
   }
-  TempDir dir_;
-  std::shared_ptr<FaultInjectionDevice> dev_;
-  std::shared_ptr<FaultInjectionFileSystem> fs_;
-  std::unique_ptr<rocksdb::Env> env_;
+  PowerLossRig rig_;
   Options options_;
-  std::unique_ptr<Store> store_;
+  Store* store_ = nullptr;
 };
 
 TEST_F(ChunkReuseCrashTest, RingReusesAChunkOnlyBehindTheDurableHead) {
