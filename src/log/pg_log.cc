@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "device/block_device.h"
+#include "log/ring_reader.h"
+#include "util/status_macros.h"
 
 namespace pgring {
 
@@ -264,6 +267,43 @@ void FinishReplay(PgLog* pg) {
   }
   pg->last_version = std::max(pg->last_version, pg->ptr.entries_trimmed_to);
   pg->last_dup_version = std::max(pg->last_dup_version, pg->ptr.dups_trimmed_to);
+}
+
+absl::Status RecoverPgLog(BlockDevice* device, const Geometry& geo, PgLog* pg) {
+  const PgPointer& p = pg->ptr;
+  if (p.head < pg->chunks.base || p.tail > RingEnd(pg->chunks, geo)) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: pointer [%u, %u) lies outside its chunks [%u, %u)", pg->name, p.head, p.tail,
+        pg->chunks.base, RingEnd(pg->chunks, geo)));
+  }
+  if (pg->chunks.base % geo.chunk_size != 0) {
+    return absl::DataLossError(absl::StrFormat("PG %s: chunk list base %u is not chunk-aligned",
+                                               pg->name, pg->chunks.base));
+  }
+  RingReader reader(device, geo, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
+  RingRecord rec;
+  uint64_t records = 0;
+  while (true) {
+    absl::Status s = reader.Next(&rec);
+    if (absl::IsOutOfRange(s)) break;
+    if (!s.ok()) return s;
+    ++records;
+    if ((rec.header.type & ~kSkippableBit) != kRecordTxn) continue;  // skippable, unknown
+    s = ReplayRecord(rec.body, rec.lpos, pg);
+    if (!s.ok()) return reader.Damage(rec.lpos, std::string(s.message()));
+  }
+  if (records > 0 && reader.next_seq() != p.tail_seq) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: the last record before the tail has sequence %u, the pointer expects %u",
+        pg->name, reader.next_seq() - 1, p.tail_seq - 1));
+  }
+  FinishReplay(pg);
+  if (p.tail % geo.block_size != 0) {
+    std::vector<Extent> ex;
+    MapRange(pg->chunks, geo, geo.AlignDown(p.tail), geo.block_size, &ex);
+    RETURN_IF_ERROR(device->Read(ex[0].device_offset, pg->tail_block->span()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace pgring

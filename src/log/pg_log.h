@@ -125,6 +125,15 @@ absl::Status ReplayRecord(std::string_view body, uint64_t lpos, PgLog* pg);
 // After replay: drops what the pointer's trim points say is trimmed.
 void FinishReplay(PgLog* pg);
 
+class BlockDevice;
+
+// Recovery of one PG at open: checks its pointer against its chunk list,
+// reads every record between head and tail from `device` (RingReader),
+// replays them (ReplayRecord, FinishReplay) and loads the partial tail block.
+// `pg` holds its pointer and chunk list on entry. kDataLoss names the PG and
+// the position of the damage; I/O errors pass through.
+absl::Status RecoverPgLog(BlockDevice* device, const Geometry& geo, PgLog* pg);
+
 }  // namespace pgring
 
 #endif  // PGRING_LOG_PG_LOG_H_

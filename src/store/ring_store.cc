@@ -190,39 +190,8 @@ absl::Status RingStore::Recover() {
 }
 
 absl::Status RingStore::RecoverPg(PgLog* pg) {
+  RETURN_IF_ERROR(RecoverPgLog(device_.get(), geo_, pg));
   const PgPointer& p = pg->ptr;
-  if (p.head < pg->chunks.base || p.tail > RingEnd(pg->chunks, geo_)) {
-    return absl::DataLossError(absl::StrFormat(
-        "PG %s: pointer [%u, %u) lies outside its chunks [%u, %u)", pg->name, p.head, p.tail,
-        pg->chunks.base, RingEnd(pg->chunks, geo_)));
-  }
-  if (pg->chunks.base % geo_.chunk_size != 0) {
-    return absl::DataLossError(absl::StrFormat("PG %s: chunk list base %u is not chunk-aligned",
-                                               pg->name, pg->chunks.base));
-  }
-  RingReader reader(device_.get(), geo_, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
-  RingRecord rec;
-  uint64_t records = 0;
-  while (true) {
-    absl::Status s = reader.Next(&rec);
-    if (absl::IsOutOfRange(s)) break;
-    if (!s.ok()) return s;
-    ++records;
-    if ((rec.header.type & ~kSkippableBit) != kRecordTxn) continue;  // skippable, unknown
-    s = ReplayRecord(rec.body, rec.lpos, pg);
-    if (!s.ok()) return reader.Damage(rec.lpos, std::string(s.message()));
-  }
-  if (records > 0 && reader.next_seq() != p.tail_seq) {
-    return absl::DataLossError(absl::StrFormat(
-        "PG %s: the last record before the tail has sequence %u, the pointer expects %u",
-        pg->name, reader.next_seq() - 1, p.tail_seq - 1));
-  }
-  FinishReplay(pg);
-  if (p.tail % geo_.block_size != 0) {
-    std::vector<Extent> ex;
-    MapRange(pg->chunks, geo_, geo_.AlignDown(p.tail), geo_.block_size, &ex);
-    RETURN_IF_ERROR(device_->Read(ex[0].device_offset, pg->tail_block->span()));
-  }
   pg->durable_head.store(p.head);
   MutexLock l(&pg->io_mu);
   pg->written_upto = p.tail;

@@ -1,7 +1,7 @@
-// ring_fuzzer.cc — the recovery scan of one PG's ring: RingReader from the
-// pointer's head to its tail, ReplayRecord per record and FinishReplay, run
-// exactly as RingStore::RecoverPg runs them (RecoverLikeTheStore below), on a
-// ring in a MemoryBlockDevice; and, on the same ring, the tool's independent
+// ring_fuzzer.cc — the recovery scan of one PG's ring: RecoverPgLog (the
+// function RingStore::RecoverPg calls: RingReader from the pointer's head to
+// its tail, ReplayRecord per record, FinishReplay), on a ring in a
+// MemoryBlockDevice; and, on the same ring, the tool's independent
 // scan (tool::ScanRingPg: fsck, export, repair).
 //
 // The input drives (FuzzedDataProvider) a writer that lays down a valid log
@@ -272,40 +272,6 @@ void WriteStale(FuzzedDataProvider& fdp, const Geometry& g, const PgChunkList& c
     ring->Write(pos, rec);
     pos += rec.size();
   }
-}
-
-// --- recovery, exactly as RingStore::RecoverPg does it -------------------------
-
-absl::Status RecoverLikeTheStore(BlockDevice* dev, const Geometry& g, PgLog* pg) {
-  const PgPointer& p = pg->ptr;
-  if (p.head < pg->chunks.base || p.tail > RingEnd(pg->chunks, g)) {
-    return absl::DataLossError("pointer outside the chunks");  // not generated
-  }
-  RingReader reader(dev, g, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
-  RingRecord rec;
-  uint64_t records = 0;
-  while (true) {
-    absl::Status s = reader.Next(&rec);
-    if (absl::IsOutOfRange(s)) break;
-    if (!s.ok()) return s;
-    ++records;
-    if ((rec.header.type & ~kSkippableBit) != kRecordTxn) continue;
-    s = ReplayRecord(rec.body, rec.lpos, pg);
-    if (!s.ok()) return reader.Damage(rec.lpos, std::string(s.message()));
-  }
-  if (records > 0 && reader.next_seq() != p.tail_seq) {
-    return absl::DataLossError(absl::StrFormat(
-        "PG %s: the last record before the tail has sequence %u, the pointer expects %u",
-        pg->name, reader.next_seq() - 1, p.tail_seq - 1));
-  }
-  FinishReplay(pg);
-  if (p.tail % g.block_size != 0) {
-    std::vector<Extent> ex;
-    MapRange(pg->chunks, g, g.AlignDown(p.tail), g.block_size, &ex);
-    absl::Status s = dev->Read(ex[0].device_offset, pg->tail_block->span());
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
 }
 
 std::vector<Placed> Placements(const MappingTable& t, uint64_t anchor) {
@@ -635,7 +601,7 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
   PgLog pg(kPg, p.stamp, g.block_size);
   pg.ptr = p;
   pg.chunks = c;
-  const absl::Status s = RecoverLikeTheStore(ring.device(), g, &pg);
+  const absl::Status s = RecoverPgLog(ring.device(), g, &pg);
   FUZZ_CHECK(s.ok() || absl::IsDataLoss(s), s.ToString());
   if (!s.ok()) {
     FUZZ_CHECK(absl::StartsWith(s.message(), "PG 1.2a: "), s.ToString());
