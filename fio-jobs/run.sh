@@ -8,12 +8,13 @@
 #
 # Defaults (override any of them in the environment):
 #   PGRING_DIR      build/fio-bench in the repository: where the partitions live
-#   PGRING_DATA     $PGRING_DIR/data.part (fio lays it out to PGRING_SIZE)
+#   PGRING_DATA     $PGRING_DIR/data.part, written with PGRING_SIZE of zeros
 #   PGRING_LOG      $PGRING_DIR/log.part, written with PGRING_LOG_SIZE of zeros
 #   PGRING_DB       $PGRING_DIR/db
 #   PGRING_SIZE     2G          PGRING_LOG_SIZE  2G
 #   PGRING_RUNTIME  20          PGRING_IODEPTH   16          PGRING_PGS  128
 #   PGRING_STATS    $PGRING_DIR/<job name>.report.json
+#   PGRING_SHARED_FLUSH  auto (ring job: one flush for data and log when safe)
 #   PGRING_ENGINE   the first libfio_pgring.so found under build/{default,dev,*}
 # Block devices given as PGRING_DATA or PGRING_LOG are used as they are.
 set -euo pipefail
@@ -31,6 +32,7 @@ shift
 : "${PGRING_RUNTIME:=20}"
 : "${PGRING_IODEPTH:=16}"
 : "${PGRING_PGS:=128}"
+: "${PGRING_SHARED_FLUSH:=auto}"
 : "${PGRING_STATS:=$PGRING_DIR/$(basename "$JOB" .fio).report.json}"
 if [[ -z "${PGRING_ENGINE:-}" ]]; then
   for so in "$ROOT"/build/default/tools/fio_engine/libfio_pgring.so \
@@ -41,20 +43,33 @@ if [[ -z "${PGRING_ENGINE:-}" ]]; then
 fi
 [[ -n "${PGRING_ENGINE:-}" ]] || { echo "run.sh: no libfio_pgring.so under build/: build the fio_pgring target or set PGRING_ENGINE" >&2; exit 1; }
 export PGRING_DIR PGRING_DATA PGRING_LOG PGRING_DB PGRING_SIZE PGRING_RUNTIME PGRING_IODEPTH \
-       PGRING_PGS PGRING_STATS PGRING_ENGINE
+       PGRING_PGS PGRING_STATS PGRING_ENGINE PGRING_SHARED_FLUSH
 
 mkdir -p "$PGRING_DIR"
-# The log partition: a file written once with zeros, as fio lays out the data
-# file. Not fallocate: ext4 keeps fallocated blocks "unwritten", and the first
-# write to each then changes metadata, so every fdatasync that follows commits
-# the journal — a cost a raw partition does not have.
-if [[ ! -b "$PGRING_LOG" ]]; then
-  want=$(numfmt --from=iec "$PGRING_LOG_SIZE")
-  have=$(stat -c %s "$PGRING_LOG" 2>/dev/null || echo 0)
-  if [[ "$have" -lt "$want" ]]; then
-    echo "run.sh: writing $PGRING_LOG ($PGRING_LOG_SIZE of zeros)" >&2
-    dd if=/dev/zero of="$PGRING_LOG" bs=4M count=$((want / (4 << 20))) oflag=direct status=none
+# The partitions, when they are files: written once with zeros. Not
+# fallocate, and not fio's own layout (which fallocates the data file and
+# leaves most of it "unwritten"): ext4 converts an unwritten extent on its
+# first write, a metadata change, so every fdatasync that follows commits the
+# journal — a cost a raw partition does not have. Fully written files are
+# also what lets the ring backend share one flush between the data and the
+# log (pgring_shared_flush=auto: tools/fio_engine/flush_domain.h).
+# A file with holes or unwritten extents (filefrag says so) is written again.
+write_zeros() {  # PATH SIZE
+  local path=$1 want
+  want=$(numfmt --from=iec "$2")
+  [[ -b "$path" ]] && return 0
+  local have unwritten
+  have=$(stat -c %s "$path" 2>/dev/null || echo 0)
+  # grep -c reads all of filefrag's output (grep -q could stop early, and
+  # filefrag's SIGPIPE would then fail the pipeline under pipefail).
+  unwritten=$(filefrag -v "$path" 2>/dev/null | grep -c unwritten || true)
+  if [[ "$have" -ge "$want" && "${unwritten:-0}" -eq 0 ]]; then
+    return 0
   fi
-fi
+  echo "run.sh: writing $path ($2 of zeros)" >&2
+  dd if=/dev/zero of="$path" bs=4M count=$((want / (4 << 20))) oflag=direct conv=notrunc status=none
+}
+write_zeros "$PGRING_DATA" "$PGRING_SIZE"
+write_zeros "$PGRING_LOG" "$PGRING_LOG_SIZE"
 
 exec fio "$@" "$JOB"

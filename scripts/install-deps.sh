@@ -52,6 +52,7 @@ PACKAGES=(
   libclang-rt-14-dev   # clang's sanitizer/libFuzzer runtimes
   util-linux           # losetup, blkdiscard, setarch
   gnuplot-nox          # bench/report.sh: plots (SVG)
+  e2fsprogs            # filefrag: fio-jobs/run.sh finds unwritten extents in partition files
 )
 
 if [[ "${1:-}" == "--list" ]]; then

@@ -105,6 +105,21 @@ struct Options {
   uint32_t max_group_size = 1024;
   // io_uring queue depth / psync threads.
   uint32_t io_queue_depth = 128;
+  // One cache flush for the embedder's writes and the log records (ring
+  // backend only). Set it when the writes a transaction waits for
+  // (CommitGate) go to the same disk as the log partition, behind the same
+  // volatile write cache, and the embedder opens each gate as soon as its
+  // write has completed instead of after flushing it. The store then starts
+  // the partition flush only once a transaction's gates are open, so that
+  // one flush makes the embedder's writes and the records durable together
+  // before the pointers are written: one cache flush per commit group
+  // instead of two (BlueStore's kv_sync_thread flushes its block device once
+  // per batch the same way). Only true when a flush of the partition really
+  // covers the embedder's writes: two partitions of one drive, or two files
+  // of one file system whose blocks are all allocated and written (so the
+  // writes change no file-system metadata). Otherwise a crash can keep a
+  // commit whose data is gone.
+  bool gated_writes_share_flush = false;
   Limits limits;
   // Open without writing anything (the debug tool's read commands).
   bool read_only = false;

@@ -42,7 +42,8 @@ CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
       max_group_(options.durability == DurabilityMode::kSyncEach
                      ? 1
                      : std::max<uint32_t>(1, options.max_group_size)),
-      eager_flush_(device != nullptr && options.durability != DurabilityMode::kUnsynced),
+      eager_flush_(device != nullptr && options.durability != DurabilityMode::kUnsynced &&
+                   !options.gated_writes_share_flush),
       log_(log) {
   thread_ = std::thread([this] { Run(); });
   if (eager_flush_) flusher_ = std::thread([this] { FlushLoop(); });

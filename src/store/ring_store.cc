@@ -472,7 +472,11 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
       wb->Put(cf, std::string(kMetaKey), meta_.Encode());
     }
     live_items_ = live;
-    ctxn->needs_flush = !to_start.empty();
+    // With gated_writes_share_flush the partition flush also makes the
+    // embedder's writes durable, so a transaction with gates needs one even
+    // when it writes no records.
+    ctxn->needs_flush = !to_start.empty() ||
+                        (options_.gated_writes_share_flush && !txn.gates().empty());
     ctxn->pending_writes.store(static_cast<int>(to_start.size()));
     ctxn->pending_ios.store(static_cast<int>(to_start.size() + txn.gates().size()) + 1);
     ctxn->on_durable = [this, to_free = std::move(to_free), heads = std::move(heads)]() {

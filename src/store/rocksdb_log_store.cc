@@ -237,6 +237,14 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbLogStore::Open(
     const StoreMeta& meta, const Options& options) {
   (void)label;  // checked against `meta` by the caller; nothing else is needed
   (void)meta;
+  if (options.gated_writes_share_flush && !options.read_only) {
+    // Its commit is the synced RocksDB write alone: the embedder's writes
+    // must be durable before the write that points at them, so there is no
+    // earlier flush for them to share.
+    return absl::InvalidArgumentError(
+        "Options::gated_writes_share_flush needs the ring backend: the RocksDB backend has no "
+        "partition flush before its commit to share with the embedder's writes");
+  }
   std::unique_ptr<RocksDbLogStore> s(new RocksDbLogStore(std::move(device), std::move(db), options));
   RETURN_IF_ERROR(s->Load());
   s->pipeline_ = std::make_unique<CommitPipeline>(s->db_->db(), nullptr, options, s->log_.get());

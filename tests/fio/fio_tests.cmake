@@ -3,13 +3,16 @@
 #
 #   fio_osd_model_test.*   the OSD model against Ceph's trim/dup/info rules,
 #                          on both backends (gtest, in-memory partition)
+#   fio_flush_domain_test.* when the data writes may share the log's flush
+#                          (pgring_shared_flush): files, holes, unwritten extents
 #   fio_engine_options     fio loads the engine (all symbols bound) and lists
 #                          its options
 #   fio_abi_check          the fio source's structure layouts are the
 #                          installed binary's (tools/fio_engine/check_fio_abi.sh)
 #   fio_engine_ring        fio write + verify=crc32c through the engine, then
 #   fio_engine_rocksdb     fio_store_check on fio's output, the report and the
-#                          store; a second run reopens and verifies again
+#   fio_engine_ring-shared store; a second run reopens and verifies again
+#                          (ring-shared: pgring_shared_flush=on, no data flush)
 include(GoogleTest)
 
 add_executable(fio_store_check ${CMAKE_CURRENT_LIST_DIR}/fio_store_check.cc)
@@ -20,6 +23,14 @@ add_executable(fio_osd_model_test ${CMAKE_CURRENT_LIST_DIR}/osd_model_test.cc)
 target_link_libraries(fio_osd_model_test PRIVATE pgring_fio_core pgring_test_util
                       GTest::gtest GTest::gtest_main)
 gtest_discover_tests(fio_osd_model_test DISCOVERY_TIMEOUT 60 TEST_PREFIX "fio_osd_model_test."
+                     PROPERTIES LABELS "fio;unit"
+                                ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
+
+add_executable(fio_flush_domain_test ${CMAKE_CURRENT_LIST_DIR}/flush_domain_test.cc)
+target_link_libraries(fio_flush_domain_test PRIVATE pgring_fio_core pgring_test_util
+                      GTest::gtest GTest::gtest_main)
+gtest_discover_tests(fio_flush_domain_test DISCOVERY_TIMEOUT 60
+                     TEST_PREFIX "fio_flush_domain_test."
                      PROPERTIES LABELS "fio;unit"
                                 ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
 
@@ -35,7 +46,7 @@ add_test(NAME fio_abi_check
   COMMAND bash ${PROJECT_SOURCE_DIR}/tools/fio_engine/check_fio_abi.sh ${FIO_SOURCE_DIR})
 set_tests_properties(fio_abi_check PROPERTIES LABELS fio TIMEOUT 300 SKIP_RETURN_CODE 77)
 
-foreach(_backend ring rocksdb)
+foreach(_backend ring rocksdb ring-shared)
   add_test(NAME fio_engine_${_backend}
     COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/run_fio_test.sh run ${_backend}
             $<TARGET_FILE:fio_pgring> $<TARGET_FILE:fio_store_check>

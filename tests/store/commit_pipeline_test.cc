@@ -1,6 +1,8 @@
 // The commit pipeline's ordering rules, tested where they can break: a ring
-// write still in flight when a partition flush starts is not covered by it,
-// and the partition flush runs without waiting for the embedder's writes.
+// write still in flight when a partition flush starts is not covered by it;
+// the partition flush runs without waiting for the embedder's writes; and
+// with Options::gated_writes_share_flush it does wait for them, and makes
+// them durable with the records.
 //
 // The memory and fault-injecting devices complete writes inline, so the
 // window between "write started" and "write completed" never opens there;
@@ -16,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "pgring/store.h"
 #include "pgring/transaction.h"
+#include "util/partition_view.h"
 #include "util/power_loss_rig.h"
 #include "util/sync.h"
 #include "util/test_util.h"
@@ -192,6 +195,159 @@ TEST_F(CommitPipelineTest, ThePartitionFlushDoesNotWaitForTheEmbeddersWrite) {
   auto e = store_->ReadEntries(a_);
   ASSERT_OK(e);
   EXPECT_EQ(e->size(), 1u);
+}
+
+// The log partition and the OSD's data partition on one disk: two views of
+// one fault-injecting device, so a flush of either makes both durable and a
+// power loss drops every write to either that no finished flush covered.
+class SharedFlushTest : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kPartition = 16 << 20;
+
+  void SetUp() override {
+    MkfsOptions m;
+    m.chunk_size = 64 << 10;
+    ASSERT_OK(rig_.Mkfs(m));
+    options_.log_sink = NullLogSink();
+    options_.gated_writes_share_flush = true;
+  }
+  absl::Status Open() {
+    absl::Status s = rig_.Open(options_);
+    store_ = rig_.store();
+    return s;
+  }
+  void CreatePg() {
+    Transaction c;
+    c.CreatePg(pg_);
+    ASSERT_OK(store_->Commit(std::move(c)));
+  }
+  static std::string Block(char c) { return std::string(4096, c); }
+  std::string ReadData(uint64_t offset) {
+    AlignedBuffer buf(4096);
+    EXPECT_OK(data_->Read(offset, buf.span()));
+    return std::string(buf.data(), buf.size());
+  }
+
+  const PgId pg_{1, 1, -1};
+  std::shared_ptr<BlockDevice> disk_, data_;
+  PowerLossRig rig_{2 * kPartition, [this](std::shared_ptr<BlockDevice> disk) {
+                      disk_ = disk;
+                      data_ = std::make_shared<PartitionView>(disk, kPartition, kPartition);
+                      return std::make_shared<PartitionView>(disk, 0, kPartition);
+                    }};
+  Options options_;
+  Store* store_ = nullptr;
+};
+
+// The gate opens when the data write has completed, unflushed. The store
+// must not flush before that (the flush would not cover the data), and the
+// flush it does start afterwards must be the one the commit waits for: were
+// the transaction committed on a flush that ran before its data write, the
+// power loss below would keep the commit and lose the data.
+TEST_F(SharedFlushTest, TheFlushWaitsForTheGatesAndMakesTheirWritesDurable) {
+  options_.durability = DurabilityMode::kGroupCommit;
+  ASSERT_OK(Open());
+  CreatePg();
+  const uint64_t flushes_before = disk_->flushes();
+  auto gate = std::make_shared<CommitGate>();
+  Transaction t;
+  t.AppendEntry(pg_, Version{1, 1}, std::string(300, 'e'));
+  t.WaitFor(gate);
+  Notification done;
+  absl::Status status;
+  ASSERT_OK(store_->Submit(std::move(t), [&](absl::Status s) {
+    status = s;
+    done.Notify();
+  }));
+  // The ring write completes at once on this device; the flush must still
+  // wait for the gate.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(disk_->flushes(), flushes_before) << "the partition was flushed before the gate opened";
+  EXPECT_FALSE(done.HasBeenNotified());
+  ASSERT_OK(data_->Write(0, Block('D')));  // completed, not flushed
+  gate->Open(absl::OkStatus());
+  done.WaitForNotification();
+  ASSERT_OK(status);
+  EXPECT_EQ(disk_->flushes(), flushes_before + 1) << "one flush for the data and the records";
+
+  ASSERT_OK(rig_.PowerLoss(FaultInjectionDevice::CrashImage::kDropUnflushed));
+  ASSERT_OK(Open());
+  EXPECT_EQ(ReadData(0), Block('D')) << "a committed transaction lost its data write";
+  auto e = store_->ReadEntries(pg_);
+  ASSERT_OK(e);
+  EXPECT_EQ(e->size(), 1u);
+}
+
+// A transaction with no ring writes (only the embedder's keys and its data
+// write) still needs the flush before its commit: it makes the data durable.
+TEST_F(SharedFlushTest, ATransactionWithoutRecordsStillFlushesItsGatedWrites) {
+  options_.durability = DurabilityMode::kGroupCommit;
+  ASSERT_OK(Open());
+  const uint64_t flushes_before = disk_->flushes();
+  auto gate = std::make_shared<CommitGate>();
+  Transaction t;
+  ASSERT_TRUE(t.batch()->Put("osd.onode.1", "object metadata").ok());
+  t.WaitFor(gate);
+  Notification done;
+  absl::Status status;
+  ASSERT_OK(store_->Submit(std::move(t), [&](absl::Status s) {
+    status = s;
+    done.Notify();
+  }));
+  ASSERT_OK(data_->Write(4096, Block('X')));
+  gate->Open(absl::OkStatus());
+  done.WaitForNotification();
+  ASSERT_OK(status);
+  EXPECT_EQ(disk_->flushes(), flushes_before + 1);
+  ASSERT_OK(rig_.PowerLoss(FaultInjectionDevice::CrashImage::kDropUnflushed));
+  ASSERT_OK(Open());
+  EXPECT_EQ(ReadData(4096), Block('X')) << "a committed transaction lost its data write";
+}
+
+// kUnsynced acknowledges once the ring writes and the gates are done; the
+// background commit's flush covers the gates' writes too.
+TEST_F(SharedFlushTest, UnsyncedCommitsFlushTheGatedWrites) {
+  options_.durability = DurabilityMode::kUnsynced;
+  ASSERT_OK(Open());
+  CreatePg();
+  for (uint64_t v = 1; v <= 8; ++v) {
+    auto gate = std::make_shared<CommitGate>();
+    Transaction t;
+    t.AppendEntry(pg_, Version{1, v}, std::string(200, 'e'));
+    t.WaitFor(gate);
+    Notification done;
+    ASSERT_OK(store_->Submit(std::move(t), [&](absl::Status s) {
+      EXPECT_OK(s);
+      done.Notify();
+    }));
+    ASSERT_OK(data_->Write(v * 4096, Block(static_cast<char>('a' + v))));
+    gate->Open(absl::OkStatus());
+    done.WaitForNotification();
+  }
+  ASSERT_OK(store_->Sync());
+  ASSERT_OK(rig_.PowerLoss(FaultInjectionDevice::CrashImage::kDropUnflushed));
+  ASSERT_OK(Open());
+  for (uint64_t v = 1; v <= 8; ++v) {
+    EXPECT_EQ(ReadData(v * 4096), Block(static_cast<char>('a' + v))) << "data write " << v;
+  }
+  auto e = store_->ReadEntries(pg_);
+  ASSERT_OK(e);
+  EXPECT_EQ(e->size(), 8u);
+}
+
+// The RocksDB backend has no flush before its commit to share.
+TEST(SharedFlushOptionTest, TheRocksDbBackendRefusesIt) {
+  PowerLossRig rig(16 << 20);
+  MkfsOptions m;
+  m.backend = Backend::kRocksDb;
+  ASSERT_OK(rig.Mkfs(m));
+  Options o;
+  o.log_sink = NullLogSink();
+  o.gated_writes_share_flush = true;
+  absl::Status s = rig.Open(o);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("gated_writes_share_flush needs the ring backend"),
+            std::string::npos) << s;
 }
 
 }  // namespace

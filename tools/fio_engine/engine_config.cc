@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "flush_domain.h"
 
 namespace pgring::fio {
 
@@ -26,6 +27,47 @@ const char* TailPolicyName(TailBlockPolicy p) {
 
 const char* IoEngineName(IoEngine e) {
   return e == IoEngine::kIoUring ? "io_uring" : "psync";
+}
+
+const char* SharedFlushName(EngineConfig::SharedFlush f) {
+  switch (f) {
+    case EngineConfig::SharedFlush::kAuto: return "auto";
+    case EngineConfig::SharedFlush::kOn: return "on";
+    case EngineConfig::SharedFlush::kOff: return "off";
+  }
+  return "?";
+}
+
+absl::Status EngineConfig::ResolveSharedFlush(const std::vector<std::string>& data_files) {
+  share_flush = false;
+  if (shared_flush == SharedFlush::kOff) {
+    share_flush_why = "pgring_shared_flush=off";
+    return absl::OkStatus();
+  }
+  std::string why;
+  if (backend != Backend::kRing) {
+    why = "the RocksDB backend has no partition flush before its commit to share";
+  } else if (data_files.empty()) {
+    why = "the job has no data file";
+  } else {
+    share_flush = true;
+    for (const std::string& f : data_files) {
+      FlushDomainCheck c = CheckSharedFlush(f, log_dev);
+      if (!c.shared) {
+        share_flush = false;
+        why = c.why;
+        break;
+      }
+      why = c.why;
+    }
+  }
+  if (!share_flush && shared_flush == SharedFlush::kOn) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pgring engine: pgring_shared_flush=on, but one flush cannot cover the "
+                     "data and the log: ", why));
+  }
+  share_flush_why = why;
+  return absl::OkStatus();
 }
 
 uint64_t EngineConfig::TargetLogEntries() const {
@@ -64,6 +106,7 @@ std::string EngineConfig::StoreSignature() const {
       "backend=", BackendName(backend), " db=", EffectiveDbPath(), " mkfs=", mkfs,
       " chunk_size=", chunk_size, " durability=", DurabilityName(durability),
       " tail_policy=", TailPolicyName(tail_policy), " io_engine=", IoEngineName(io_engine),
+      " shared_flush=", share_flush,
       " pgs=", pgs, " object_size=", object_size, " onode_size=", onode_size,
       " entry=", entry_min, "-", entry_max, " fastinfo_size=", fastinfo_size,
       " info_size=", info_size, " full_info_every=", full_info_every, " prefill=", prefill,

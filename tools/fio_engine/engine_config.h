@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "pgring/options.h"
@@ -22,6 +23,15 @@ struct EngineConfig {
   DurabilityMode durability = DurabilityMode::kGroupCommit;           // pgring_durability
   TailBlockPolicy tail_policy = TailBlockPolicy::kRewriteTailBlock;   // pgring_tail_policy
   IoEngine io_engine = IoEngine::kIoUring;  // pgring_io_engine (log partition and data file)
+  // pgring_shared_flush: let the store's partition flush make the data
+  // writes durable too (pgring::Options::gated_writes_share_flush) instead
+  // of flushing the data file separately. kAuto: when flush_domain.h proves
+  // it safe for every data file; kOn: refuse to start unless it does.
+  enum class SharedFlush : uint8_t { kAuto = 0, kOn = 1, kOff = 2 };
+  SharedFlush shared_flush = SharedFlush::kAuto;
+  // What ResolveSharedFlush() decided, and why.
+  bool share_flush = false;
+  std::string share_flush_why;
 
   // --- the OSD being modelled --------------------------------------------
   uint32_t pgs = 128;                    // pgring_pgs
@@ -63,6 +73,11 @@ struct EngineConfig {
   // kInvalidArgument naming the option for an impossible setting.
   absl::Status Validate() const;
 
+  // Sets share_flush and share_flush_why from shared_flush, the backend and
+  // the job's data files; kInvalidArgument if pgring_shared_flush=on cannot
+  // be honoured, naming why.
+  absl::Status ResolveSharedFlush(const std::vector<std::string>& data_files);
+
   // Every setting that must be equal for jobs sharing one store, as text;
   // a job whose StoreSignature() differs from the opener's is refused.
   std::string StoreSignature() const;
@@ -72,6 +87,7 @@ const char* BackendName(Backend b);
 const char* DurabilityName(DurabilityMode m);
 const char* TailPolicyName(TailBlockPolicy p);
 const char* IoEngineName(IoEngine e);
+const char* SharedFlushName(EngineConfig::SharedFlush f);
 
 }  // namespace pgring::fio
 

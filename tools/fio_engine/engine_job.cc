@@ -46,9 +46,12 @@ absl::Status EngineJob::Close() {
 }
 
 absl::StatusOr<DataFile*> EngineJob::OpenFile(const std::string& path) {
-  const bool durable = store_->config().durability != DurabilityMode::kUnsynced;
-  auto file = DataFile::Open(path, store_->config().io_engine == IoEngine::kIoUring,
-                             iodepth_ * 2, /*flush_before_commit=*/durable);
+  const EngineConfig& c = store_->config();
+  // With a shared flush the store's partition flush covers the data write:
+  // the gate opens as soon as it completes.
+  const bool flush = c.durability != DurabilityMode::kUnsynced && !c.share_flush;
+  auto file = DataFile::Open(path, c.io_engine == IoEngine::kIoUring, iodepth_ * 2,
+                             /*flush_before_commit=*/flush);
   if (!file.ok()) return file.status();
   files_.push_back(std::move(*file));
   return files_.back().get();

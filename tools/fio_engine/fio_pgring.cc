@@ -67,6 +67,7 @@ struct PgringOptions {
   unsigned int durability;
   unsigned int tail_policy;
   unsigned int io_engine;
+  unsigned int shared_flush;
   char* stats;
   int verify_log;
   char* ack_file;
@@ -232,6 +233,24 @@ fio_option g_options[] = {
                  .help = "pwrite on a small thread pool"}},
      .category = kCategory,
      .group = kGroup},
+    {.name = "pgring_shared_flush",
+     .lname = "pgring shared flush",
+     .type = FIO_OPT_STR,
+     .off1 = PGRING_OFF(shared_flush),
+     .help = "Ring backend: one flush makes the data writes and the log records durable "
+             "(data file and log partition on one disk)",
+     .def = "auto",
+     .posval = {{.ival = "auto",
+                 .oval = static_cast<unsigned long long>(EngineConfig::SharedFlush::kAuto),
+                 .help = "when both are on one disk and files are fully written (FIEMAP)"},
+                {.ival = "on",
+                 .oval = static_cast<unsigned long long>(EngineConfig::SharedFlush::kOn),
+                 .help = "always; refuse to start when that cannot be proven"},
+                {.ival = "off",
+                 .oval = static_cast<unsigned long long>(EngineConfig::SharedFlush::kOff),
+                 .help = "flush the data file separately, before the commit"}},
+     .category = kCategory,
+     .group = kGroup},
     {.name = "pgring_stats",
      .lname = "pgring stats file",
      .type = FIO_OPT_STR_STORE,
@@ -296,6 +315,7 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.durability = static_cast<pgring::DurabilityMode>(o.durability);
   c.tail_policy = static_cast<pgring::TailBlockPolicy>(o.tail_policy);
   c.io_engine = static_cast<pgring::IoEngine>(o.io_engine);
+  c.shared_flush = static_cast<EngineConfig::SharedFlush>(o.shared_flush);
   c.stats_file = o.stats != nullptr ? o.stats : "";
   c.verify_log = o.verify_log != 0;
   c.ack_file = o.ack_file != nullptr ? o.ack_file : "";
@@ -324,7 +344,17 @@ int fio_pgring_init(thread_data* td) {
                   "opens (a partition is locked by its opener)");
       return 1;
     }
-    const EngineConfig config = ConfigFrom(*static_cast<const PgringOptions*>(td->eo));
+    EngineConfig config = ConfigFrom(*static_cast<const PgringOptions*>(td->eo));
+    std::vector<std::string> data_files;
+    for (unsigned i = 0; i < td->files_index; ++i) {
+      if (td->files[i] != nullptr && td->files[i]->file_name != nullptr) {
+        data_files.emplace_back(td->files[i]->file_name);
+      }
+    }
+    if (absl::Status s = config.ResolveSharedFlush(data_files); !s.ok()) {
+      SetJobError(td, EINVAL, std::string(s.message()));
+      return 1;
+    }
     auto job = EngineJob::Create(config, td->o.iodepth);
     if (!job.ok()) {
       SetJobError(td, pgring::fio::ErrnoOf(job.status()), std::string(job.status().message()));

@@ -86,6 +86,7 @@ Options StoreOptions(const EngineConfig& c) {
   o.durability = c.durability;
   o.tail_block_policy = c.tail_policy;
   o.io_engine = c.io_engine;
+  o.gated_writes_share_flush = c.share_flush;
   return o;
 }
 

@@ -1,0 +1,157 @@
+// flush_domain_test.cc — when the fio engine lets the store's partition
+// flush cover the data writes (tools/fio_engine/flush_domain.h and
+// EngineConfig::ResolveSharedFlush): only for files on one disk whose every
+// byte is allocated and written, never for holes or fallocated (unwritten)
+// extents, never for the RocksDB backend; pgring_shared_flush=on refuses to
+// start when it cannot be proven, naming why.
+#include "flush_domain.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "engine_config.h"
+#include "util/test_util.h"
+
+namespace pgring::fio {
+namespace {
+
+using pgring::testing::TempDir;
+
+// Writes `bytes` of data (allocated and written blocks, synced).
+void WriteFile(const std::string& path, size_t bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0) << path;
+  std::string block(1 << 16, 'x');
+  for (size_t done = 0; done < bytes; done += block.size()) {
+    ASSERT_EQ(::write(fd, block.data(), block.size()), static_cast<ssize_t>(block.size()));
+  }
+  ASSERT_EQ(::fsync(fd), 0);
+  ::close(fd);
+}
+
+class FlushDomainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The checks need a disk-backed file system with FIEMAP and unwritten
+    // extents (ext4, xfs); tmpfs or overlay cannot show either.
+    auto disk = WholeDiskOf(dir_.path());
+    if (!disk.ok()) GTEST_SKIP() << "the test directory is on no disk: " << disk.status();
+    WriteFile(dir_.Join("probe"), 1 << 16);
+    if (!CheckFullyWritten(dir_.Join("probe")).ok()) {
+      GTEST_SKIP() << "the test file system does not map extents (FIEMAP)";
+    }
+    int fd = ::open(dir_.Join("falloc").c_str(), O_WRONLY | O_CREAT, 0644);
+    ASSERT_GE(fd, 0);
+    const bool can_fallocate = ::posix_fallocate(fd, 0, 1 << 20) == 0;
+    ::close(fd);
+    if (!can_fallocate) GTEST_SKIP() << "the test file system cannot fallocate";
+  }
+  TempDir dir_;
+};
+
+TEST_F(FlushDomainTest, WrittenFilesOnOneDiskShareAFlush) {
+  WriteFile(dir_.Join("data"), 1 << 20);
+  WriteFile(dir_.Join("log"), 1 << 20);
+  FlushDomainCheck c = CheckSharedFlush(dir_.Join("data"), dir_.Join("log"));
+  EXPECT_TRUE(c.shared) << c.why;
+  EXPECT_NE(c.why.find("one cache"), std::string::npos) << c.why;
+}
+
+TEST_F(FlushDomainTest, AnUnwrittenExtentIsRefusedByName) {
+  WriteFile(dir_.Join("log"), 1 << 20);
+  absl::Status s = CheckFullyWritten(dir_.Join("falloc"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("unwritten (fallocated) extent at byte 0"), std::string::npos) << s;
+  FlushDomainCheck c = CheckSharedFlush(dir_.Join("falloc"), dir_.Join("log"));
+  EXPECT_FALSE(c.shared);
+  EXPECT_NE(c.why.find("unwritten"), std::string::npos) << c.why;
+  // The log partition is checked as well as the data.
+  c = CheckSharedFlush(dir_.Join("log"), dir_.Join("falloc"));
+  EXPECT_FALSE(c.shared) << c.why;
+}
+
+TEST_F(FlushDomainTest, AHoleIsRefusedWithItsOffset) {
+  WriteFile(dir_.Join("log"), 1 << 20);
+  const std::string sparse = dir_.Join("sparse");
+  WriteFile(sparse, 1 << 16);
+  ASSERT_EQ(::truncate(sparse.c_str(), 1 << 20), 0);  // a hole after 64 KiB
+  absl::Status s = CheckFullyWritten(sparse);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("hole at byte 65536"), std::string::npos) << s;
+  EXPECT_FALSE(CheckSharedFlush(sparse, dir_.Join("log")).shared);
+  // A file that is one hole from the start.
+  const std::string holes = dir_.Join("holes");
+  int fd = ::open(holes.c_str(), O_WRONLY | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, 1 << 20), 0);
+  ::close(fd);
+  s = CheckFullyWritten(holes);
+  EXPECT_NE(s.message().find("hole at byte 0"), std::string::npos) << s;
+}
+
+TEST_F(FlushDomainTest, AMissingPathIsNotShared) {
+  WriteFile(dir_.Join("log"), 1 << 16);
+  FlushDomainCheck c = CheckSharedFlush(dir_.Join("nope"), dir_.Join("log"));
+  EXPECT_FALSE(c.shared);
+  EXPECT_NE(c.why.find("nope"), std::string::npos) << c.why;
+}
+
+TEST_F(FlushDomainTest, AFileIsOnTheWholeDiskOfItsFileSystem) {
+  struct stat st;
+  ASSERT_EQ(::stat(dir_.path().c_str(), &st), 0);
+  auto disk = WholeDiskOf(dir_.path());
+  ASSERT_TRUE(disk.ok()) << disk.status();
+  // Either the file system's own device is a whole disk, or it is a
+  // partition and the disk is another device.
+  const std::string own = absl::StrFormat("%u:%u", major(st.st_dev), minor(st.st_dev));
+  const std::string partition_attr = absl::StrFormat("/sys/dev/block/%s/partition", own);
+  if (::access(partition_attr.c_str(), F_OK) == 0) {
+    EXPECT_NE(*disk, own);
+  } else {
+    EXPECT_EQ(*disk, own);
+  }
+}
+
+TEST_F(FlushDomainTest, TheEngineResolvesTheOption) {
+  WriteFile(dir_.Join("data"), 1 << 20);
+  WriteFile(dir_.Join("log"), 1 << 20);
+  EngineConfig c;
+  c.log_dev = dir_.Join("log");
+  c.backend = Backend::kRing;
+
+  c.shared_flush = EngineConfig::SharedFlush::kAuto;
+  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data")}).ok());
+  EXPECT_TRUE(c.share_flush) << c.share_flush_why;
+  // Every data file must qualify.
+  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data"), dir_.Join("falloc")}).ok());
+  EXPECT_FALSE(c.share_flush);
+  EXPECT_NE(c.share_flush_why.find("unwritten"), std::string::npos) << c.share_flush_why;
+
+  c.shared_flush = EngineConfig::SharedFlush::kOn;
+  absl::Status s = c.ResolveSharedFlush({dir_.Join("falloc")});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("pgring_shared_flush=on"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("unwritten"), std::string::npos) << s;
+
+  c.shared_flush = EngineConfig::SharedFlush::kOff;
+  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data")}).ok());
+  EXPECT_FALSE(c.share_flush);
+
+  c.backend = Backend::kRocksDb;
+  c.shared_flush = EngineConfig::SharedFlush::kAuto;
+  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data")}).ok());
+  EXPECT_FALSE(c.share_flush);
+  EXPECT_NE(c.share_flush_why.find("RocksDB backend"), std::string::npos);
+  c.shared_flush = EngineConfig::SharedFlush::kOn;
+  EXPECT_EQ(c.ResolveSharedFlush({dir_.Join("data")}).code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pgring::fio

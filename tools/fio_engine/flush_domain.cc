@@ -1,0 +1,130 @@
+#include "flush_domain.h"
+
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace pgring::fio {
+namespace {
+
+std::string DevName(dev_t d) { return absl::StrFormat("%u:%u", major(d), minor(d)); }
+
+// Closes the descriptor on every path out.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> WholeDiskOf(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
+  }
+  const dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path sys = fs::canonical(fs::path("/sys/dev/block") / DevName(dev), ec);
+  if (ec) {
+    return absl::NotFoundError(absl::StrCat(path, " is on device ", DevName(dev),
+                                            ", which is no disk (no /sys/dev/block entry)"));
+  }
+  // A partition's sysfs directory sits inside its disk's and has a
+  // "partition" attribute; the disk's "dev" attribute names it.
+  if (fs::exists(sys / "partition", ec)) sys = sys.parent_path();
+  std::ifstream in(sys / "dev");
+  std::string disk;
+  if (!(in >> disk)) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", (sys / "dev").string()));
+  }
+  return disk;
+}
+
+absl::Status CheckFullyWritten(const std::string& path) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
+  struct stat st;
+  if (::fstat(f.fd, &st) != 0) return absl::InternalError(absl::StrCat(path, ": fstat failed"));
+  constexpr uint32_t kBatch = 256;
+  std::vector<char> mem(sizeof(fiemap) + kBatch * sizeof(fiemap_extent));
+  auto* fm = reinterpret_cast<fiemap*>(mem.data());
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  uint64_t covered = 0;  // every byte below this is in a written extent
+  bool last = false;
+  while (covered < size && !last) {
+    std::memset(mem.data(), 0, mem.size());
+    fm->fm_start = covered;
+    fm->fm_length = size - covered;
+    fm->fm_flags = FIEMAP_FLAG_SYNC;  // delayed allocations settled first
+    fm->fm_extent_count = kBatch;
+    if (::ioctl(f.fd, FS_IOC_FIEMAP, fm) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          path, ": cannot map its extents (FIEMAP: ", std::strerror(errno), ")"));
+    }
+    if (fm->fm_mapped_extents == 0) break;
+    for (uint32_t i = 0; i < fm->fm_mapped_extents; ++i) {
+      const fiemap_extent& e = fm->fm_extents[i];
+      if (e.fe_logical > covered) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "%s has a hole at byte %u (a write there allocates blocks)", path, covered));
+      }
+      constexpr uint32_t kNotPlainData = FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_DELALLOC |
+                                         FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_ENCODED |
+                                         FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_DATA_TAIL;
+      if (e.fe_flags & kNotPlainData) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "%s has %s at byte %u (a write there changes file-system metadata)", path,
+            (e.fe_flags & FIEMAP_EXTENT_UNWRITTEN) ? "an unwritten (fallocated) extent"
+                                                   : "an extent that is not plain data",
+            e.fe_logical));
+      }
+      covered = std::max<uint64_t>(covered, e.fe_logical + e.fe_length);
+      if (e.fe_flags & FIEMAP_EXTENT_LAST) last = true;
+    }
+  }
+  if (covered < size) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s has a hole at byte %u (a write there allocates blocks)", path, covered));
+  }
+  return absl::OkStatus();
+}
+
+FlushDomainCheck CheckSharedFlush(const std::string& data_path, const std::string& log_path) {
+  auto data_disk = WholeDiskOf(data_path);
+  if (!data_disk.ok()) return {false, std::string(data_disk.status().message())};
+  auto log_disk = WholeDiskOf(log_path);
+  if (!log_disk.ok()) return {false, std::string(log_disk.status().message())};
+  if (*data_disk != *log_disk) {
+    return {false, absl::StrCat(data_path, " is on disk ", *data_disk, " and ", log_path,
+                                " on disk ", *log_disk, ": separate caches")};
+  }
+  bool files = false;
+  for (const std::string* p : {&data_path, &log_path}) {
+    struct stat st;
+    if (::stat(p->c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    absl::Status s = CheckFullyWritten(*p);
+    if (!s.ok()) return {false, std::string(s.message())};
+    files = true;
+  }
+  return {true, absl::StrCat(data_path, " and ", log_path, " are on disk ", *data_disk,
+                             files ? ", behind one cache, and every file is fully written"
+                                   : ", behind one cache")};
+}
+
+}  // namespace pgring::fio

@@ -1,0 +1,47 @@
+// flush_domain.h — whether one flush of the log partition also makes the
+// OSD's data writes durable, so the engine can let the store's partition
+// flush cover them (pgring::Options::gated_writes_share_flush) instead of
+// flushing the data partition separately.
+//
+// It does when both sit behind the same volatile write cache, i.e. on the
+// same whole disk, and the data writes need no file-system metadata to be
+// found again. A flush of a block device, or fdatasync of a file, ends with a
+// cache flush of the disk under it (REQ_PREFLUSH), which makes every write
+// completed before it durable, whichever partition or file it went to. For a
+// regular file that is only the whole story when the write overwrote
+// allocated, written blocks: a write into a hole or an unwritten
+// (fallocated) extent also changes the file's extent map, which only that
+// file's own fdatasync commits. So two regular files qualify only when
+// FIEMAP shows every byte of both allocated and written.
+#ifndef PGRING_TOOLS_FIO_ENGINE_FLUSH_DOMAIN_H_
+#define PGRING_TOOLS_FIO_ENGINE_FLUSH_DOMAIN_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace pgring::fio {
+
+struct FlushDomainCheck {
+  bool shared = false;
+  std::string why;  // one sentence: the disk they share, or what differs
+};
+
+// "MAJ:MIN" of the whole disk under `path`: the disk of a block device (its
+// parent if it is a partition), or of the file system holding a file.
+// kNotFound when sysfs has no such disk (tmpfs, overlay, btrfs subvolumes:
+// anonymous devices).
+absl::StatusOr<std::string> WholeDiskOf(const std::string& path);
+
+// OK when every byte of the regular file `path` is in an allocated, written
+// extent; kFailedPrecondition naming the first hole or unwritten extent.
+absl::Status CheckFullyWritten(const std::string& path);
+
+// Whether a flush of `log_path` also makes completed writes to `data_path`
+// durable (see above). Never an error: what cannot be proven is "not shared",
+// with the reason.
+FlushDomainCheck CheckSharedFlush(const std::string& data_path, const std::string& log_path);
+
+}  // namespace pgring::fio
+
+#endif  // PGRING_TOOLS_FIO_ENGINE_FLUSH_DOMAIN_H_
