@@ -10,6 +10,13 @@
 // Both backends: the ring with crash points at device I/O and at RocksDB
 // syncs, the RocksDB backend at RocksDB syncs (it does no device I/O).
 //
+// Shared-flush cases (Options::gated_writes_share_flush): the log partition
+// and an OSD data partition are two views of one fault-injecting device (one
+// cache). Every transaction also writes a data block and waits for it with a
+// CommitGate opened when the write completes, unflushed; the store's flush
+// must make it durable. Besides the log state, every transaction in the
+// recovered prefix must find its data block on the disk.
+//
 // PGRING_CRASH_POINTS (default 24) sets how many crash points each case
 // tries; the long campaign raises it (see the README and
 // docs/RELIABILITY.md, "2. Power loss"). PGRING_CRASH_TXNS (default 60) sets
@@ -35,6 +42,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -44,6 +52,7 @@
 #include "device/memory_block_device.h"
 #include "store/open_store.h"
 #include "util/fault_injection_fs.h"
+#include "util/partition_view.h"
 #include "util/power_loss_rig.h"
 #include "util/log_model.h"
 #include "util/random_workload.h"
@@ -138,6 +147,7 @@ struct Case {
   bool crash_in_rocksdb;  // crash point counted in RocksDB syncs, not device ops
   uint64_t seed;
   Backend backend = Backend::kRing;
+  bool shared_flush = false;  // with gated data writes sharing the flush
 };
 
 std::string Name(const ::testing::TestParamInfo<Case>& i) {
@@ -149,6 +159,7 @@ std::string Name(const ::testing::TestParamInfo<Case>& i) {
     s += c.policy == TailBlockPolicy::kRewriteTailBlock ? "_Rewrite" : "_NeverRewrite";
   }
   s += c.crash_in_rocksdb ? "_RocksDbCrash" : "_DeviceCrash";
+  if (c.shared_flush) s += "_SharedFlush";
   return s + "_" + std::to_string(c.seed);
 }
 
@@ -158,7 +169,10 @@ class CrashTest : public ::testing::TestWithParam<Case> {
   static constexpr uint64_t kDeviceSize = 32ull << 20;
 
   struct Run {
+    // The disk: the partition alone, or (shared flush) partition + data.
     std::shared_ptr<FaultInjectionDevice> dev;
+    std::shared_ptr<BlockDevice> partition;  // what the store opens
+    std::shared_ptr<BlockDevice> data;       // shared flush: the data partition
     std::shared_ptr<FaultInjectionFileSystem> fs;
     std::unique_ptr<rocksdb::Env> env;
     std::unique_ptr<Store> store;
@@ -173,19 +187,37 @@ class CrashTest : public ::testing::TestWithParam<Case> {
     o.unsynced_max_delay = std::chrono::milliseconds(5);
     o.log_sink = NullLogSink();
     o.limits.max_payload_bytes = 64 << 10;
+    o.gated_writes_share_flush = GetParam().shared_flush;
     return o;
+  }
+
+  // Shared flush: transaction i's data block (its own block, so a later
+  // write cannot hide a lost one).
+  static constexpr uint64_t kDataBlock = 4096;
+  static uint64_t DataOffset(size_t i) { return (i % (kDeviceSize / kDataBlock)) * kDataBlock; }
+  static std::string DataBlock(uint64_t seed, size_t i) {
+    std::string b(kDataBlock, '\0');
+    for (size_t j = 0; j < b.size(); ++j) b[j] = static_cast<char>((seed * 131 + i * 31 + j) % 251);
+    return b;
   }
 
   void Fresh(Run* r, const std::string& db) {
     r->db = db;
-    r->dev = std::make_shared<FaultInjectionDevice>(std::make_shared<MemoryBlockDevice>(kDeviceSize));
+    const bool shared = GetParam().shared_flush;
+    r->dev = std::make_shared<FaultInjectionDevice>(
+        std::make_shared<MemoryBlockDevice>(shared ? 2 * kDeviceSize : kDeviceSize));
+    r->partition = r->dev;
+    if (shared) {
+      r->partition = std::make_shared<PartitionView>(r->dev, 0, kDeviceSize);
+      r->data = std::make_shared<PartitionView>(r->dev, kDeviceSize, kDeviceSize);
+    }
     r->fs = std::make_shared<FaultInjectionFileSystem>();
     r->fs->set_skip_real_syncs(true);
     r->env = rocksdb::NewCompositeEnv(r->fs);
     MkfsOptions m;
     m.chunk_size = 64 << 10;
     m.backend = GetParam().backend;
-    OpenHooks h{r->dev, r->env.get()};
+    OpenHooks h{r->partition, r->env.get()};
     ASSERT_OK(MkfsWithHooks("mem", MetadataLocation::OwnDb(db), m, h));
     auto s = OpenWithHooks("mem", MetadataLocation::OwnDb(db), StoreOptions(), h);
     ASSERT_OK(s);
@@ -241,6 +273,11 @@ class CrashTest : public ::testing::TestWithParam<Case> {
         };
         const uint64_t chunks_before = masks != nullptr ? chunks() : 0;
         if (before_submit) before_submit(submitted);
+        std::shared_ptr<CommitGate> gate;
+        if (r->data) {
+          gate = std::make_shared<CommitGate>();
+          t.WaitFor(gate);
+        }
         absl::Status s = r->store->Submit(std::move(t), [n, res](absl::Status st) {
           *res = st;
           n->Notify();
@@ -249,6 +286,15 @@ class CrashTest : public ::testing::TestWithParam<Case> {
           done.pop_back();
           stop = true;
           break;
+        }
+        if (gate) {
+          // The OSD's data write, in parallel with the log write; the gate
+          // opens when it completes, before any flush.
+          const std::string block = DataBlock(seed, submitted);
+          auto buf = std::make_shared<AlignedBuffer>(block.size());
+          std::memcpy(buf->data(), block.data(), block.size());
+          r->data->WriteAsync(DataOffset(submitted), std::move(buf),
+                              [gate](absl::Status st) { gate->Open(st); });
         }
         if (masks != nullptr) {
           const uint64_t chunks_after = chunks();
@@ -277,18 +323,20 @@ class CrashTest : public ::testing::TestWithParam<Case> {
 
   // Reopens after the crash and checks the state against the snapshots.
   void Verify(Run* r, size_t durable, const std::deque<std::pair<size_t, LogModel>>& snapshots,
-              const std::string& what) {
-    OpenHooks h{r->dev, r->env.get()};
+              const std::string& what, uint64_t seed) {
+    OpenHooks h{r->partition, r->env.get()};
     auto s = OpenWithHooks("mem", MetadataLocation::OwnDb(r->db), StoreOptions(), h);
     ASSERT_TRUE(s.ok()) << what << ": " << s.status();
     r->store = std::move(s).value();
     std::string diffs;
     const LogModel* match = nullptr;
+    size_t match_index = 0;
     for (const auto& [index, model] : snapshots) {
       if (index < durable) continue;
       std::string d = model.Diff(*r->store);
       if (d.empty()) {
         match = &model;
+        match_index = index;
         break;
       }
       diffs += "\n  vs state after " + std::to_string(index) + " txns: " + d;
@@ -302,6 +350,16 @@ class CrashTest : public ::testing::TestWithParam<Case> {
     for (const auto& id : *pgs) owned += r->store->GetPgStats(id)->chunks;
     StoreStats st = r->store->GetStoreStats();
     ASSERT_EQ(owned + st.free_chunks, st.total_chunks) << what;
+    // Shared flush: every committed transaction's data write is durable.
+    if (r->data) {
+      AlignedBuffer buf(kDataBlock);
+      for (size_t i = 0; i < match_index; ++i) {
+        ASSERT_OK(r->data->Read(DataOffset(i), buf.span()));
+        ASSERT_TRUE(std::string(buf.data(), buf.size()) == DataBlock(seed, i))
+            << what << ": transaction " << i << " committed (the log holds the state after "
+            << match_index << " transactions) but its data write was lost";
+      }
+    }
     // The embedder's keys come from the same prefix.
     ASSERT_OK(r->store->Close());
     r->store.reset();
@@ -402,7 +460,7 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
         for (int kind = 0; kind < kTallyKinds; ++kind) t.in_flight[kind] += (u >> kind) & 1;
       }
     }
-    Verify(&r, durable, snaps, what);
+    Verify(&r, durable, snaps, what, c.seed);
     {
       Tally& t = GlobalTally();
       std::lock_guard<std::mutex> l(t.mu);
@@ -425,6 +483,14 @@ std::vector<Case> Cases() {
   for (auto mode : modes) {
     for (auto policy : {TailBlockPolicy::kRewriteTailBlock, TailBlockPolicy::kNeverRewrite}) {
       for (bool rocks : {false, true}) out.push_back(Case{mode, policy, rocks, seed++});
+    }
+  }
+  // Shared flush (ring only): the data writes are device ops too, so device
+  // crash points also fall between a data write and the flush.
+  for (auto mode : modes) {
+    for (bool rocks : {false, true}) {
+      out.push_back(Case{mode, TailBlockPolicy::kRewriteTailBlock, rocks, seed++, Backend::kRing,
+                         /*shared_flush=*/true});
     }
   }
   // The RocksDB backend writes nothing to the partition after mkfs, so its
