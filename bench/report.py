@@ -89,6 +89,7 @@ def fio_run(prefix):
             "commit_groups": st.get("commit_groups"),
             "partition_flushes": st.get("device_flushes"),
             "data_flushes": get(rep, "data_file", "flushes"),
+            "shared_flush": get(rep, "config", "shared_flush"),
             "commit_mean_ms": (get(rep, "commit_latency_us", "mean", default=0) or 0) / 1e3,
             "mapping_table_bytes": get(rep, "store", "at_end", "mapping_table_bytes"),
             "live_items": (get(rep, "store", "at_end", "live_entries", default=0) or 0)
@@ -172,7 +173,9 @@ for q in QDS:
 md.append("\nraw does not depend on the PG count: one raw run per queue depth, repeated on each row. "
           "raw+flush is the same job with an fdatasync after every qd writes: what the device gives "
           "when writes must be made durable in groups, the ceiling for any durable commit path "
-          "(ring and rocksdb flush the data file, and then sync RocksDB's WAL, once per group).\n")
+          "(rocksdb flushes the data file and then syncs RocksDB's WAL, once per group; ring does "
+          "the same, except that with data and log on one disk (pgring_shared_flush=auto, the "
+          "default) its one log-partition flush also covers the data writes).\n")
 
 # --- the commit path: flushes per write, group sizes, where the latency is ---
 md.append("## The commit path (fio matrix)\n")
@@ -180,7 +183,9 @@ md.append("Device flushes per client write by kind (the data file's fdatasync, t
           "fdatasync, RocksDB's synced WAL write), client writes per commit group, and the mean "
           "latency inside the store (engine: from the write's submission to its commit callback) "
           "against fio's mean completion latency; the difference is time in fio's own thread "
-          "(issuing the other writes of the queue, reaping).\n")
+          "(issuing the other writes of the queue, reaping). \"ring (shared)\": the log partition's "
+          "flush also made the data writes durable (pgring_shared_flush), so the engine flushed "
+          "no data file.\n")
 hdr = ["qd", "PGs", "backend", "writes/group", "data flushes/write", "partition flushes/write",
        "WAL syncs/write", "flushes/write", "commit mean ms", "fio clat mean ms"]
 md.append("| " + " | ".join(hdr) + " |")
@@ -194,7 +199,8 @@ for q in QDS:
                 continue
             d, pf, wal = x.get("data_flushes") or 0, x.get("partition_flushes") or 0, x.get("rdb_syncs") or 0
             md.append("| " + " | ".join([
-                str(q), str(p), b, F(n / max(x["commit_groups"], 1), ".1f"), F(d / n, ".3f"),
+                str(q), str(p), b + (" (shared)" if x.get("shared_flush") else ""),
+                F(n / max(x["commit_groups"], 1), ".1f"), F(d / n, ".3f"),
                 F(pf / n, ".3f"), F(wal / n, ".3f"), F((d + pf + wal) / n, ".3f"),
                 F(x.get("commit_mean_ms"), ".2f"), F(x.get("clat_mean_ms"), ".2f")]) + " |")
 md.append("")
