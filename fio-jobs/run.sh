@@ -53,21 +53,29 @@ mkdir -p "$PGRING_DIR"
 # journal — a cost a raw partition does not have. Fully written files are
 # also what lets the ring backend share one flush between the data and the
 # log (pgring_shared_flush=auto: tools/fio_engine/flush_domain.h).
-# A file with holes or unwritten extents (filefrag says so) is written again.
+# A file that is short, has holes (fewer bytes allocated than its size) or
+# unwritten extents (filefrag says so) is written again, whole.
 write_zeros() {  # PATH SIZE
-  local path=$1 want
-  want=$(numfmt --from=iec "$2")
+  local path=$1 want have alloc unwritten
   [[ -b "$path" ]] && return 0
-  local have unwritten
+  want=$(numfmt --from=iec "$2")
   have=$(stat -c %s "$path" 2>/dev/null || echo 0)
-  # grep -c reads all of filefrag's output (grep -q could stop early, and
-  # filefrag's SIGPIPE would then fail the pipeline under pipefail).
-  unwritten=$(filefrag -v "$path" 2>/dev/null | grep -c unwritten || true)
-  if [[ "$have" -ge "$want" && "${unwritten:-0}" -eq 0 ]]; then
+  alloc=$(stat -c '%b * %B' "$path" 2>/dev/null || echo 0)
+  alloc=$((alloc))
+  # Count extent lines (they start with "N:") flagged unwritten; all of
+  # filefrag's output is read (grep -q could stop early and its SIGPIPE
+  # would fail the pipeline under pipefail).
+  unwritten=$( (filefrag -v "$path" 2>/dev/null || true) |
+               awk '$1 ~ /^[0-9]+:$/ && /unwritten/ {n++} END {print n+0}')
+  if [[ "$have" -ge "$want" && "$alloc" -ge "$have" && "$unwritten" -eq 0 ]]; then
     return 0
   fi
-  echo "run.sh: writing $path ($2 of zeros)" >&2
-  dd if=/dev/zero of="$path" bs=4M count=$((want / (4 << 20))) oflag=direct conv=notrunc status=none
+  # The whole file (it may be larger than asked), in 4 KiB units for O_DIRECT.
+  if [[ "$have" -gt "$want" ]]; then want=$have; fi
+  want=$(( (want + 4095) / 4096 * 4096 ))
+  echo "run.sh: writing $path ($want bytes of zeros)" >&2
+  dd if=/dev/zero of="$path" bs=4M count="$want" iflag=count_bytes oflag=direct conv=notrunc \
+    status=none
 }
 write_zeros "$PGRING_DATA" "$PGRING_SIZE"
 write_zeros "$PGRING_LOG" "$PGRING_LOG_SIZE"

@@ -68,6 +68,8 @@ for job in ("raw", "ring", "rocksdb"):
         row["rdb_bytes"] = run.get("bytes_written_per_write")
         row["rdb_keys"] = run.get("keys_written_per_write")
         if job == "ring":  # the RocksDB backend writes no log partition
+            row["shared_why"] = rep.get("config", {}).get("shared_flush_why")
+            row["shared"] = rep.get("config", {}).get("shared_flush")
             st = rep.get("store", {}).get("run", {})
             row["log_per_payload"] = st.get("record_bytes_per_payload_byte")
             row["dev_per_payload"] = st.get("device_bytes_per_payload_byte")
@@ -98,4 +100,8 @@ print(f"  ring / rocksdb: IOPS {ratio(ring['iops'], rdb['iops'])}, p99 {ratio(ri
       f"keys/write {ratio(ring.get('rdb_keys'), rdb.get('rdb_keys'))}")
 print(f"  ring / raw:     IOPS {ratio(ring['iops'], raw['iops'])}, p99 {ratio(ring['p99'], raw['p99'])}")
 print(f"  rocksdb / raw:  IOPS {ratio(rdb['iops'], raw['iops'])}, p99 {ratio(rdb['p99'], raw['p99'])}")
+if ring.get("shared_why"):
+    print()
+    print(("ring: one flush for data and log: " if ring.get("shared") else
+           "ring: data and log flushed separately: ") + ring["shared_why"])
 PY

@@ -118,8 +118,8 @@ sanitizer_env "$CXX" "$SANITIZE"
 echo "== fio: write and verify ($BACKEND)"
 rc=0
 PGRING_MKFS=1 PGRING_STATS="$WORK/report.json" VERIFY_ONLY=0 \
-  fio --output-format=json --output="$WORK/fio.json" "$WORK/job.fio" 2> >(tee "$WORK/fio.err" >&2) \
-  || rc=$?
+  fio --output-format=json --output="$WORK/fio.json" "$WORK/job.fio" 2>"$WORK/fio.err" || rc=$?
+cat "$WORK/fio.err" >&2
 if [[ $rc -ne 0 ]]; then
   head -50 "$WORK/fio.json" 2>/dev/null || true
   # Files on tmpfs or overlay (no disk in sysfs, no FIEMAP) cannot prove it.

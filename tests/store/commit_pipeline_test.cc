@@ -305,7 +305,9 @@ TEST_F(SharedFlushTest, ATransactionWithoutRecordsStillFlushesItsGatedWrites) {
 }
 
 // kUnsynced acknowledges once the ring writes and the gates are done; the
-// background commit's flush covers the gates' writes too.
+// background commit's flush covers the gates' writes too. (kUnsynced always
+// flushed in the committer, after the gates; this holds it to that with the
+// option set.)
 TEST_F(SharedFlushTest, UnsyncedCommitsFlushTheGatedWrites) {
   options_.durability = DurabilityMode::kUnsynced;
   ASSERT_OK(Open());

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -68,6 +69,7 @@ absl::Status CheckFullyWritten(const std::string& path) {
   uint64_t covered = 0;  // every byte below this is in a written extent
   bool last = false;
   while (covered < size && !last) {
+    const uint64_t covered_before = covered;
     std::memset(mem.data(), 0, mem.size());
     fm->fm_start = covered;
     fm->fm_length = size - covered;
@@ -84,18 +86,26 @@ absl::Status CheckFullyWritten(const std::string& path) {
         return absl::FailedPreconditionError(absl::StrFormat(
             "%s has a hole at byte %u (a write there allocates blocks)", path, covered));
       }
+      // Shared (reflinked) extents: an overwrite is copy-on-write, a remap
+      // that only the file's own fdatasync commits.
       constexpr uint32_t kNotPlainData = FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_DELALLOC |
                                          FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_ENCODED |
-                                         FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_DATA_TAIL;
+                                         FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_DATA_TAIL |
+                                         FIEMAP_EXTENT_SHARED;
       if (e.fe_flags & kNotPlainData) {
         return absl::FailedPreconditionError(absl::StrFormat(
             "%s has %s at byte %u (a write there changes file-system metadata)", path,
             (e.fe_flags & FIEMAP_EXTENT_UNWRITTEN) ? "an unwritten (fallocated) extent"
+            : (e.fe_flags & FIEMAP_EXTENT_SHARED)  ? "a shared (reflinked) extent"
                                                    : "an extent that is not plain data",
             e.fe_logical));
       }
       covered = std::max<uint64_t>(covered, e.fe_logical + e.fe_length);
       if (e.fe_flags & FIEMAP_EXTENT_LAST) last = true;
+    }
+    if (covered == covered_before && !last) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s: FIEMAP returned no extent past byte %u", path, covered));
     }
   }
   if (covered < size) {
@@ -103,6 +113,35 @@ absl::Status CheckFullyWritten(const std::string& path) {
         "%s has a hole at byte %u (a write there allocates blocks)", path, covered));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckDirectIoReachesTheDisk(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) return absl::OkStatus();  // a block device: O_DIRECT is direct
+  // /proc/self/mountinfo: "id parent MAJ:MIN root mountpoint opts ... - fstype source superopts".
+  std::ifstream in("/proc/self/mountinfo");
+  const std::string dev = DevName(st.st_dev);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string id, parent, majmin;
+    if (!(f >> id >> parent >> majmin) || majmin != dev) continue;
+    const size_t sep = line.find(" - ");
+    if (sep == std::string::npos) continue;
+    std::istringstream tail(line.substr(sep + 3));
+    std::string fstype, source, superopts;
+    tail >> fstype >> source >> superopts;
+    if (fstype == "ext4" && ("," + superopts + ",").find(",data=journal,") != std::string::npos) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          path, " is on ext4 mounted with data=journal, which turns O_DIRECT writes into "
+                "journalled buffered ones"));
+    }
+    return absl::OkStatus();
+  }
+  return absl::OkStatus();  // no mount entry: nothing known against it
 }
 
 FlushDomainCheck CheckSharedFlush(const std::string& data_path, const std::string& log_path) {
@@ -119,6 +158,7 @@ FlushDomainCheck CheckSharedFlush(const std::string& data_path, const std::strin
     struct stat st;
     if (::stat(p->c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     absl::Status s = CheckFullyWritten(*p);
+    if (s.ok()) s = CheckDirectIoReachesTheDisk(*p);
     if (!s.ok()) return {false, std::string(s.message())};
     files = true;
   }

@@ -10,9 +10,14 @@
 // completed before it durable, whichever partition or file it went to. For a
 // regular file that is only the whole story when the write overwrote
 // allocated, written blocks: a write into a hole or an unwritten
-// (fallocated) extent also changes the file's extent map, which only that
-// file's own fdatasync commits. So two regular files qualify only when
-// FIEMAP shows every byte of both allocated and written.
+// (fallocated) extent, or over a shared (reflinked) one, also changes the
+// file's extent map, which only that file's own fdatasync commits. So two
+// regular files qualify only when FIEMAP shows every byte of both allocated,
+// written and unshared, and when their O_DIRECT writes really go to the disk
+// (not ext4's data=journal, which journals them through the page cache).
+//
+// The engine checks once, at job init, after fio has laid out its files; a
+// file that gains holes or reflinks later is not noticed.
 #ifndef PGRING_TOOLS_FIO_ENGINE_FLUSH_DOMAIN_H_
 #define PGRING_TOOLS_FIO_ENGINE_FLUSH_DOMAIN_H_
 
@@ -33,9 +38,14 @@ struct FlushDomainCheck {
 // anonymous devices).
 absl::StatusOr<std::string> WholeDiskOf(const std::string& path);
 
-// OK when every byte of the regular file `path` is in an allocated, written
-// extent; kFailedPrecondition naming the first hole or unwritten extent.
+// OK when every byte of the regular file `path` is in an allocated, written,
+// unshared extent; kFailedPrecondition naming the first hole, unwritten or
+// shared extent.
 absl::Status CheckFullyWritten(const std::string& path);
+
+// OK unless `path` is a regular file on a file system that turns O_DIRECT
+// writes into buffered ones (ext4 with data=journal).
+absl::Status CheckDirectIoReachesTheDisk(const std::string& path);
 
 // Whether a flush of `log_path` also makes completed writes to `data_path`
 // durable (see above). Never an error: what cannot be proven is "not shared",
