@@ -102,6 +102,7 @@ results = {"settings": settings, "fio": {}, "tail": {}, "long": {}, "restart": {
 for q in QDS:
     results["fio"][f"raw-qd{q}"] = fio_run(f"fio-raw-qd{q}")
     results["fio"][f"rawflush-qd{q}"] = fio_run(f"fio-rawflush-qd{q}")
+    results["fio"][f"floor-qd{q}"] = fio_run(f"fio-floor-qd{q}")
     for p in PGS:
         for b in ("ring", "rocksdb"):
             results["fio"][f"{b}-qd{q}-pgs{p}"] = fio_run(f"fio-{b}-qd{q}-pgs{p}")
@@ -176,6 +177,32 @@ md.append("\nraw does not depend on the PG count: one raw run per queue depth, r
           "(rocksdb flushes the data file and then syncs RocksDB's WAL, once per group; ring does "
           "the same, except that with data and log on one disk (pgring_shared_flush=auto, the "
           "default) its one log-partition flush also covers the data writes).\n")
+
+# --- the floor: the same OSD write with no PG log at all ---
+floor_rows = []
+floor_pgs = 128 if 128 in PGS else PGS[-1]  # the rows the floor is set against
+for q in QDS:
+    fl, ri, rd = fr(f"floor-qd{q}"), fr(f"ring-qd{q}-pgs{floor_pgs}"), fr(f"rocksdb-qd{q}-pgs{floor_pgs}")
+    if not fl.get("iops"):
+        continue
+    floor_rows.append("| " + " | ".join([
+        str(q), F(fl.get("iops")), F(ri.get("iops")), F(rd.get("iops")), R(fl.get("iops"), rd.get("iops")),
+        R(ri.get("iops"), fl.get("iops")), R(rd.get("iops"), fl.get("iops")),
+        F(fl.get("p99_ms"), ".2f"), R(fl.get("p99_ms"), rd.get("p99_ms"))]) + " |")
+if floor_rows:
+    md.append("## The floor: an OSD write with no PG log (fio)\n")
+    md.append("The ring job with `pgring_no_pg_log=1`: each write commits only its onode, with the same "
+              "data write, the same flush (shared with the log partition, as the ring does) and the same "
+              f"synced RocksDB write as a real OSD write; ring and rocksdb at {floor_pgs} PGs. No PG "
+              "log backend can be faster than "
+              "this on this machine: floor/rocksdb is the most any backend can gain over the RocksDB "
+              "backend here, and ring/floor what the ring's log costs.\n")
+    hdr = ["qd", "floor IOPS", "ring IOPS", "rocksdb IOPS", "floor/rocksdb", "ring/floor", "rocksdb/floor",
+           "p99 ms floor", "p99 floor/rocksdb"]
+    md.append("| " + " | ".join(hdr) + " |")
+    md.append("|" + "|".join("---:" for _ in hdr) + "|")
+    md.extend(floor_rows)
+    md.append("")
 
 # --- the commit path: flushes per write, group sizes, where the latency is ---
 md.append("## The commit path (fio matrix)\n")
@@ -322,8 +349,13 @@ def target(name, value, ok, note=""):
 
 
 v = ratio(at(main_ri, "iops"), at(main_rd, "iops"))
+floor_note = ""
+if at(f"floor-qd{q_hi}", "iops"):
+    floor_note = (f"; with no PG log at all the same writes reach {F(at(f'floor-qd{q_hi}', 'iops'))} IOPS "
+                  f"= {R(at(f'floor-qd{q_hi}', 'iops'), at(main_rd, 'iops'))} rocksdb (the floor)")
 target(f"IOPS ring >= 1.5x rocksdb ({p_main} PGs, qd {q_hi})", None if v is None else f"{v:.2f}x",
-       None if v is None else v >= 1.5, f"{F(at(main_ri, 'iops'))} vs {F(at(main_rd, 'iops'))} IOPS")
+       None if v is None else v >= 1.5,
+       f"{F(at(main_ri, 'iops'))} vs {F(at(main_rd, 'iops'))} IOPS{floor_note}")
 v = ratio(at(main_ri, "p99_ms"), at(main_rd, "p99_ms"))
 target(f"p99 ring <= 0.5x rocksdb ({p_main} PGs, qd {q_hi})", None if v is None else f"{v:.2f}x",
        None if v is None else v <= 0.5, f"{F(at(main_ri, 'p99_ms'), '.2f')} vs {F(at(main_rd, 'p99_ms'), '.2f')} ms")

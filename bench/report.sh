@@ -13,7 +13,8 @@
 #     fio-jobs/run.sh, durable group commit): queue depth 1, 16, 32 x PGs 8,
 #     128, 1024 x {ring, rocksdb}, and raw (no PGs) once per queue depth.
 #     IOPS, p50/p99 completion latency (fio's clat), ratios ring/rocksdb and
-#     ring/raw from the same run.
+#     ring/raw from the same run; and the floor: the ring job with
+#     pgring_no_pg_log=1 (the same OSD write with no PG log) at 128 PGs.
 #  2. log bytes per payload byte, both tail-block policies: the ring job at
 #     128 PGs, qd 32 with pgring_tail_policy=rewrite (default) and =never,
 #     from the engine's report (ring space and device bytes per payload byte);
@@ -183,6 +184,10 @@ if [[ $SKIP_FIO == 0 ]]; then
     # fdatasync per qd writes, as a group commit flushes once per group.
     bench_log "fio raw+flush qd $qd (fdatasync every $qd writes, ${RUNTIME}s)"
     bench_fio raw "$DATA/fio-rawflush-qd$qd" "fdatasync=$qd" || true
+    # The floor: the ring job with no PG log at all (only the onode, the data
+    # write, the shared flush and the WAL sync): what no log backend can beat.
+    bench_log "fio floor (no PG log) qd $qd, 128 PGs (${RUNTIME}s)"
+    bench_fio ring "$DATA/fio-floor-qd$qd" "pgring_no_pg_log=1" || true
     for pgs in $PGS_LIST; do
       export PGRING_PGS=$pgs
       for b in ring rocksdb; do

@@ -109,7 +109,7 @@ std::string EngineConfig::StoreSignature() const {
       " shared_flush=", share_flush,
       " pgs=", pgs, " object_size=", object_size, " onode_size=", onode_size,
       " entry=", entry_min, "-", entry_max, " fastinfo_size=", fastinfo_size,
-      " info_size=", info_size, " full_info_every=", full_info_every, " prefill=", prefill,
+      " info_size=", info_size, " full_info_every=", full_info_every, " prefill=", prefill, " no_pg_log=", no_pg_log,
       " osd_min_pg_log_entries=", osd_min_pg_log_entries,
       " osd_max_pg_log_entries=", osd_max_pg_log_entries,
       " osd_target_pg_log_entries_per_osd=", osd_target_pg_log_entries_per_osd,

@@ -45,6 +45,9 @@ struct EngineConfig {
   // (which always carries it); 0 = only the trimming writes.
   uint32_t full_info_every = 0;          // pgring_full_info_every
   bool prefill = true;                   // pgring_prefill: new PGs start full
+  // pgring_no_pg_log: each write commits only its onode, no PG log: the
+  // floor any log backend adds to (the same data write, flushes, WAL sync).
+  bool no_pg_log = false;
 
   // Ceph's PG log settings, with Ceph's names and defaults.
   uint32_t osd_min_pg_log_entries = 250;

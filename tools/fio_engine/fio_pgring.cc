@@ -58,6 +58,7 @@ struct PgringOptions {
   unsigned int info_size;
   unsigned int full_info_every;
   int prefill;
+  int no_pg_log;
   unsigned int osd_min_pg_log_entries;
   unsigned int osd_max_pg_log_entries;
   unsigned int osd_target_pg_log_entries_per_osd;
@@ -168,6 +169,15 @@ fio_option g_options[] = {
      .off1 = PGRING_OFF(prefill),
      .help = "Fill each newly created PG with a steady-state log (target entries + dups) first",
      .def = "1",
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_no_pg_log",
+     .lname = "pgring no PG log",
+     .type = FIO_OPT_BOOL,
+     .off1 = PGRING_OFF(no_pg_log),
+     .help = "Benchmark floor: each write commits only its onode, with no PG log (the same data "
+             "write, flushes and synced RocksDB write as a real OSD write)",
+     .def = "0",
      .category = kCategory,
      .group = kGroup},
     IntOption("osd_min_pg_log_entries", "Ceph osd_min_pg_log_entries",
@@ -306,6 +316,7 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.info_size = o.info_size;
   c.full_info_every = o.full_info_every;
   c.prefill = o.prefill != 0;
+  c.no_pg_log = o.no_pg_log != 0;
   c.osd_min_pg_log_entries = o.osd_min_pg_log_entries;
   c.osd_max_pg_log_entries = o.osd_max_pg_log_entries;
   c.osd_target_pg_log_entries_per_osd = o.osd_target_pg_log_entries_per_osd;

@@ -241,6 +241,7 @@ absl::Status OsdModel::Prefill(Store* store, const std::vector<uint32_t>& pgs) {
 absl::StatusOr<OsdModel::WriteOp> OsdModel::SubmitWrite(Store* store, uint64_t object,
                                                         std::shared_ptr<CommitGate> gate,
                                                         WriteDone done) {
+  if (config_.no_pg_log) return SubmitWriteWithoutLog(store, object, std::move(gate), std::move(done));
   const uint32_t pg = PgOf(object);
   const PgId id = PgIdOf(pg);
   PgState& s = *pgs_[pg];
@@ -335,6 +336,29 @@ absl::StatusOr<OsdModel::WriteOp> OsdModel::SubmitWrite(Store* store, uint64_t o
   counters_.dups_trimmed += dups_trimmed;
   if (trim_to != 0) counters_.trims += 1;
   (full_info ? counters_.full_infos : counters_.fast_infos) += 1;
+  counters_.onode_bytes += onode_bytes;
+  return op;
+}
+
+absl::StatusOr<OsdModel::WriteOp> OsdModel::SubmitWriteWithoutLog(Store* store, uint64_t object,
+                                                                  std::shared_ptr<CommitGate> gate,
+                                                                  WriteDone done) {
+  // The onode alone, with the data write's gate: the same data write, flush
+  // and synced RocksDB write as a real OSD write, and no PG log.
+  Transaction txn;
+  const uint64_t n = no_log_writes_.fetch_add(1) + 1;
+  uint64_t onode_bytes = 0;
+  if (config_.onode_size != 0) {
+    std::string onode = OnodePayload(config_, object, n);
+    onode_bytes = onode.size();
+    txn.batch()->Put(OnodeKey(object), onode);
+  }
+  txn.WaitFor(std::move(gate));
+  const WriteOp op{PgOf(object), 0};
+  absl::Status st = store->Submit(std::move(txn), [op, done = std::move(done)](absl::Status result) {
+    done(op, result);
+  });
+  if (!st.ok()) return st;
   counters_.onode_bytes += onode_bytes;
   return op;
 }

@@ -136,7 +136,8 @@ class OsdModel {
   // Builds the transaction of an OSD write to `object`, makes it wait for
   // `gate` (the data write), and submits it. On a Submit error nothing is
   // changed and the error is returned; otherwise `done` is called once, when
-  // the transaction commits or fails.
+  // the transaction commits or fails. With pgring_no_pg_log the transaction
+  // holds only the onode (WriteOp::version 0): see SubmitWriteWithoutLog.
   absl::StatusOr<WriteOp> SubmitWrite(Store* store, uint64_t object,
                                       std::shared_ptr<CommitGate> gate, WriteDone done);
 
@@ -159,11 +160,17 @@ class OsdModel {
   };
 
   absl::Status Prefill(Store* store, const std::vector<uint32_t>& pgs);
+  // pgring_no_pg_log: the OSD write without its PG log (no entry, info, trim
+  // or dup), only the onode and the data write's gate. The floor of the
+  // comparison: what any PG log backend adds its cost to.
+  absl::StatusOr<WriteOp> SubmitWriteWithoutLog(Store* store, uint64_t object,
+                                                std::shared_ptr<CommitGate> gate, WriteDone done);
 
   const EngineConfig config_;
   const uint64_t target_;
   std::vector<std::unique_ptr<PgState>> pgs_;
   ModelCounters counters_;
+  std::atomic<uint64_t> no_log_writes_{0};
   AckRecord* ack_record_ = nullptr;
 };
 
