@@ -116,9 +116,10 @@ struct Options {
   // instead of two (BlueStore's kv_sync_thread flushes its block device once
   // per batch the same way). Only true when a flush of the partition really
   // covers the embedder's writes: two partitions of one drive, or two files
-  // of one file system whose blocks are all allocated and written (so the
-  // writes change no file-system metadata). Otherwise a crash can keep a
-  // commit whose data is gone.
+  // of one file system whose blocks are all allocated, written and not
+  // reflinked, written with O_DIRECT that reaches the disk (so the writes
+  // change no file-system metadata). Otherwise a crash can keep a commit
+  // whose data is gone. The RocksDB backend refuses it.
   bool gated_writes_share_flush = false;
   Limits limits;
   // Open without writing anything (the debug tool's read commands).

@@ -22,8 +22,8 @@
 // partition flush must then start after the gates open, and it makes both
 // durable. There is no data flush left to overlap with, so the committer
 // flushes, once per group, just before the RocksDB write: measured with the
-// fio engine (docs/BENCHMARKS.md), one flush per group gave 12-17% more
-// IOPS than the eager flusher, which flushed 1.8 times per group.
+// fio engine (docs/BENCHMARKS.md), one flush per group gave 17% more IOPS
+// than the eager flusher, which flushed 1.8 times per group.
 //
 // Any failure (a ring write, the flush, the RocksDB write) is sticky: every
 // queued transaction fails with it and the store refuses new ones until it
