@@ -84,6 +84,19 @@ std::string OnodePayload(const EngineConfig& c, uint64_t object, uint64_t versio
   return Payload('O', object, version, c.onode_size);
 }
 
+namespace {
+
+// Puts the object's onode (if the model has onodes) into `txn`'s batch;
+// returns its bytes.
+uint64_t PutOnode(const EngineConfig& c, uint64_t object, uint64_t version, Transaction* txn) {
+  if (c.onode_size == 0) return 0;
+  std::string onode = OnodePayload(c, object, version);
+  txn->batch()->Put(OnodeKey(object), onode);
+  return onode.size();
+}
+
+}  // namespace
+
 OsdModel::OsdModel(const EngineConfig& config)
     : config_(config), target_(config.TargetLogEntries()) {
   pgs_.reserve(config_.pgs);
@@ -301,12 +314,7 @@ absl::StatusOr<OsdModel::WriteOp> OsdModel::SubmitWrite(Store* store, uint64_t o
   x.info_version = v;
   x.info_full = full_info;
   x.loaded_info.reset();
-  uint64_t onode_bytes = 0;
-  if (config_.onode_size != 0) {
-    std::string onode = OnodePayload(config_, object, v);
-    onode_bytes = onode.size();
-    txn.batch()->Put(OnodeKey(object), onode);
-  }
+  const uint64_t onode_bytes = PutOnode(config_, object, v, &txn);
   txn.WaitFor(std::move(gate));
 
   const WriteOp op{pg, v};
@@ -346,13 +354,8 @@ absl::StatusOr<OsdModel::WriteOp> OsdModel::SubmitWriteWithoutLog(Store* store, 
   // The onode alone, with the data write's gate: the same data write, flush
   // and synced RocksDB write as a real OSD write, and no PG log.
   Transaction txn;
-  const uint64_t n = no_log_writes_.fetch_add(1) + 1;
-  uint64_t onode_bytes = 0;
-  if (config_.onode_size != 0) {
-    std::string onode = OnodePayload(config_, object, n);
-    onode_bytes = onode.size();
-    txn.batch()->Put(OnodeKey(object), onode);
-  }
+  const uint64_t onode_bytes =
+      PutOnode(config_, object, no_log_writes_.fetch_add(1) + 1, &txn);
   txn.WaitFor(std::move(gate));
   const WriteOp op{PgOf(object), 0};
   absl::Status st = store->Submit(std::move(txn), [op, done = std::move(done)](absl::Status result) {
