@@ -87,6 +87,23 @@ class HeldWriteDevice final : public BlockDevice {
   Held held_;
 };
 
+// A submitted transaction's outcome: Callback() for Store::Submit, Wait()
+// for the status its commit callback reported.
+struct Outcome {
+  Notification done;
+  absl::Status status;
+  CommitCallback Callback() {
+    return [this](absl::Status s) {
+      status = s;
+      done.Notify();
+    };
+  }
+  absl::Status Wait() {
+    done.WaitForNotification();
+    return status;
+  }
+};
+
 class CommitPipelineTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -144,25 +161,16 @@ class CommitPipelineTest : public ::testing::Test {
 // below would lose it. (A commits after B: commits keep submission order.)
 TEST_F(CommitPipelineTest, AWriteInFlightWhenAFlushStartsWaitsForTheNextFlush) {
   dev_->HoldNextWrite();
-  Notification b_done, a_done;
-  absl::Status b_status, a_status;
-  ASSERT_OK(store_->Submit(Append(b_, 1), [&](absl::Status s) {
-    b_status = s;
-    b_done.Notify();
-  }));
+  Outcome a, b;
+  ASSERT_OK(store_->Submit(Append(b_, 1), b.Callback()));
   dev_->WaitUntilHeld();
   const uint64_t flushes_before = dev_->flushes();
-  ASSERT_OK(store_->Submit(Append(a_, 1), [&](absl::Status s) {
-    a_status = s;
-    a_done.Notify();
-  }));
+  ASSERT_OK(store_->Submit(Append(a_, 1), a.Callback()));
   ASSERT_TRUE(WaitForFlushesAbove(flushes_before));  // A's records flushed
-  EXPECT_FALSE(b_done.HasBeenNotified());
+  EXPECT_FALSE(b.done.HasBeenNotified());
   dev_->ReleaseHeldWrite();
-  b_done.WaitForNotification();
-  a_done.WaitForNotification();
-  ASSERT_OK(b_status);
-  ASSERT_OK(a_status);
+  ASSERT_OK(b.Wait());
+  ASSERT_OK(a.Wait());
 
   PowerLossAndReopen();
   for (PgId pg : {a_, b_}) {
@@ -180,18 +188,13 @@ TEST_F(CommitPipelineTest, ThePartitionFlushDoesNotWaitForTheEmbeddersWrite) {
   auto gate = std::make_shared<CommitGate>();
   Transaction t = Append(a_, 1);
   t.WaitFor(gate);
-  Notification done;
-  absl::Status status;
-  ASSERT_OK(store_->Submit(std::move(t), [&](absl::Status s) {
-    status = s;
-    done.Notify();
-  }));
+  Outcome out;
+  ASSERT_OK(store_->Submit(std::move(t), out.Callback()));
   // The flush comes without the gate.
   EXPECT_TRUE(WaitForFlushesAbove(flushes_before));
-  EXPECT_FALSE(done.HasBeenNotified());  // the gate is still closed
+  EXPECT_FALSE(out.done.HasBeenNotified());  // the gate is still closed
   gate->Open(absl::OkStatus());
-  done.WaitForNotification();
-  ASSERT_OK(status);
+  ASSERT_OK(out.Wait());
   auto e = store_->ReadEntries(a_);
   ASSERT_OK(e);
   EXPECT_EQ(e->size(), 1u);
@@ -253,21 +256,16 @@ TEST_F(SharedFlushTest, TheFlushWaitsForTheGatesAndMakesTheirWritesDurable) {
   Transaction t;
   t.AppendEntry(pg_, Version{1, 1}, std::string(300, 'e'));
   t.WaitFor(gate);
-  Notification done;
-  absl::Status status;
-  ASSERT_OK(store_->Submit(std::move(t), [&](absl::Status s) {
-    status = s;
-    done.Notify();
-  }));
+  Outcome out;
+  ASSERT_OK(store_->Submit(std::move(t), out.Callback()));
   // The ring write completes at once on this device; the flush must still
   // wait for the gate.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(disk_->flushes(), flushes_before) << "the partition was flushed before the gate opened";
-  EXPECT_FALSE(done.HasBeenNotified());
+  EXPECT_FALSE(out.done.HasBeenNotified());
   ASSERT_OK(data_->Write(0, Block('D')));  // completed, not flushed
   gate->Open(absl::OkStatus());
-  done.WaitForNotification();
-  ASSERT_OK(status);
+  ASSERT_OK(out.Wait());
   EXPECT_EQ(disk_->flushes(), flushes_before + 1) << "one flush for the data and the records";
 
   ASSERT_OK(rig_.PowerLoss(FaultInjectionDevice::CrashImage::kDropUnflushed));
@@ -288,16 +286,11 @@ TEST_F(SharedFlushTest, ATransactionWithoutRecordsStillFlushesItsGatedWrites) {
   Transaction t;
   ASSERT_TRUE(t.batch()->Put("osd.onode.1", "object metadata").ok());
   t.WaitFor(gate);
-  Notification done;
-  absl::Status status;
-  ASSERT_OK(store_->Submit(std::move(t), [&](absl::Status s) {
-    status = s;
-    done.Notify();
-  }));
+  Outcome out;
+  ASSERT_OK(store_->Submit(std::move(t), out.Callback()));
   ASSERT_OK(data_->Write(4096, Block('X')));
   gate->Open(absl::OkStatus());
-  done.WaitForNotification();
-  ASSERT_OK(status);
+  ASSERT_OK(out.Wait());
   EXPECT_EQ(disk_->flushes(), flushes_before + 1);
   ASSERT_OK(rig_.PowerLoss(FaultInjectionDevice::CrashImage::kDropUnflushed));
   ASSERT_OK(Open());
@@ -317,14 +310,11 @@ TEST_F(SharedFlushTest, UnsyncedCommitsFlushTheGatedWrites) {
     Transaction t;
     t.AppendEntry(pg_, Version{1, v}, std::string(200, 'e'));
     t.WaitFor(gate);
-    Notification done;
-    ASSERT_OK(store_->Submit(std::move(t), [&](absl::Status s) {
-      EXPECT_OK(s);
-      done.Notify();
-    }));
+    Outcome out;
+    ASSERT_OK(store_->Submit(std::move(t), out.Callback()));
     ASSERT_OK(data_->Write(v * 4096, Block(static_cast<char>('a' + v))));
     gate->Open(absl::OkStatus());
-    done.WaitForNotification();
+    ASSERT_OK(out.Wait());
   }
   ASSERT_OK(store_->Sync());
   ASSERT_OK(rig_.PowerLoss(FaultInjectionDevice::CrashImage::kDropUnflushed));
