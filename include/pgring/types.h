@@ -85,6 +85,10 @@ struct StoreStats {
   uint64_t live_dups = 0;
   uint64_t transactions_committed = 0;   // since open
   uint64_t commit_groups = 0;            // RocksDB writes that committed them
+  // Writes of a PG's own keys (ring: pointer, chunk list; RocksDB backend:
+  // info, state) left out of a commit group because a later transaction in
+  // the same group wrote the key again.
+  uint64_t superseded_key_writes = 0;
   uint64_t record_bytes_appended = 0;    // ring space consumed by records
   uint64_t payload_bytes_appended = 0;   // caller payload inside them
   uint64_t device_bytes_written = 0;     // bytes written to the partition

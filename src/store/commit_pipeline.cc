@@ -4,34 +4,8 @@
 #include <rocksdb/write_batch.h>
 
 #include "absl/strings/str_cat.h"
-#include "util/coding.h"
 
 namespace pgring {
-namespace {
-
-// A RocksDB write batch is "sequence:u64 count:u32 record*" (the format
-// LevelDB defined and RocksDB keeps, write_batch.cc). Concatenating records
-// and adding counts merges batches into one atomic write without re-parsing
-// them; the public API has no Append.
-constexpr size_t kBatchHeader = 12;
-
-std::unique_ptr<rocksdb::WriteBatch> MergeBatches(
-    const std::vector<rocksdb::WriteBatch*>& batches) {
-  std::string rep(kBatchHeader, '\0');
-  uint32_t count = 0;
-  size_t total = kBatchHeader;
-  for (auto* b : batches) total += b->GetDataSize() - kBatchHeader;
-  rep.reserve(total);
-  for (auto* b : batches) {
-    const std::string& d = b->Data();
-    rep.append(d, kBatchHeader, std::string::npos);
-    count += b->Count();
-  }
-  EncodeFixed32(rep.data() + 8, count);
-  return std::make_unique<rocksdb::WriteBatch>(std::move(rep));
-}
-
-}  // namespace
 
 CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
                                const Options& options, LogSink* log)
@@ -169,9 +143,9 @@ bool CommitPipeline::CommitTriggered() const {
 
 absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>& group,
                                         bool flush) {
-  std::vector<rocksdb::WriteBatch*> batches;
+  members_.clear();
   for (const auto& t : group) {
-    if (t->batch && t->batch->Count() > 0) batches.push_back(t->batch.get());
+    if (t->batch && t->batch->Count() > 0) members_.push_back({t->batch.get(), &t->store_keys});
   }
   // Records first: the pointers must never reach stable storage before the
   // records they cover.
@@ -179,11 +153,13 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
     absl::Status s = device_->Flush();
     if (!s.ok()) return s;
   }
-  if (batches.empty()) return absl::OkStatus();
+  if (members_.empty()) return absl::OkStatus();
   std::unique_ptr<rocksdb::WriteBatch> merged;
-  rocksdb::WriteBatch* batch = batches.front();
-  if (batches.size() > 1) {
-    merged = MergeBatches(batches);
+  rocksdb::WriteBatch* batch = members_.front().batch;
+  if (members_.size() > 1) {
+    uint64_t dropped = 0;
+    merged = merger_.Merge(members_, &dropped);
+    superseded_store_writes_.fetch_add(dropped);
     batch = merged.get();
   }
   rocksdb::WriteOptions wo;

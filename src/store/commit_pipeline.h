@@ -37,6 +37,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -44,6 +45,7 @@
 #include "pgring/log_sink.h"
 #include "pgring/options.h"
 #include "pgring/store.h"
+#include "store/group_batch.h"
 #include "util/sync.h"
 
 namespace rocksdb {
@@ -60,6 +62,9 @@ class CommitPipeline {
 
   struct Txn {
     std::unique_ptr<rocksdb::WriteBatch> batch;
+    // The store's whole-value keys in `batch` (StoreKeyWriter): a group
+    // writes only the last of each.
+    std::vector<StoreKeyWrite> store_keys;
     CommitCallback done;
     // Runs on the committer thread once the commit is durable, before `done`
     // (the ring backend releases chunks and advances durable heads here).
@@ -111,6 +116,8 @@ class CommitPipeline {
 
   uint64_t committed_txns() const { return committed_txns_.load(); }
   uint64_t commit_groups() const { return commit_groups_.load(); }
+  // Store-key writes a later write of the same key in their group replaced.
+  uint64_t superseded_store_writes() const { return superseded_store_writes_.load(); }
 
  private:
   void Run();
@@ -146,6 +153,10 @@ class CommitPipeline {
   bool flusher_stop_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> committed_txns_{0};
   std::atomic<uint64_t> commit_groups_{0};
+  std::atomic<uint64_t> superseded_store_writes_{0};
+  // The committer's alone.
+  std::vector<GroupMember> members_;
+  GroupBatchMerger merger_;
   std::thread thread_;
   std::thread flusher_;
 };

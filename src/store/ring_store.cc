@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "log/ring_reader.h"
+#include "store/group_batch.h"
 #include "util/status_macros.h"
 
 namespace pgring {
@@ -425,8 +426,9 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
     // From here nothing fails: move pointers, plan writes, fill the batch.
     ctxn->batch = txn.ReleaseBatch();
     if (!ctxn->batch) ctxn->batch = std::make_unique<rocksdb::WriteBatch>();
-    rocksdb::WriteBatch* wb = ctxn->batch.get();
-    rocksdb::ColumnFamilyHandle* cf = db_->cf();
+    // Every key the ring backend writes is a whole value written by the
+    // store alone: a commit group keeps only the last write of each.
+    StoreKeyWriter wb(ctxn->batch.get(), db_->cf(), &ctxn->store_keys);
     std::vector<uint32_t> to_free;
     std::vector<std::pair<std::shared_ptr<PgLog>, uint64_t>> heads;
     for (size_t i = 0; i < touches.size(); ++i) {
@@ -436,8 +438,8 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
         // Chunks go back to the free map only once the removal is durable.
         to_free.insert(to_free.end(), pg->chunks.chunks.begin(), pg->chunks.chunks.end());
         if (!t->created) {
-          wb->Delete(cf, PgPointerKey(pg->id));
-          wb->Delete(cf, PgChunksKey(pg->id));
+          wb.Delete(PgPointerKey(pg->id));
+          wb.Delete(PgChunksKey(pg->id));
         }
         continue;
       }
@@ -462,14 +464,14 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
         pg->chunks.base += geo_.chunk_size;
       }
       if (pg->chunks.chunks.empty()) pg->chunks.base = pg->ptr.tail / geo_.chunk_size * geo_.chunk_size;
-      wb->Put(cf, PgPointerKey(pg->id), pg->ptr.Encode());
+      wb.Put(PgPointerKey(pg->id), pg->ptr.Encode());
       if (t->created || !(pg->chunks == t->undo.old_chunks())) {
-        wb->Put(cf, PgChunksKey(pg->id), pg->chunks.Encode());
+        wb.Put(PgChunksKey(pg->id), pg->chunks.Encode());
       }
       heads.emplace_back(t->pg, pg->ptr.head);
     }
     if (meta_.next_pg_stamp != old_meta.next_pg_stamp) {
-      wb->Put(cf, std::string(kMetaKey), meta_.Encode());
+      wb.Put(std::string(kMetaKey), meta_.Encode());
     }
     live_items_ = live;
     // With gated_writes_share_flush the partition flush also makes the
@@ -762,6 +764,7 @@ StoreStats RingStore::GetStoreStats() const {
   }
   s.transactions_committed = pipeline_ ? pipeline_->committed_txns() : 0;
   s.commit_groups = pipeline_ ? pipeline_->commit_groups() : 0;
+  s.superseded_key_writes = pipeline_ ? pipeline_->superseded_store_writes() : 0;
   s.record_bytes_appended = record_bytes_.load();
   s.payload_bytes_appended = payload_bytes_.load();
   s.device_bytes_written = device_->bytes_written();

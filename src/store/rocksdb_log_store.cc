@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "store/group_batch.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/status_macros.h"
@@ -640,17 +641,21 @@ absl::Status RocksDbLogStore::Submit(Transaction txn, CommitCallback done) {
         }
       }
     }
+    // A PG's info and state are whole values the store alone writes: a
+    // commit group keeps only the last write of each (group_batch.h). The
+    // log entries are keys of their own, each written once.
+    StoreKeyWriter store_keys(wb, cf, &ctxn->store_keys);
     for (const auto& t : touches) {
       Pg* pg = t->pg.get();
       if (t->removed) continue;
       if (t->info_set) {
-        wb->Put(cf, pg->prefix + std::string(kInfoKeyName), pg->info);
+        store_keys.Put(pg->prefix + std::string(kInfoKeyName), pg->info);
         value_bytes += pg->info.size();
         pg->value_bytes_written += pg->info.size();
       }
       if (t->created || t->state_dirty) {
         std::string v = pg->state.Encode();
-        wb->Put(cf, pg->prefix + std::string(kStateKeyName), v);
+        store_keys.Put(pg->prefix + std::string(kStateKeyName), v);
         value_bytes += v.size();
         pg->value_bytes_written += v.size();
       }
@@ -839,6 +844,7 @@ StoreStats RocksDbLogStore::GetStoreStats() const {
   }
   s.transactions_committed = pipeline_ ? pipeline_->committed_txns() : 0;
   s.commit_groups = pipeline_ ? pipeline_->commit_groups() : 0;
+  s.superseded_key_writes = pipeline_ ? pipeline_->superseded_store_writes() : 0;
   s.record_bytes_appended = value_bytes_.load();
   s.payload_bytes_appended = payload_bytes_.load();
   s.device_bytes_written = device_->bytes_written();

@@ -22,6 +22,7 @@ json StoreStatsJson(const StoreStats& s) {
               {"live_dups", s.live_dups},
               {"transactions_committed", s.transactions_committed},
               {"commit_groups", s.commit_groups},
+              {"superseded_key_writes", s.superseded_key_writes},
               {"record_bytes_appended", s.record_bytes_appended},
               {"payload_bytes_appended", s.payload_bytes_appended},
               {"device_bytes_written", s.device_bytes_written},
@@ -37,6 +38,7 @@ json StoreRunJson(const StoreStats& start, const StoreStats& end) {
   const uint64_t device = d(start.device_bytes_written, end.device_bytes_written);
   json j{{"transactions_committed", d(start.transactions_committed, end.transactions_committed)},
          {"commit_groups", d(start.commit_groups, end.commit_groups)},
+         {"superseded_key_writes", d(start.superseded_key_writes, end.superseded_key_writes)},
          {"record_bytes_appended", record},
          {"payload_bytes_appended", payload},
          {"device_bytes_written", device},
