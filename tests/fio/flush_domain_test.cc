@@ -153,5 +153,66 @@ TEST_F(FlushDomainTest, TheEngineResolvesTheOption) {
   EXPECT_EQ(c.ResolveSharedFlush({dir_.Join("data")}).code(), absl::StatusCode::kInvalidArgument);
 }
 
+// ext4 mounted with data=journal turns O_DIRECT writes into journalled
+// buffered ones: the data reaches the disk through the journal, at the
+// file's own fdatasync, and the log partition's flush does not cover it. A
+// small ext4 image is mounted on a loop device each way; the check must
+// refuse data=journal, naming it, and accept data=ordered (the default) on
+// the same image, so that a refusal for another reason cannot pass.
+class Ext4DataModeTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  static bool Run(const std::string& cmd) {
+    return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0;
+  }
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "mounting a loop device needs root";
+    if (!Run("command -v mkfs.ext4") || !Run("command -v mount")) {
+      GTEST_SKIP() << "mkfs.ext4 or mount is missing";
+    }
+    image_ = dir_.Join("ext4.img");
+    mnt_ = dir_.Join("mnt");
+    ASSERT_TRUE(Run("truncate -s 64M " + image_));
+    ASSERT_TRUE(Run("mkfs.ext4 -q -F " + image_));
+    ASSERT_EQ(::mkdir(mnt_.c_str(), 0755), 0);
+    const std::string opts = std::string("loop,") + GetParam();
+    if (!Run("mount -t ext4 -o " + opts + " " + image_ + " " + mnt_)) {
+      GTEST_SKIP() << "cannot mount an ext4 image on a loop device here (mount -o " << opts
+                   << "): no loop devices in this container?";
+    }
+    mounted_ = true;
+  }
+  void TearDown() override {
+    if (mounted_) EXPECT_TRUE(Run("umount " + mnt_)) << "umount " << mnt_;
+  }
+  TempDir dir_;
+  std::string image_, mnt_;
+  bool mounted_ = false;
+};
+
+TEST_P(Ext4DataModeTest, DataJournalIsRefusedByName) {
+  const std::string data = mnt_ + "/data", log = mnt_ + "/log";
+  WriteFile(data, 1 << 20);
+  WriteFile(log, 1 << 20);
+  ASSERT_TRUE(CheckFullyWritten(data).ok());
+  const absl::Status s = CheckDirectIoReachesTheDisk(data);
+  const FlushDomainCheck both = CheckSharedFlush(data, log);
+  if (std::string(GetParam()) == "data=journal") {
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_NE(s.message().find("data=journal"), std::string::npos) << s;
+    EXPECT_FALSE(both.shared);
+    EXPECT_NE(both.why.find("data=journal"), std::string::npos) << both.why;
+  } else {
+    EXPECT_TRUE(s.ok()) << s;
+    EXPECT_TRUE(both.shared) << both.why;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Mounts, Ext4DataModeTest,
+                         ::testing::Values("data=journal", "data=ordered"),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           return std::string(i.param) == "data=journal" ? "Journal"
+                                                                         : "Ordered";
+                         });
+
 }  // namespace
 }  // namespace pgring::fio
