@@ -10,6 +10,7 @@ Inputs (any may be missing; the tables then show "-"):
   data/fio-{ring,rocksdb}-qdQ-pgsN.report.json                 pgring_stats
   data/tail-{rewrite,never}.report.json, data/long-{ring,rocksdb}.*
   data/restart-{ring,rocksdb}-PxE.json, data/ring_space_bench.json
+  data/roundR-{ring,rocksdb,floor,raw}.*   the headline cell, repeated
 """
 import json
 import os
@@ -106,6 +107,9 @@ for q in QDS:
     for p in PGS:
         for b in ("ring", "rocksdb"):
             results["fio"][f"{b}-qd{q}-pgs{p}"] = fio_run(f"fio-{b}-qd{q}-pgs{p}")
+ROUND_KINDS = ("ring", "rocksdb", "floor", "raw")
+ROUNDS = int(settings.get("rounds", 0) or 0)
+results["rounds"] = {k: [fio_run(f"round{r}-{k}") for r in range(1, ROUNDS + 1)] for k in ROUND_KINDS}
 for pol in ("rewrite", "never"):
     results["tail"][pol] = fio_run(f"tail-{pol}")
 for b in ("ring", "rocksdb"):
@@ -202,6 +206,73 @@ if floor_rows:
     md.append("| " + " | ".join(hdr) + " |")
     md.append("|" + "|".join("---:" for _ in hdr) + "|")
     md.extend(floor_rows)
+    md.append("")
+
+# --- the headline cell, repeated in alternating rounds ---
+def median(v):
+    v = sorted(x for x in v if x is not None)
+    if not v:
+        return None
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def paired(num_kind, den_kind, field):
+    """Per-round ratios num/den of `field`, for the rounds that have both."""
+    out = []
+    for a, b in zip(results["rounds"]["ring" if num_kind == "ring" else num_kind],
+                    results["rounds"][den_kind]):
+        if a and b and a.get(field) and b.get(field):
+            out.append(a[field] / b[field])
+    return out
+
+
+ROUND_RATIOS = {  # name: (numerator, denominator, field)
+    "ring/rocksdb IOPS": ("ring", "rocksdb", "iops"),
+    "p99 ring/rocksdb": ("ring", "rocksdb", "p99_ms"),
+    "floor/rocksdb IOPS": ("floor", "rocksdb", "iops"),
+    "p99 floor/rocksdb": ("floor", "rocksdb", "p99_ms"),
+    "ring/floor IOPS": ("ring", "floor", "iops"),
+    "ring/raw IOPS": ("ring", "raw", "iops"),
+}
+round_summary = {name: {"per_round": paired(*spec), "median": median(paired(*spec))}
+                 for name, spec in ROUND_RATIOS.items()}
+for k in ROUND_KINDS:
+    round_summary[f"{k} IOPS"] = {"median": median([(r or {}).get("iops") for r in results["rounds"][k]])}
+    round_summary[f"{k} p99 ms"] = {"median": median([(r or {}).get("p99_ms") for r in results["rounds"][k]])}
+results["round_summary"] = round_summary
+complete_rounds = len(round_summary["ring/rocksdb IOPS"]["per_round"])
+if ROUNDS:
+    rq, rp = settings.get("round_qd"), settings.get("round_pgs")
+    md.append(f"## The headline cell, repeated: qd {rq}, {rp} PGs, {ROUNDS} alternating rounds (fio)\n")
+    md.append("Each round runs ring, rocksdb, the floor and raw back to back, in an order that rotates "
+              "from round to round. Ratios are taken within a round (the runs minutes apart, under the "
+              "same load), then the median across rounds: the figure the IOPS and p99 targets use when "
+              "there are 3 rounds or more.\n")
+    hdr = ["round", "ring IOPS", "rocksdb IOPS", "floor IOPS", "raw IOPS", "ring/rocksdb", "floor/rocksdb",
+           "ring/floor", "ring/raw", "p99 ms ring", "p99 ms rocksdb", "p99 ms floor", "p99 ring/rocksdb",
+           "p99 floor/rocksdb"]
+    md.append("| " + " | ".join(hdr) + " |")
+    md.append("|" + "|".join("---:" for _ in hdr) + "|")
+    for i in range(ROUNDS):
+        g = {k: results["rounds"][k][i] or {} for k in ROUND_KINDS}
+        md.append("| " + " | ".join([
+            str(i + 1), F(g["ring"].get("iops")), F(g["rocksdb"].get("iops")), F(g["floor"].get("iops")),
+            F(g["raw"].get("iops")), R(g["ring"].get("iops"), g["rocksdb"].get("iops")),
+            R(g["floor"].get("iops"), g["rocksdb"].get("iops")), R(g["ring"].get("iops"), g["floor"].get("iops")),
+            R(g["ring"].get("iops"), g["raw"].get("iops")), F(g["ring"].get("p99_ms"), ".2f"),
+            F(g["rocksdb"].get("p99_ms"), ".2f"), F(g["floor"].get("p99_ms"), ".2f"),
+            R(g["ring"].get("p99_ms"), g["rocksdb"].get("p99_ms")),
+            R(g["floor"].get("p99_ms"), g["rocksdb"].get("p99_ms"))]) + " |")
+
+    def M(name, fmt):
+        v = round_summary[name]["median"]
+        return "-" if v is None else format(v, fmt) + ("x" if "/" in name else "")
+    md.append("| **median** | " + " | ".join([
+        M("ring IOPS", ".0f"), M("rocksdb IOPS", ".0f"), M("floor IOPS", ".0f"), M("raw IOPS", ".0f"),
+        M("ring/rocksdb IOPS", ".2f"), M("floor/rocksdb IOPS", ".2f"), M("ring/floor IOPS", ".2f"),
+        M("ring/raw IOPS", ".2f"), M("ring p99 ms", ".2f"), M("rocksdb p99 ms", ".2f"), M("floor p99 ms", ".2f"),
+        M("p99 ring/rocksdb", ".2f"), M("p99 floor/rocksdb", ".2f")]) + " |")
     md.append("")
 
 # --- the commit path: flushes per write, group sizes, where the latency is ---
@@ -348,21 +419,42 @@ def target(name, value, ok, note=""):
                     "met": None if ok is None else bool(ok), "note": note})
 
 
-v = ratio(at(main_ri, "iops"), at(main_rd, "iops"))
-floor_note = ""
-if at(f"floor-qd{q_hi}", "iops"):
-    floor_note = (f"; with no PG log at all the same writes reach {F(at(f'floor-qd{q_hi}', 'iops'))} IOPS "
-                  f"= {R(at(f'floor-qd{q_hi}', 'iops'), at(main_rd, 'iops'))} rocksdb (the floor)")
+use_rounds = complete_rounds >= 3
+
+
+def headline(name, matrix_value):
+    """The target's ratio: the rounds' median if there are enough, else the matrix run's."""
+    return round_summary[name]["median"] if use_rounds else matrix_value
+
+
+def matrix_note(v, fmt):
+    return f"; single matrix run: {format(v, fmt)}x" if (use_rounds and v is not None) else ""
+
+
+src_note = (f"median of {complete_rounds} alternating rounds' ratios (medians "
+            f"{F(round_summary['ring IOPS']['median'])} vs {F(round_summary['rocksdb IOPS']['median'])} IOPS)"
+            if use_rounds else f"{F(at(main_ri, 'iops'))} vs {F(at(main_rd, 'iops'))} IOPS")
+mv = ratio(at(main_ri, "iops"), at(main_rd, "iops"))
+v = headline("ring/rocksdb IOPS", mv)
+fv = headline("floor/rocksdb IOPS", ratio(at(f"floor-qd{q_hi}", "iops"), at(main_rd, "iops")))
+floor_note = "" if fv is None else f"; with no PG log at all the same writes reach {fv:.2f}x rocksdb (the floor)"
 target(f"IOPS ring >= 1.5x rocksdb ({p_main} PGs, qd {q_hi})", None if v is None else f"{v:.2f}x",
-       None if v is None else v >= 1.5,
-       f"{F(at(main_ri, 'iops'))} vs {F(at(main_rd, 'iops'))} IOPS{floor_note}")
-v = ratio(at(main_ri, "p99_ms"), at(main_rd, "p99_ms"))
+       None if v is None else v >= 1.5, f"{src_note}{matrix_note(mv, '.2f')}{floor_note}")
+mv = ratio(at(main_ri, "p99_ms"), at(main_rd, "p99_ms"))
+v = headline("p99 ring/rocksdb", mv)
+fv = headline("p99 floor/rocksdb", ratio(at(f"floor-qd{q_hi}", "p99_ms"), at(main_rd, "p99_ms")))
 target(f"p99 ring <= 0.5x rocksdb ({p_main} PGs, qd {q_hi})", None if v is None else f"{v:.2f}x",
-       None if v is None else v <= 0.5, f"{F(at(main_ri, 'p99_ms'), '.2f')} vs {F(at(main_rd, 'p99_ms'), '.2f')} ms")
-v = ratio(at(main_ri, "iops"), at(main_raw, "iops"))
+       None if v is None else v <= 0.5,
+       (f"median of {complete_rounds} rounds' ratios (medians {F(round_summary['ring p99 ms']['median'], '.2f')} vs "
+        f"{F(round_summary['rocksdb p99 ms']['median'], '.2f')} ms)" if use_rounds else
+        f"{F(at(main_ri, 'p99_ms'), '.2f')} vs {F(at(main_rd, 'p99_ms'), '.2f')} ms")
+       + matrix_note(mv, ".2f") + ("" if fv is None else f"; the floor: {fv:.2f}x"))
+mv = ratio(at(main_ri, "iops"), at(main_raw, "iops"))
+v = headline("ring/raw IOPS", mv)
 target(f"IOPS ring >= 50% of raw ({p_main} PGs, qd {q_hi})", None if v is None else f"{v * 100:.0f}%",
        None if v is None else v >= 0.5,
-       f"{F(at(main_ri, 'iops'))} vs {F(at(main_raw, 'iops'))} IOPS; raw never flushes: with one "
+       (f"median of {complete_rounds} rounds' ratios; " if use_rounds else "")
+       + f"matrix run {F(at(main_ri, 'iops'))} vs {F(at(main_raw, 'iops'))} IOPS; raw never flushes: with one "
        f"fdatasync per {q_hi} writes the device gives {F(at(f'rawflush-qd{q_hi}', 'iops'))} IOPS "
        f"(ring = {R(at(main_ri, 'iops'), at(f'rawflush-qd{q_hi}', 'iops'))} of that)")
 if lro.get("rdb_bytes_per_write") and ldo.get("rdb_bytes_per_write"):

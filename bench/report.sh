@@ -37,6 +37,9 @@
 #   --runtime S         seconds per fio run (15; --quick 4)
 #   --long-runtime S    seconds of each long (compaction) run (180; --quick 40)
 #   --long-pgs N        PGs of the long run (128)
+#   --rounds N          alternating rounds of the headline cell (ring, rocksdb,
+#                       floor and raw at 128 PGs and the highest qd), whose
+#                       medians the IOPS targets use (5; --quick 2; --smoke 1)
 #   --out DIR           results directory (build/bench-report/<timestamp>)
 #   --work DIR          partitions and RocksDB, kept for the next run
 #                       (build/bench-report/work; --smoke: OUT/work)
@@ -79,7 +82,7 @@ source "$ROOT/bench/lib.sh"
 
 COMMAND="bench/report.sh $*"
 MODE=full
-RUNTIME= LONG_RUNTIME= LONG_PGS=128 OUT= WORK= BUILD=$ROOT/build/bench BUILD_IT=1
+RUNTIME= LONG_RUNTIME= LONG_PGS=128 ROUNDS= OUT= WORK= BUILD=$ROOT/build/bench BUILD_IT=1
 SKIP_FIO=0 SKIP_RESTART=0 SKIP_LONG=0 SKIP_SPACE=0
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -91,6 +94,8 @@ while [[ $# -gt 0 ]]; do
     --long-runtime=*) LONG_RUNTIME=${1#*=} ;;
     --long-pgs) LONG_PGS=$2; shift ;;
     --long-pgs=*) LONG_PGS=${1#*=} ;;
+    --rounds) ROUNDS=$2; shift ;;
+    --rounds=*) ROUNDS=${1#*=} ;;
     --out) OUT=$2; shift ;;
     --out=*) OUT=${1#*=} ;;
     --work) WORK=$2; shift ;;
@@ -111,13 +116,19 @@ done
 # The matrix. Only --quick and --smoke reduce it.
 case $MODE in
   full)  QDS="1 16 32"; PGS_LIST="8 128 1024"; RESTART="128x3000 1024x3000"
-         : "${RUNTIME:=15}" "${LONG_RUNTIME:=180}" ;;
+         : "${RUNTIME:=15}" "${LONG_RUNTIME:=180}" "${ROUNDS:=5}" ;;
   quick) QDS="1 32"; PGS_LIST="8 128 1024"; RESTART="128x1000 1024x1000"
-         : "${RUNTIME:=4}" "${LONG_RUNTIME:=40}" ;;
+         : "${RUNTIME:=4}" "${LONG_RUNTIME:=40}" "${ROUNDS:=2}" ;;
   smoke) QDS="16"; PGS_LIST="8"; RESTART="8x100"; SKIP_LONG=1; SKIP_SPACE=1
          : "${BENCH_CACHE:=fadvise}"
-         : "${RUNTIME:=2}" "${LONG_RUNTIME:=0}" ;;
+         : "${RUNTIME:=2}" "${LONG_RUNTIME:=0}" "${ROUNDS:=1}" ;;
 esac
+[[ $ROUNDS =~ ^[0-9]+$ ]] || bench_die "--rounds takes a whole number, not '$ROUNDS'"
+# The headline cell the targets are about: the highest queue depth, 128 PGs
+# (or the matrix's largest PG count below it).
+ROUND_QD=${QDS##* }
+ROUND_PGS=128
+[[ " $PGS_LIST " == *" 128 "* ]] || ROUND_PGS=${PGS_LIST%% *}
 : "${OUT:=$ROOT/build/bench-report/$(date -u +%Y%m%d-%H%M%S)}"
 mkdir -p "$OUT/data"
 OUT=$(cd "$OUT" && pwd)
@@ -162,7 +173,7 @@ def sh(c):
     except Exception: return ""
 json.dump({
   "command": """$COMMAND""", "mode": "$MODE", "runtime": $RUNTIME, "long_runtime": $LONG_RUNTIME,
-  "long_pgs": $LONG_PGS, "qds": "$QDS".split(), "pgs": "$PGS_LIST".split(), "restart": "$RESTART".split(),
+  "long_pgs": $LONG_PGS, "rounds": $ROUNDS, "round_qd": $ROUND_QD, "round_pgs": $ROUND_PGS, "qds": "$QDS".split(), "pgs": "$PGS_LIST".split(), "restart": "$RESTART".split(),
   "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
   "host": platform.node(), "kernel": platform.release(), "cpus": os.cpu_count(),
   "cpu": sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"),
@@ -194,6 +205,26 @@ if [[ $SKIP_FIO == 0 ]]; then
         bench_log "fio $b qd $qd, $pgs PGs (${RUNTIME}s)"
         bench_fio "$b" "$DATA/fio-$b-qd$qd-pgs$pgs" || true
       done
+    done
+  done
+fi
+
+# --- 1b. the headline cell, repeated in alternating rounds ------------------
+# One run per cell is at the mercy of whatever else the machine does for
+# those 15 s (the matrix above shows it). Each round runs ring, rocksdb, the
+# floor and raw back to back, in an order that rotates from round to round,
+# so every backend meets every slot; report.py takes the medians.
+if [[ $SKIP_FIO == 0 && $ROUNDS -gt 0 ]]; then
+  export PGRING_RUNTIME=$RUNTIME PGRING_IODEPTH=$ROUND_QD PGRING_PGS=$ROUND_PGS
+  KINDS=(ring rocksdb floor raw)
+  for ((r = 1; r <= ROUNDS; r++)); do
+    for ((i = 0; i < ${#KINDS[@]}; i++)); do
+      k=${KINDS[(i + r - 1) % ${#KINDS[@]}]}
+      bench_log "round $r/$ROUNDS: fio $k qd $ROUND_QD, $ROUND_PGS PGs (${RUNTIME}s)"
+      case $k in
+        floor) bench_fio ring "$DATA/round$r-floor" "pgring_no_pg_log=1" || true ;;
+        *) bench_fio "$k" "$DATA/round$r-$k" || true ;;
+      esac
     done
   done
 fi
