@@ -121,6 +121,22 @@ struct Options {
   // change no file-system metadata). Otherwise a crash can keep a commit
   // whose data is gone. The RocksDB backend refuses it.
   bool gated_writes_share_flush = false;
+  // A synced RocksDB write flushes the disk cache the partition is behind
+  // (ring backend, durable modes). Set it when RocksDB's WAL is on the same
+  // disk as the partition, the partition's writes need no file-system
+  // metadata (a raw partition, or a file whose blocks are all allocated,
+  // written and not reflinked), and a synced WAL write ends with a cache
+  // flush of that disk (fdatasync on ext4 or XFS with write barriers, their
+  // default; a disk without a volatile cache needs none). The store then
+  // counts each commit group's synced RocksDB write as a flush of the
+  // partition too: the records of the transactions whose writes had all
+  // completed when that write started are durable once it returns, and the
+  // next group commits them without a partition flush of its own. One cache
+  // flush per commit group on the critical path instead of two (the
+  // partition flush, then the WAL's). With gated_writes_share_flush it covers
+  // the gated writes the same way. Otherwise a crash can keep pointers whose
+  // records are gone. The RocksDB backend refuses it.
+  bool metadata_sync_flushes_partition = false;
   Limits limits;
   // Open without writing anything (the debug tool's read commands).
   bool read_only = false;

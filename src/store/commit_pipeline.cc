@@ -16,8 +16,10 @@ CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
       max_group_(options.durability == DurabilityMode::kSyncEach
                      ? 1
                      : std::max<uint32_t>(1, options.max_group_size)),
+      sync_covers_(device != nullptr && options.durability != DurabilityMode::kUnsynced &&
+                   options.metadata_sync_flushes_partition),
       eager_flush_(device != nullptr && options.durability != DurabilityMode::kUnsynced &&
-                   !options.gated_writes_share_flush),
+                   !options.gated_writes_share_flush && !sync_covers_),
       log_(log) {
   thread_ = std::thread([this] { Run(); });
   if (eager_flush_) flusher_ = std::thread([this] { FlushLoop(); });
@@ -130,6 +132,8 @@ bool CommitPipeline::Committable(const Txn& t) const {
   return t.records_durable;
 }
 
+bool CommitPipeline::NeedsFlush(const Txn& t) { return t.needs_flush && !t.records_durable; }
+
 bool CommitPipeline::CommitTriggered() const {
   if (!failure_.ok()) return !queue_.empty();
   if (queue_.empty() || !Committable(*queue_.front())) return false;
@@ -142,7 +146,8 @@ bool CommitPipeline::CommitTriggered() const {
 }
 
 absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>& group,
-                                        bool flush) {
+                                        bool flush, bool* synced) {
+  *synced = false;
   members_.clear();
   for (const auto& t : group) {
     if (t->batch && t->batch->Count() > 0) members_.push_back({t->batch.get(), &t->store_keys});
@@ -154,6 +159,18 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
     if (!s.ok()) return s;
   }
   if (members_.empty()) return absl::OkStatus();
+  // metadata_sync_flushes_partition: the transactions whose writes have all
+  // completed by now. The synced RocksDB write starts after this point, and
+  // the cache flush it ends with makes their writes durable too. Taken after
+  // the partition flush, as late as possible: what completed during that
+  // flush is covered as well.
+  covered_.clear();
+  if (sync_covers_) {
+    MutexLock l(&mu_);
+    for (const auto& t : queue_) {
+      if (t->ready && NeedsFlush(*t)) covered_.push_back(t);
+    }
+  }
   std::unique_ptr<rocksdb::WriteBatch> merged;
   rocksdb::WriteBatch* batch = members_.front().batch;
   if (members_.size() > 1) {
@@ -169,6 +186,7 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
     if (rs.IsNoSpace()) return absl::ResourceExhaustedError(absl::StrCat("RocksDB write: ", rs.ToString()));
     return absl::InternalError(absl::StrCat("RocksDB write: ", rs.ToString()));
   }
+  *synced = true;
   return absl::OkStatus();
 }
 
@@ -194,16 +212,28 @@ void CommitPipeline::Run() {
     absl::Status status = failure_;
     if (status.ok()) {
       bool flush = false;  // some records are not durable yet
+      // metadata_sync_flushes_partition: when the head's records are durable
+      // already (the previous group's synced write covered them), the group
+      // stops before the first transaction that would need a flush; that
+      // one will be covered by this group's synced write instead.
+      const bool covered_only = sync_covers_ && !NeedsFlush(*queue_.front());
       while (!queue_.empty() && Committable(*queue_.front()) && group.size() < max_group_) {
         const Txn& t = *queue_.front();
-        flush |= t.needs_flush && !t.records_durable;
+        if (covered_only && NeedsFlush(t)) break;
+        flush |= NeedsFlush(t);
         group.push_back(queue_.front());
         queue_.pop_front();
       }
       mu_.Unlock();
-      status = WriteGroup(group, flush);
+      bool synced = false;
+      status = WriteGroup(group, flush, &synced);
       mu_.Lock();
-      if (!status.ok()) SetFailure(status);
+      if (!status.ok()) {
+        SetFailure(status);
+      } else if (synced) {
+        for (const auto& t : covered_) t->records_durable = true;
+      }
+      covered_.clear();
     } else {
       // Failed: every queued transaction fails; those still waiting for
       // their writes are failed too (their writes may still complete).

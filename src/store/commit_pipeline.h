@@ -25,6 +25,13 @@
 // fio engine (docs/BENCHMARKS.md), one flush per group gave 17% more IOPS
 // than the eager flusher, which flushed 1.8 times per group.
 //
+// With Options::metadata_sync_flushes_partition the synced RocksDB write is
+// a cache flush of the partition's disk too: the transactions whose writes
+// (and gates) had all completed when a group's RocksDB write started are
+// durable once it returns, and a later group made only of them skips the
+// partition flush. One cache flush per group instead of two in steady state
+// (docs/DESIGN.md, "The RocksDB sync as the next group's flush").
+//
 // Any failure (a ring write, the flush, the RocksDB write) is sticky: every
 // queued transaction fails with it and the store refuses new ones until it
 // is reopened. What was committed before stays committed.
@@ -119,13 +126,18 @@ class CommitPipeline {
   // Store-key writes a later write of the same key in their group replaced.
   uint64_t superseded_store_writes() const { return superseded_store_writes_.load(); }
 
+
  private:
   void Run();
   void FlushLoop();
   bool Committable(const Txn& t) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool CommitTriggered() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Flushes the partition first if `flush`, then writes the group's batches.
-  absl::Status WriteGroup(const std::vector<std::shared_ptr<Txn>>& group, bool flush);
+  // `*synced`: a synced RocksDB write was made (the group had keys).
+  absl::Status WriteGroup(const std::vector<std::shared_ptr<Txn>>& group, bool flush,
+                          bool* synced);
+  // The partition must be flushed before `t` commits.
+  static bool NeedsFlush(const Txn& t);
   void SetFailure(const absl::Status& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   rocksdb::DB* const db_;
@@ -133,8 +145,12 @@ class CommitPipeline {
   const DurabilityMode mode_;
   const absl::Duration unsynced_delay_;
   const size_t max_group_;
+  // Options::metadata_sync_flushes_partition, in a durable mode with a
+  // device: each group's synced RocksDB write also makes durable the writes
+  // of the transactions that were ready when it started.
+  const bool sync_covers_;
   // The flusher thread runs (durable modes with a device to flush, unless
-  // the gates share the flush).
+  // the gates share the flush or the RocksDB sync covers it).
   const bool eager_flush_;
   LogSink* const log_;
 
@@ -156,6 +172,7 @@ class CommitPipeline {
   std::atomic<uint64_t> superseded_store_writes_{0};
   // The committer's alone.
   std::vector<GroupMember> members_;
+  std::vector<std::shared_ptr<Txn>> covered_;
   GroupBatchMerger merger_;
   std::thread thread_;
   std::thread flusher_;

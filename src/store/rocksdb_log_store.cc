@@ -246,6 +246,13 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbLogStore::Open(
         "Options::gated_writes_share_flush needs the ring backend: the RocksDB backend has no "
         "partition flush before its commit to share with the embedder's writes");
   }
+  if (options.metadata_sync_flushes_partition && !options.read_only) {
+    // Nothing of its log is on the partition: there is no partition flush
+    // for its RocksDB sync to stand in for.
+    return absl::InvalidArgumentError(
+        "Options::metadata_sync_flushes_partition needs the ring backend: the RocksDB backend "
+        "writes no records to the partition, so it has no partition flush to leave out");
+  }
   std::unique_ptr<RocksDbLogStore> s(new RocksDbLogStore(std::move(device), std::move(db), options));
   RETURN_IF_ERROR(s->Load());
   s->pipeline_ = std::make_unique<CommitPipeline>(s->db_->db(), nullptr, options, s->log_.get());

@@ -153,6 +153,60 @@ TEST_F(FlushDomainTest, TheEngineResolvesTheOption) {
   EXPECT_EQ(c.ResolveSharedFlush({dir_.Join("data")}).code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A RocksDB directory on the partition's disk: its syncs flush that disk,
+// so they cover the partition's completed writes. The directory need not
+// exist yet (mkfs makes it); the partition file must be fully written.
+TEST_F(FlushDomainTest, ARocksDbSyncOnTheSameDiskCoversThePartition) {
+  if (absl::Status fs = CheckSyncFlushesTheCache(dir_.path()); !fs.ok()) {
+    GTEST_SKIP() << "the test file system's fdatasync is not known to flush the cache: " << fs;
+  }
+  WriteFile(dir_.Join("log"), 1 << 20);
+  const FlushDomainCheck yes = CheckSyncCoversPartition(dir_.Join("no/such/db"), dir_.Join("log"));
+  EXPECT_TRUE(yes.shared) << yes.why;
+  EXPECT_NE(yes.why.find(dir_.path()), std::string::npos) << yes.why;
+  const FlushDomainCheck no = CheckSyncCoversPartition(dir_.Join("db"), dir_.Join("falloc"));
+  EXPECT_FALSE(no.shared);
+  EXPECT_NE(no.why.find("unwritten"), std::string::npos) << no.why;
+  const FlushDomainCheck missing = CheckSyncCoversPartition(dir_.Join("db"), dir_.Join("nope"));
+  EXPECT_FALSE(missing.shared);
+}
+
+TEST_F(FlushDomainTest, TheEngineResolvesSyncCovers) {
+  if (absl::Status fs = CheckSyncFlushesTheCache(dir_.path()); !fs.ok()) {
+    GTEST_SKIP() << "the test file system's fdatasync is not known to flush the cache: " << fs;
+  }
+  WriteFile(dir_.Join("data"), 1 << 20);
+  WriteFile(dir_.Join("log"), 1 << 20);
+  EngineConfig c;
+  c.log_dev = dir_.Join("log");
+  c.db_path = dir_.Join("db");
+  c.backend = Backend::kRing;
+  c.sync_covers = EngineConfig::SyncCovers::kAuto;
+  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data")}).ok());
+  EXPECT_TRUE(c.sync_covers_partition) << c.sync_covers_why;
+
+  c.sync_covers = EngineConfig::SyncCovers::kOff;
+  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data")}).ok());
+  EXPECT_FALSE(c.sync_covers_partition);
+  EXPECT_EQ(c.sync_covers_why, "pgring_sync_covers=off");
+
+  c.log_dev = dir_.Join("falloc");
+  c.sync_covers = EngineConfig::SyncCovers::kOn;
+  absl::Status s = c.ResolveSharedFlush({dir_.Join("data")});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("pgring_sync_covers=on"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("unwritten"), std::string::npos) << s;
+
+  c.log_dev = dir_.Join("log");
+  c.backend = Backend::kRocksDb;
+  c.sync_covers = EngineConfig::SyncCovers::kAuto;
+  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data")}).ok());
+  EXPECT_FALSE(c.sync_covers_partition);
+  EXPECT_NE(c.sync_covers_why.find("RocksDB backend"), std::string::npos) << c.sync_covers_why;
+  c.sync_covers = EngineConfig::SyncCovers::kOn;
+  EXPECT_EQ(c.ResolveSharedFlush({dir_.Join("data")}).code(), absl::StatusCode::kInvalidArgument);
+}
+
 // ext4 mounted with data=journal turns O_DIRECT writes into journalled
 // buffered ones: the data reaches the disk through the journal, at the
 // file's own fdatasync, and the log partition's flush does not cover it. A
@@ -207,11 +261,34 @@ TEST_P(Ext4DataModeTest, DataJournalIsRefusedByName) {
   }
 }
 
+// ext4 mounted with barrier=0 (shown as nobarrier) ends fdatasync without
+// a cache flush, so a RocksDB sync there covers nothing; with barrier=1 (the
+// default) on the same image it does.
+class Ext4BarrierTest : public Ext4DataModeTest {};
+
+TEST_P(Ext4BarrierTest, NoBarrierIsRefusedByName) {
+  WriteFile(mnt_ + "/log", 1 << 20);
+  const absl::Status s = CheckSyncFlushesTheCache(mnt_);
+  const FlushDomainCheck covers = CheckSyncCoversPartition(mnt_ + "/db", mnt_ + "/log");
+  if (std::string(GetParam()) == "barrier=0") {
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_NE(s.message().find("barrier"), std::string::npos) << s;
+    EXPECT_FALSE(covers.shared);
+  } else {
+    EXPECT_TRUE(s.ok()) << s;
+    EXPECT_TRUE(covers.shared) << covers.why;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Mounts, Ext4DataModeTest,
                          ::testing::Values("data=journal", "data=ordered"),
                          [](const ::testing::TestParamInfo<const char*>& i) {
                            return std::string(i.param) == "data=journal" ? "Journal"
                                                                          : "Ordered";
+                         });
+INSTANTIATE_TEST_SUITE_P(Mounts, Ext4BarrierTest, ::testing::Values("barrier=0", "barrier=1"),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           return std::string(i.param) == "barrier=0" ? "NoBarrier" : "Barrier";
                          });
 
 }  // namespace

@@ -8,6 +8,7 @@
 // window between "write started" and "write completed" never opens there;
 // HeldWriteDevice keeps one write in flight for as long as a test wants.
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -50,9 +51,15 @@ class HeldWriteDevice final : public BlockDevice {
     }
     base_->WriteAsync(offset, std::move(buf), std::move(done));
   }
-  absl::Status Flush() override { return base_->Flush(); }
+  absl::Status Flush() override {
+    store_flushes_.fetch_add(1);
+    return base_->Flush();
+  }
   uint64_t bytes_written() const override { return base_->bytes_written(); }
   uint64_t flushes() const override { return base_->flushes(); }
+  // Flushes that came through this device (the store's), not counting
+  // flushes of the device beneath it by others.
+  uint64_t store_flushes() const { return store_flushes_.load(); }
 
   void HoldNextWrite() {
     std::lock_guard<std::mutex> l(mu_);
@@ -85,6 +92,7 @@ class HeldWriteDevice final : public BlockDevice {
   std::condition_variable held_cv_;
   bool hold_next_ = false;
   Held held_;
+  std::atomic<uint64_t> store_flushes_{0};
 };
 
 // A submitted transaction's outcome: Callback() for Store::Submit, Wait()
@@ -198,6 +206,79 @@ TEST_F(CommitPipelineTest, ThePartitionFlushDoesNotWaitForTheEmbeddersWrite) {
   auto e = store_->ReadEntries(a_);
   ASSERT_OK(e);
   EXPECT_EQ(e->size(), 1u);
+}
+
+// Options::metadata_sync_flushes_partition: RocksDB's files and the
+// partition share one disk cache (every RocksDB sync flushes the device
+// first, as the FS models it), so a group's synced RocksDB write makes
+// durable the records that had completed before it started, and the group
+// after it needs no partition flush of its own.
+class SyncCoversTest : public CommitPipelineTest {
+ protected:
+  void SetUp() override {
+    options_.metadata_sync_flushes_partition = true;
+    options_.max_group_size = 1;  // one transaction per group: no batching hides a flush
+    rig_.fs()->SetSyncFlushesAlso([this] {
+      rig_.crash_device()->Flush().IgnoreError();
+      if (release_on_sync_.exchange(false)) dev_->ReleaseHeldWrite();
+    });
+    CommitPipelineTest::SetUp();
+  }
+  std::atomic<bool> release_on_sync_{false};
+};
+
+// B is ready (its ring write done) before A's RocksDB write starts, so A's
+// sync covers it: the store flushes the partition once, for A, and B
+// survives a power loss without a flush of its own.
+TEST_F(SyncCoversTest, ARecordDoneBeforeTheSyncStartsIsCoveredByIt) {
+  auto gate = std::make_shared<CommitGate>();
+  Transaction ta = Append(a_, 1);
+  ta.WaitFor(gate);  // A waits, so that B is ready before A's group starts
+  Outcome a, b;
+  const uint64_t flushes_before = dev_->store_flushes();
+  ASSERT_OK(store_->Submit(std::move(ta), a.Callback()));
+  ASSERT_OK(store_->Submit(Append(b_, 1), b.Callback()));
+  gate->Open(absl::OkStatus());
+  ASSERT_OK(a.Wait());
+  ASSERT_OK(b.Wait());
+  EXPECT_EQ(dev_->store_flushes(), flushes_before + 1)
+      << "B's group flushed the partition although A's sync had covered it";
+
+  PowerLossAndReopen();
+  for (PgId pg : {a_, b_}) {
+    auto e = store_->ReadEntries(pg);
+    ASSERT_OK(e);
+    EXPECT_EQ(e->size(), 1u) << "PG " << pg.pool << "." << pg.seed;
+  }
+}
+
+// B's ring write completes while A's RocksDB sync runs, after the cache
+// flush that sync is modelled to make: it is not covered, so B's group must
+// flush the partition. Were B counted as covered (ready by the time A's
+// write returned), the power loss below would lose its record.
+TEST_F(SyncCoversTest, ARecordDoneDuringTheSyncIsNotCoveredByIt) {
+  auto gate = std::make_shared<CommitGate>();
+  Transaction ta = Append(a_, 1);
+  ta.WaitFor(gate);
+  Outcome a, b;
+  ASSERT_OK(store_->Submit(std::move(ta), a.Callback()));
+  dev_->HoldNextWrite();
+  ASSERT_OK(store_->Submit(Append(b_, 1), b.Callback()));
+  dev_->WaitUntilHeld();
+  const uint64_t flushes_before = dev_->store_flushes();
+  release_on_sync_ = true;  // B's write completes inside A's sync
+  gate->Open(absl::OkStatus());
+  ASSERT_OK(a.Wait());
+  ASSERT_OK(b.Wait());
+  EXPECT_FALSE(release_on_sync_) << "no RocksDB sync released B's write";
+  EXPECT_EQ(dev_->store_flushes(), flushes_before + 2) << "B committed without a flush";
+
+  PowerLossAndReopen();
+  for (PgId pg : {a_, b_}) {
+    auto e = store_->ReadEntries(pg);
+    ASSERT_OK(e);
+    EXPECT_EQ(e->size(), 1u) << "PG " << pg.pool << "." << pg.seed << " lost its entry";
+  }
 }
 
 // The log partition and the OSD's data partition on one disk: two views of

@@ -148,6 +148,9 @@ struct Case {
   uint64_t seed;
   Backend backend = Backend::kRing;
   bool shared_flush = false;  // with gated data writes sharing the flush
+  // Options::metadata_sync_flushes_partition, and the RocksDB files on the
+  // same simulated disk as the partition: each RocksDB sync flushes it.
+  bool sync_covers = false;
 };
 
 std::string Name(const ::testing::TestParamInfo<Case>& i) {
@@ -160,6 +163,7 @@ std::string Name(const ::testing::TestParamInfo<Case>& i) {
   }
   s += c.crash_in_rocksdb ? "_RocksDbCrash" : "_DeviceCrash";
   if (c.shared_flush) s += "_SharedFlush";
+  if (c.sync_covers) s += "_SyncCovers";
   return s + "_" + std::to_string(c.seed);
 }
 
@@ -188,6 +192,7 @@ class CrashTest : public ::testing::TestWithParam<Case> {
     o.log_sink = NullLogSink();
     o.limits.max_payload_bytes = 64 << 10;
     o.gated_writes_share_flush = GetParam().shared_flush;
+    o.metadata_sync_flushes_partition = GetParam().sync_covers;
     return o;
   }
 
@@ -213,6 +218,12 @@ class CrashTest : public ::testing::TestWithParam<Case> {
     }
     r->fs = std::make_shared<FaultInjectionFileSystem>();
     r->fs->set_skip_real_syncs(true);
+    if (GetParam().sync_covers) {
+      // One disk cache: a RocksDB sync flushes the partition (and the data
+      // partition) too. A flush after the power loss fails, and changes
+      // nothing.
+      r->fs->SetSyncFlushesAlso([dev = r->dev.get()] { dev->Flush().IgnoreError(); });
+    }
     r->env = rocksdb::NewCompositeEnv(r->fs);
     MkfsOptions m;
     m.chunk_size = 64 << 10;
@@ -500,6 +511,19 @@ std::vector<Case> Cases() {
   for (auto mode : modes) {
     for (int i = 0; i < 2; ++i) {
       out.push_back(Case{mode, TailBlockPolicy::kRewriteTailBlock, true, seed++, Backend::kRocksDb});
+    }
+  }
+  // metadata_sync_flushes_partition: a group's records (and, with the shared
+  // flush, its data writes) made durable by the previous group's RocksDB
+  // sync instead of a partition flush. The option does nothing in kUnsynced
+  // mode. Crash points fall on device writes and flushes, and on RocksDB
+  // syncs, which now flush the device too.
+  for (auto mode : {DurabilityMode::kGroupCommit, DurabilityMode::kSyncEach}) {
+    for (bool shared : {true, false}) {
+      for (bool rocks : {false, true}) {
+        out.push_back(Case{mode, TailBlockPolicy::kRewriteTailBlock, rocks, seed++, Backend::kRing,
+                           shared, /*sync_covers=*/true});
+      }
     }
   }
   return out;

@@ -448,6 +448,7 @@ IOStatus FaultInjectionFileSystem::SyncThrough(
   }
   uint64_t covered;
   bool skip;
+  std::function<void()> flush_also;
   {
     // Everything written before the sync starts is covered by it.
     std::lock_guard<std::mutex> l(mu_);
@@ -457,13 +458,20 @@ IOStatus FaultInjectionFileSystem::SyncThrough(
     }
     covered = st.size;
     skip = skip_real_syncs_;
+    flush_also = sync_flushes_also_;
   }
+  if (flush_also) flush_also();
   IOStatus s = skip ? IOStatus::OK() : sync();
   if (!s.ok()) return s;
   std::lock_guard<std::mutex> l(mu_);
   if (!active_) return PowerLost();
   st.synced = std::max(st.synced, std::min(covered, st.size));
   return s;
+}
+
+void FaultInjectionFileSystem::SetSyncFlushesAlso(std::function<void()> flush) {
+  std::lock_guard<std::mutex> l(mu_);
+  sync_flushes_also_ = std::move(flush);
 }
 
 IOStatus FaultInjectionFileSystem::TruncateThrough(

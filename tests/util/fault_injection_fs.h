@@ -133,6 +133,14 @@ class FaultInjectionFileSystem : public rocksdb::FileSystemWrapper {
   // makes fsync-heavy tests much faster. Default false. Kept by ResetState().
   void set_skip_real_syncs(bool skip);
 
+  // Runs `flush` at the start of every successful file Sync/Fsync, before
+  // the sync itself: the files and another device (a FaultInjectionDevice
+  // holding a store's partition) share one disk cache, and the cache flush
+  // a sync ends with covers the device's writes that completed before the
+  // sync began. Modelled at the start, the strictest point: a write that
+  // completes while the sync runs is not covered. Kept by ResetState().
+  void SetSyncFlushesAlso(std::function<void()> flush);
+
   // Calls that reached the FS while it was active, crash points included:
   // syncs = file Sync/Fsync + directory fsyncs; writes = Append and
   // PositionedAppend. Not reset by DropUnsyncedData().
@@ -349,6 +357,7 @@ class FaultInjectionFileSystem : public rocksdb::FileSystemWrapper {
   uint64_t writes_until_crash_ = 0;  // 0 = not armed.
   uint64_t syncs_until_crash_ = 0;   // 0 = not armed.
   std::function<void()> on_crash_;
+  std::function<void()> sync_flushes_also_;  // guarded by mu_
   uint64_t sync_count_ = 0;
   uint64_t write_count_ = 0;
   std::optional<uint64_t> space_budget_;  // nullopt: unlimited

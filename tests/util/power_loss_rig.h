@@ -35,6 +35,7 @@ class PowerLossRig {
 
   Store* store() const { return store_.get(); }
   FaultInjectionDevice* crash_device() const { return crash_dev_.get(); }
+  FaultInjectionFileSystem* fs() const { return fs_.get(); }
 
  private:
   MetadataLocation meta() const { return MetadataLocation::OwnDb(dir_.Join("db")); }

@@ -38,7 +38,31 @@ const char* SharedFlushName(EngineConfig::SharedFlush f) {
   return "?";
 }
 
+const char* SyncCoversName(EngineConfig::SyncCovers c) {
+  switch (c) {
+    case EngineConfig::SyncCovers::kAuto: return "auto";
+    case EngineConfig::SyncCovers::kOn: return "on";
+    case EngineConfig::SyncCovers::kOff: return "off";
+  }
+  return "?";
+}
+
 absl::Status EngineConfig::ResolveSharedFlush(const std::vector<std::string>& data_files) {
+  sync_covers_partition = false;
+  if (sync_covers == SyncCovers::kOff) {
+    sync_covers_why = "pgring_sync_covers=off";
+  } else if (backend != Backend::kRing) {
+    sync_covers_why = "the RocksDB backend has no partition flush for a RocksDB sync to replace";
+  } else {
+    FlushDomainCheck c = CheckSyncCoversPartition(EffectiveDbPath(), log_dev);
+    sync_covers_partition = c.shared;
+    sync_covers_why = c.why;
+  }
+  if (!sync_covers_partition && sync_covers == SyncCovers::kOn) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pgring engine: pgring_sync_covers=on, but a RocksDB sync cannot cover the "
+                     "log partition: ", sync_covers_why));
+  }
   share_flush = false;
   if (shared_flush == SharedFlush::kOff) {
     share_flush_why = "pgring_shared_flush=off";
@@ -106,7 +130,7 @@ std::string EngineConfig::StoreSignature() const {
       "backend=", BackendName(backend), " db=", EffectiveDbPath(), " mkfs=", mkfs,
       " chunk_size=", chunk_size, " durability=", DurabilityName(durability),
       " tail_policy=", TailPolicyName(tail_policy), " io_engine=", IoEngineName(io_engine),
-      " shared_flush=", share_flush,
+      " shared_flush=", share_flush, " sync_covers=", sync_covers_partition,
       " pgs=", pgs, " object_size=", object_size, " onode_size=", onode_size,
       " entry=", entry_min, "-", entry_max, " fastinfo_size=", fastinfo_size,
       " info_size=", info_size, " full_info_every=", full_info_every, " prefill=", prefill, " no_pg_log=", no_pg_log,

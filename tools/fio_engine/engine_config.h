@@ -32,6 +32,17 @@ struct EngineConfig {
   // What ResolveSharedFlush() decided, and why.
   bool share_flush = false;
   std::string share_flush_why;
+  // pgring_sync_covers: count each commit group's synced RocksDB write as a
+  // flush of the log partition too (pgring::Options::
+  // metadata_sync_flushes_partition), so the next group needs no partition
+  // flush. kAuto: when flush_domain.h proves it (RocksDB and the partition on
+  // one disk, written files, a file system whose fdatasync flushes the
+  // cache); kOn: refuse to start unless it does. Ring backend only.
+  enum class SyncCovers : uint8_t { kAuto = 0, kOn = 1, kOff = 2 };
+  SyncCovers sync_covers = SyncCovers::kAuto;
+  // What ResolveSharedFlush() decided for it, and why.
+  bool sync_covers_partition = false;
+  std::string sync_covers_why;
 
   // --- the OSD being modelled --------------------------------------------
   uint32_t pgs = 128;                    // pgring_pgs
@@ -77,8 +88,10 @@ struct EngineConfig {
   absl::Status Validate() const;
 
   // Sets share_flush and share_flush_why from shared_flush, the backend and
-  // the job's data files; kInvalidArgument if pgring_shared_flush=on cannot
-  // be honoured, naming why.
+  // the job's data files, and sync_covers_partition and sync_covers_why from
+  // sync_covers, the backend, the RocksDB directory and the log partition;
+  // kInvalidArgument if pgring_shared_flush=on or pgring_sync_covers=on
+  // cannot be honoured, naming why.
   absl::Status ResolveSharedFlush(const std::vector<std::string>& data_files);
 
   // Every setting that must be equal for jobs sharing one store, as text;
@@ -91,6 +104,7 @@ const char* DurabilityName(DurabilityMode m);
 const char* TailPolicyName(TailBlockPolicy p);
 const char* IoEngineName(IoEngine e);
 const char* SharedFlushName(EngineConfig::SharedFlush f);
+const char* SyncCoversName(EngineConfig::SyncCovers c);
 
 }  // namespace pgring::fio
 

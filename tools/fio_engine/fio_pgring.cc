@@ -69,6 +69,7 @@ struct PgringOptions {
   unsigned int tail_policy;
   unsigned int io_engine;
   unsigned int shared_flush;
+  unsigned int sync_covers;
   char* stats;
   int verify_log;
   char* ack_file;
@@ -261,6 +262,26 @@ fio_option g_options[] = {
                  .help = "flush the data file separately, before the commit"}},
      .category = kCategory,
      .group = kGroup},
+    {.name = "pgring_sync_covers",
+     .lname = "pgring sync covers",
+     .type = FIO_OPT_STR,
+     .off1 = PGRING_OFF(sync_covers),
+     .help = "Ring backend: a commit group's synced RocksDB write also makes the log records "
+             "(and shared-flush data writes) ready before it durable, so the next group needs "
+             "no partition flush (RocksDB and the log partition on one disk)",
+     .def = "auto",
+     .posval = {{.ival = "auto",
+                 .oval = static_cast<unsigned long long>(EngineConfig::SyncCovers::kAuto),
+                 .help = "when both are on one disk, files are fully written and the file "
+                         "system's fdatasync flushes the disk cache (ext4/XFS with barriers)"},
+                {.ival = "on",
+                 .oval = static_cast<unsigned long long>(EngineConfig::SyncCovers::kOn),
+                 .help = "always; refuse to start when that cannot be proven"},
+                {.ival = "off",
+                 .oval = static_cast<unsigned long long>(EngineConfig::SyncCovers::kOff),
+                 .help = "flush the partition before every group's RocksDB write"}},
+     .category = kCategory,
+     .group = kGroup},
     {.name = "pgring_stats",
      .lname = "pgring stats file",
      .type = FIO_OPT_STR_STORE,
@@ -327,6 +348,7 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.tail_policy = static_cast<pgring::TailBlockPolicy>(o.tail_policy);
   c.io_engine = static_cast<pgring::IoEngine>(o.io_engine);
   c.shared_flush = static_cast<EngineConfig::SharedFlush>(o.shared_flush);
+  c.sync_covers = static_cast<EngineConfig::SyncCovers>(o.sync_covers);
   c.stats_file = o.stats != nullptr ? o.stats : "";
   c.verify_log = o.verify_log != 0;
   c.ack_file = o.ack_file != nullptr ? o.ack_file : "";

@@ -115,13 +115,20 @@ absl::Status CheckFullyWritten(const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::Status CheckDirectIoReachesTheDisk(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
+namespace {
+
+// The file system holding a file: its type and its super-block options.
+struct MountOf {
+  std::string fstype;
+  std::string superopts;  // ",opt1,opt2,...," (comma-framed for searching)
+  bool HasOption(const std::string& opt) const {
+    return superopts.find("," + opt + ",") != std::string::npos;
   }
-  if (!S_ISREG(st.st_mode)) return absl::OkStatus();  // a block device: O_DIRECT is direct
-  // /proc/self/mountinfo: "id parent MAJ:MIN root mountpoint opts ... - fstype source superopts".
+};
+
+// From /proc/self/mountinfo: "id parent MAJ:MIN root mountpoint opts ... -
+// fstype source superopts". NotFound when no mount has the file's device.
+absl::StatusOr<MountOf> FindMount(const struct stat& st) {
   std::ifstream in("/proc/self/mountinfo");
   const std::string dev = DevName(st.st_dev);
   std::string line;
@@ -132,16 +139,56 @@ absl::Status CheckDirectIoReachesTheDisk(const std::string& path) {
     const size_t sep = line.find(" - ");
     if (sep == std::string::npos) continue;
     std::istringstream tail(line.substr(sep + 3));
-    std::string fstype, source, superopts;
-    tail >> fstype >> source >> superopts;
-    if (fstype == "ext4" && ("," + superopts + ",").find(",data=journal,") != std::string::npos) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          path, " is on ext4 mounted with data=journal, which turns O_DIRECT writes into "
-                "journalled buffered ones"));
-    }
-    return absl::OkStatus();
+    MountOf m;
+    std::string source;
+    tail >> m.fstype >> source >> m.superopts;
+    m.superopts = "," + m.superopts + ",";
+    return m;
   }
-  return absl::OkStatus();  // no mount entry: nothing known against it
+  return absl::NotFoundError(absl::StrCat("no mount of device ", dev));
+}
+
+}  // namespace
+
+absl::Status CheckDirectIoReachesTheDisk(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) return absl::OkStatus();  // a block device: O_DIRECT is direct
+  auto m = FindMount(st);
+  if (!m.ok()) return absl::OkStatus();  // no mount entry: nothing known against it
+  if (m->fstype == "ext4" && m->HasOption("data=journal")) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, " is on ext4 mounted with data=journal, which turns O_DIRECT writes into "
+              "journalled buffered ones"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSyncFlushesTheCache(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
+  }
+  auto m = FindMount(st);
+  if (!m.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": cannot tell its file system (", m.status().message(), ")"));
+  }
+  if (m->fstype != "ext4" && m->fstype != "xfs") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, " is on ", m->fstype, ", not ext4 or XFS, whose fdatasync is known to end with a "
+              "cache flush of the disk"));
+  }
+  for (const char* off : {"nobarrier", "barrier=0"}) {
+    if (m->HasOption(off)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          path, " is on ", m->fstype, " mounted with ", off,
+          ": its fdatasync does not flush the disk's cache"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 FlushDomainCheck CheckSharedFlush(const std::string& data_path, const std::string& log_path) {
@@ -165,6 +212,36 @@ FlushDomainCheck CheckSharedFlush(const std::string& data_path, const std::strin
   return {true, absl::StrCat(data_path, " and ", log_path, " are on disk ", *data_disk,
                              files ? ", behind one cache, and every file is fully written"
                                    : ", behind one cache")};
+}
+
+FlushDomainCheck CheckSyncCoversPartition(const std::string& db_dir, const std::string& log_path) {
+  // mkfs makes the RocksDB directory later: judge by where it will be.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = fs::absolute(fs::path(db_dir), ec);
+  if (ec) return {false, absl::StrCat(db_dir, ": ", ec.message())};
+  while (!fs::exists(dir, ec) && dir.has_parent_path() && dir.parent_path() != dir) {
+    dir = dir.parent_path();
+  }
+  const std::string where = dir.string();
+  auto db_disk = WholeDiskOf(where);
+  if (!db_disk.ok()) return {false, std::string(db_disk.status().message())};
+  auto log_disk = WholeDiskOf(log_path);
+  if (!log_disk.ok()) return {false, std::string(log_disk.status().message())};
+  if (*db_disk != *log_disk) {
+    return {false, absl::StrCat("RocksDB (", where, ") is on disk ", *db_disk, " and ", log_path,
+                                " on disk ", *log_disk, ": separate caches")};
+  }
+  struct stat st;
+  if (::stat(log_path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    absl::Status s = CheckFullyWritten(log_path);
+    if (s.ok()) s = CheckDirectIoReachesTheDisk(log_path);
+    if (!s.ok()) return {false, std::string(s.message())};
+  }
+  absl::Status s = CheckSyncFlushesTheCache(where);
+  if (!s.ok()) return {false, std::string(s.message())};
+  return {true, absl::StrCat("RocksDB (", where, ") and ", log_path, " are on disk ", *db_disk,
+                             ", and a RocksDB sync there flushes that disk's cache")};
 }
 
 }  // namespace pgring::fio

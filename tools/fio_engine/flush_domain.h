@@ -16,6 +16,11 @@
 // written and unshared, and when their O_DIRECT writes really go to the disk
 // (not ext4's data=journal, which journals them through the page cache).
 //
+// The same reasoning lets a synced RocksDB write stand in for the partition
+// flush (CheckSyncCoversPartition): RocksDB's WAL fdatasync ends with a cache
+// flush of its disk, which makes every write completed before it durable,
+// the partition's included, when the WAL is on that disk.
+//
 // The engine checks once, at job init, after fio has laid out its files; a
 // file that gains holes or reflinks later is not noticed.
 #ifndef PGRING_TOOLS_FIO_ENGINE_FLUSH_DOMAIN_H_
@@ -51,6 +56,20 @@ absl::Status CheckDirectIoReachesTheDisk(const std::string& path);
 // durable (see above). Never an error: what cannot be proven is "not shared",
 // with the reason.
 FlushDomainCheck CheckSharedFlush(const std::string& data_path, const std::string& log_path);
+
+// OK when fdatasync of a file on the file system holding `path` ends with a
+// cache flush of its disk: ext4 or XFS, mounted without "nobarrier" /
+// "barrier=0" (write barriers are their default). kFailedPrecondition naming
+// the file system type or the mount option otherwise.
+absl::Status CheckSyncFlushesTheCache(const std::string& path);
+
+// Whether a synced RocksDB write in `db_dir` (or, while it does not exist
+// yet, in its nearest existing parent) also makes completed writes to
+// `log_path` durable (pgring::Options::metadata_sync_flushes_partition): the
+// same disk, a log partition whose writes need no file-system metadata (as
+// for CheckSharedFlush), and a file system whose fdatasync flushes the
+// disk's cache. Never an error: what cannot be proven is "not shared".
+FlushDomainCheck CheckSyncCoversPartition(const std::string& db_dir, const std::string& log_path);
 
 }  // namespace pgring::fio
 

@@ -87,6 +87,7 @@ Options StoreOptions(const EngineConfig& c) {
   o.tail_block_policy = c.tail_policy;
   o.io_engine = c.io_engine;
   o.gated_writes_share_flush = c.share_flush;
+  o.metadata_sync_flushes_partition = c.sync_covers_partition;
   return o;
 }
 
