@@ -93,6 +93,22 @@ class Store {
   // Submit and wait for the commit.
   absl::Status Commit(Transaction txn);
 
+  // Batches the partition writes of the Submit calls this thread makes
+  // until UnplugWrites(): they are queued and sent to the device together,
+  // in one system call, at UnplugWrites() (or earlier if the device's queue
+  // fills). For an embedder that submits several transactions at once (an
+  // OSD draining its op queue; fio's queue/commit): fewer system calls, and
+  // one notification of the disk for the batch instead of one per write.
+  // Nothing waits on a plugged write: call UnplugWrites() before waiting
+  // for any commit (Commit(), Sync(), Close(), or a callback). Calls nest.
+  // The RocksDB backend writes nothing to the partition and ignores both.
+  //
+  //   store->PlugWrites();
+  //   for (auto& op : ready_ops) store->Submit(BuildTxn(op), Done(op));
+  //   store->UnplugWrites();
+  virtual void PlugWrites() {}
+  virtual void UnplugWrites() {}
+
   // Makes everything acknowledged so far durable (kUnsynced) and waits for
   // every submitted transaction to finish.
   virtual absl::Status Sync() = 0;

@@ -71,6 +71,19 @@ class BlockDevice {
   // Writes still in flight when Flush() is called are not covered.
   [[nodiscard]] virtual absl::Status Flush() = 0;
 
+  // Batched submission. Between Plug() and Unplug() on one thread, the
+  // writes that thread starts are queued but not yet sent to the kernel;
+  // Unplug() sends them all in one system call (for io_uring: one
+  // io_uring_enter, and with three or more writes one block-layer plug, so
+  // one notification of the disk instead of one per write). Writes other
+  // threads start are sent at once, and take the queued ones with them. A
+  // WriteAsync that must wait for room sends the queued writes first. The
+  // thread must unplug before it waits for any of its writes. Plugs nest;
+  // one thread at a time. Devices that send writes at once (psync, memory)
+  // ignore both.
+  virtual void Plug() {}
+  virtual void Unplug() {}
+
   // Bytes written and successful flushes since the device was opened.
   virtual uint64_t bytes_written() const = 0;
   virtual uint64_t flushes() const = 0;

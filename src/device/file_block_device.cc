@@ -129,6 +129,9 @@ class WriteEngine {
       : fd_(fd), path_(path), bytes_written_(bytes) {}
   virtual ~WriteEngine() = default;
   virtual void Submit(std::unique_ptr<WriteOp> op) = 0;
+  // BlockDevice::Plug/Unplug.
+  virtual void Plug() {}
+  virtual void Unplug() {}
 
  protected:
   const int fd_;
@@ -274,6 +277,13 @@ class UringEngine final : public WriteEngine {
   ~UringEngine() override {
     if (reaper_.joinable()) {
       {
+        // A plug left on would keep queued writes from ever finishing.
+        std::lock_guard<std::mutex> lock(sq_mu_);
+        plug_depth_ = 0;
+        plug_owner_ = std::thread::id();
+        SubmitLocked();
+      }
+      {
         std::unique_lock<std::mutex> lock(mu_);
         drained_cv_.wait(lock,
                          [this] { return inflight_ == 0 && pending_.empty(); });
@@ -305,11 +315,35 @@ class UringEngine final : public WriteEngine {
           return;
         }
       } else {
+        if (inflight_ >= depth_) {
+          // The slots may be held by writes queued under this thread's
+          // plug: send them before waiting for one to finish.
+          lock.unlock();
+          {
+            std::lock_guard<std::mutex> sq(sq_mu_);
+            SubmitLocked();
+          }
+          lock.lock();
+        }
         slot_cv_.wait(lock, [this] { return inflight_ < depth_; });
       }
       ++inflight_;
     }
     Enqueue(std::move(op));
+  }
+
+  void Plug() override {
+    std::lock_guard<std::mutex> lock(sq_mu_);
+    if (plug_depth_++ == 0) plug_owner_ = std::this_thread::get_id();
+  }
+
+  void Unplug() override {
+    std::lock_guard<std::mutex> lock(sq_mu_);
+    if (plug_depth_ == 0) return;
+    if (--plug_depth_ == 0) {
+      plug_owner_ = std::thread::id();
+      SubmitLocked();
+    }
   }
 
  private:
@@ -380,8 +414,10 @@ class UringEngine final : public WriteEngine {
       ++unsubmitted_;
     }
     // A second critical section, so that ops prepared meanwhile by other
-    // writers go to the kernel in the same io_uring_enter.
+    // writers go to the kernel in the same io_uring_enter. Under the plug
+    // of this thread, they wait for Unplug().
     std::lock_guard<std::mutex> lock(sq_mu_);
+    if (plug_depth_ > 0 && plug_owner_ == std::this_thread::get_id()) return;
     SubmitLocked();
   }
 
@@ -473,6 +509,9 @@ class UringEngine final : public WriteEngine {
   // std::mutex rather than absl::Mutex: TSan sees it (see block_device.cc).
   std::mutex sq_mu_;          // the SQ side of ring_
   uint32_t unsubmitted_ = 0;  // guarded by sq_mu_
+  // Plug(): the plugging thread's writes stay unsubmitted until Unplug().
+  uint32_t plug_depth_ = 0;         // guarded by sq_mu_
+  std::thread::id plug_owner_;      // guarded by sq_mu_
 
   std::mutex mu_;
   std::condition_variable slot_cv_;     // inflight_ fell below depth_
@@ -705,6 +744,14 @@ void FileBlockDevice::WriteAsync(uint64_t offset,
   op->buf = std::move(buf);
   op->done = std::move(done);
   engine_->Submit(std::move(op));
+}
+
+void FileBlockDevice::Plug() {
+  if (engine_) engine_->Plug();
+}
+
+void FileBlockDevice::Unplug() {
+  if (engine_) engine_->Unplug();
 }
 
 absl::Status FileBlockDevice::Flush() {

@@ -63,6 +63,9 @@ class FileBlockDevice final : public BlockDevice {
                   IoCallback done) override;
   // fdatasync(); a no-op returning OK on a read-only device.
   [[nodiscard]] absl::Status Flush() override;
+  // See BlockDevice; io_uring only (psync writes start on pool threads).
+  void Plug() override;
+  void Unplug() override;
 
   uint64_t bytes_written() const override {
     return bytes_written_.load(std::memory_order_relaxed);

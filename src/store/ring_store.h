@@ -44,6 +44,9 @@ class RingStore final : public Store {
 
   absl::Status Submit(Transaction txn, CommitCallback done) override;
   absl::Status Sync() override;
+  // The partition device's Plug()/Unplug() (block_device.h).
+  void PlugWrites() override { device_->Plug(); }
+  void UnplugWrites() override { device_->Unplug(); }
   absl::StatusOr<std::vector<PgId>> ListPgs() const override;
   absl::StatusOr<std::vector<LogEntry>> ReadEntries(const PgId& pg, const Version& from,
                                                     const Version& to) const override;

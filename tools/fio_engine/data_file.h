@@ -52,6 +52,9 @@ class DataFile {
   // is not block-aligned).
   absl::Status Read(uint64_t offset, char* buf, size_t len);
   absl::Status Flush() { return dev_->Flush(); }
+  // Batch the writes this thread starts until Unplug() (BlockDevice::Plug).
+  void Plug() { dev_->Plug(); }
+  void Unplug() { dev_->Unplug(); }
 
   uint64_t bytes_written() const { return dev_->bytes_written(); }
   uint64_t flushes() const { return dev_->flushes(); }

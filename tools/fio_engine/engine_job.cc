@@ -1,5 +1,6 @@
 #include "engine_job.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 
@@ -40,6 +41,7 @@ void EngineJob::WaitIdle() {
 
 absl::Status EngineJob::Close() {
   if (!store_) return absl::OkStatus();
+  Commit();
   WaitIdle();
   files_.clear();  // fio closes its files first; this covers an aborted job
   return SharedStore::Release(std::move(store_));
@@ -58,6 +60,7 @@ absl::StatusOr<DataFile*> EngineJob::OpenFile(const std::string& path) {
 }
 
 void EngineJob::CloseFile(DataFile* file) {
+  Commit();
   for (auto it = files_.begin(); it != files_.end(); ++it) {
     if (it->get() != file) continue;
     EngineStats& stats = store_->stats();
@@ -96,6 +99,16 @@ absl::Status EngineJob::QueueWrite(void* token, DataFile* file, uint64_t offset,
     --cq->in_flight;
     cq->cv.notify_all();
   };
+  // Plugged until Commit(): the batch's ring writes go to the kernel
+  // together, and so do its data writes.
+  if (!store_plugged_) {
+    store_->store()->PlugWrites();
+    store_plugged_ = true;
+  }
+  if (std::find(plugged_files_.begin(), plugged_files_.end(), file) == plugged_files_.end()) {
+    file->Plug();
+    plugged_files_.push_back(file);
+  }
   auto op = store_->model().SubmitWrite(store_->store(), object, gate, std::move(done));
   if (!op.ok()) {
     stats.writes_failed.fetch_add(1, std::memory_order_relaxed);
@@ -112,6 +125,15 @@ absl::Status EngineJob::QueueWrite(void* token, DataFile* file, uint64_t offset,
   return absl::OkStatus();
 }
 
+void EngineJob::Commit() {
+  if (store_plugged_) {
+    store_->store()->UnplugWrites();
+    store_plugged_ = false;
+  }
+  for (DataFile* f : plugged_files_) f->Unplug();
+  plugged_files_.clear();
+}
+
 absl::Status EngineJob::Read(DataFile* file, uint64_t offset, char* buf, size_t len) {
   EngineStats& stats = store_->stats();
   stats.reads.fetch_add(1, std::memory_order_relaxed);
@@ -120,6 +142,7 @@ absl::Status EngineJob::Read(DataFile* file, uint64_t offset, char* buf, size_t 
 }
 
 absl::Status EngineJob::Sync(DataFile* file) {
+  Commit();
   store_->stats().syncs.fetch_add(1, std::memory_order_relaxed);
   absl::Status s = store_->store()->Sync();
   if (!s.ok()) return s;
@@ -129,6 +152,7 @@ absl::Status EngineJob::Sync(DataFile* file) {
 void EngineJob::NoteTrim() { store_->stats().trims.fetch_add(1, std::memory_order_relaxed); }
 
 int EngineJob::Reap(unsigned min, unsigned max, const struct timespec* timeout) {
+  Commit();
   std::unique_lock<std::mutex> lk(cq_->mu);
   auto ready = [&] { return cq_->done.size() >= min; };
   if (timeout != nullptr) {

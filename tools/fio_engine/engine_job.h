@@ -67,8 +67,16 @@ class EngineJob {
   absl::Status Sync(DataFile* file);
   void NoteTrim();
 
+  // fio's commit: sends the writes QueueWrite() queued since the last
+  // Commit() to the devices in one batch (the data file's and the log
+  // partition's io_uring, one system call each). QueueWrite() plugs both
+  // devices at the first write after a Commit(); fio calls Commit() after
+  // iodepth_batch_submit writes and always before it waits for completions.
+  void Commit();
+
   // Waits until at least `min` writes have completed (or `timeout` passed,
   // if not null), then takes up to `max` of them; event(i) returns them.
+  // Commits first (nothing waits on a plugged write).
   int Reap(unsigned min, unsigned max, const struct timespec* timeout);
   const Completion& event(int i) const { return events_[static_cast<size_t>(i)]; }
 
@@ -90,6 +98,9 @@ class EngineJob {
   std::shared_ptr<CompletionQueue> cq_ = std::make_shared<CompletionQueue>();
   std::vector<Completion> events_;
   std::vector<std::unique_ptr<DataFile>> files_;
+  // The data files plugged since the last Commit() (the store too, if any).
+  std::vector<DataFile*> plugged_files_;
+  bool store_plugged_ = false;
 };
 
 }  // namespace pgring::fio

@@ -476,6 +476,13 @@ fio_q_status fio_pgring_queue(thread_data* td, io_u* u) {
   return FIO_Q_COMPLETED;
 }
 
+// Sends the writes queued since the last commit (fio calls it after
+// iodepth_batch_submit queued writes, and before it waits for completions).
+int fio_pgring_commit(thread_data* td) {
+  JobOf(td)->Commit();
+  return 0;
+}
+
 int fio_pgring_getevents(thread_data* td, unsigned int min, unsigned int max, const timespec* t) {
   return JobOf(td)->Reap(min, max, t);
 }
@@ -494,6 +501,7 @@ ioengine_ops g_ioengine = {
     .flags = FIO_MEMALIGN,
     .init = fio_pgring_init,
     .queue = fio_pgring_queue,
+    .commit = fio_pgring_commit,
     .getevents = fio_pgring_getevents,
     .event = fio_pgring_event,
     .cleanup = fio_pgring_cleanup,
