@@ -64,6 +64,12 @@ class CallbackCounter {
     std::unique_lock<std::mutex> lock(state_->mu);
     state_->cv.wait(lock, [&] { return state_->done >= n; });
   }
+  // false after `limit` (a write that never completes fails the test
+  // instead of hanging it).
+  bool WaitFor(int n, std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    return state_->cv.wait_for(lock, limit, [&] { return state_->done >= n; });
+  }
   int done() {
     std::lock_guard<std::mutex> lock(state_->mu);
     return state_->done;
@@ -252,7 +258,7 @@ TEST_P(FileBlockDeviceEngineTest, PluggedWritesGoTogetherAtUnplug) {
     EXPECT_EQ(cb.done(), 0) << "a plugged write was sent before Unplug()";
   }
   dev->Unplug();
-  cb.WaitFor(kWrites);
+  ASSERT_TRUE(cb.WaitFor(kWrites, std::chrono::seconds(30))) << "plugged writes never completed";
   EXPECT_TRUE(cb.errors().empty());
 
   // Another thread's write is not held by this thread's plug, and takes the
@@ -261,8 +267,9 @@ TEST_P(FileBlockDeviceEngineTest, PluggedWritesGoTogetherAtUnplug) {
   dev->Plug();
   dev->WriteAsync(10 * kBlock, Pattern(kBlock, 10), other.Make());
   std::thread([&] { dev->WriteAsync(11 * kBlock, Pattern(kBlock, 11), other.Make()); }).join();
-  other.WaitFor(2);
+  const bool both = other.WaitFor(2, std::chrono::seconds(30));
   dev->Unplug();
+  ASSERT_TRUE(both) << "another thread's write waited for this thread's plug";
   EXPECT_TRUE(other.errors().empty());
 
   const std::string file = ReadWholeFile(path);
