@@ -181,7 +181,10 @@ md.append("\nraw does not depend on the PG count: one raw run per queue depth, r
           "when writes must be made durable in groups, the ceiling for any durable commit path "
           "(rocksdb flushes the data file and then syncs RocksDB's WAL, once per group; ring does "
           "the same, except that with data and log on one disk (pgring_shared_flush=auto, the "
-          "default) its one log-partition flush also covers the data writes).\n")
+          "default) its one log-partition flush also covers the data writes, and with RocksDB on "
+          "the same disk (pgring_sync_covers=auto, the default) the previous group's RocksDB sync "
+          "stands in for that flush in most groups). All three jobs reap and submit in batches "
+          "(iodepth_batch_submit=0, iodepth_batch_complete_max=qd).\n")
 
 # --- the floor: the same OSD write with no PG log at all ---
 floor_rows = []

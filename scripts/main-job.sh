@@ -70,6 +70,8 @@ for job in ("raw", "ring", "rocksdb"):
         if job == "ring":  # the RocksDB backend writes no log partition
             row["shared_why"] = rep.get("config", {}).get("shared_flush_why")
             row["shared"] = rep.get("config", {}).get("shared_flush")
+            row["covers_why"] = rep.get("config", {}).get("sync_covers_why")
+            row["covers"] = rep.get("config", {}).get("sync_covers")
             st = rep.get("store", {}).get("run", {})
             row["log_per_payload"] = st.get("record_bytes_per_payload_byte")
             row["dev_per_payload"] = st.get("device_bytes_per_payload_byte")
@@ -104,4 +106,7 @@ if ring.get("shared_why"):
     print()
     print(("ring: one flush for data and log: " if ring.get("shared") else
            "ring: data and log flushed separately: ") + ring["shared_why"])
+if ring.get("covers_why"):
+    print(("ring: each group's RocksDB sync covers the next group's records: " if ring.get("covers")
+           else "ring: a partition flush before every group's RocksDB write: ") + ring["covers_why"])
 PY
