@@ -78,9 +78,10 @@ class BlockDevice {
   // one notification of the disk instead of one per write). Writes other
   // threads start are sent at once, and take the queued ones with them. A
   // WriteAsync that must wait for room sends the queued writes first. The
-  // thread must unplug before it waits for any of its writes. Plugs nest;
-  // one thread at a time. Devices that send writes at once (psync, memory)
-  // ignore both.
+  // thread must unplug before it waits for any of its writes. Plugs nest,
+  // and each thread has its own (a thread's Unplug sends every queued write,
+  // other threads' included). Devices that send writes at once (psync,
+  // memory) ignore both.
   virtual void Plug() {}
   virtual void Unplug() {}
 

@@ -279,8 +279,7 @@ class UringEngine final : public WriteEngine {
       {
         // A plug left on would keep queued writes from ever finishing.
         std::lock_guard<std::mutex> lock(sq_mu_);
-        plug_depth_ = 0;
-        plug_owner_ = std::thread::id();
+        plugs_.clear();
         SubmitLocked();
       }
       {
@@ -334,16 +333,38 @@ class UringEngine final : public WriteEngine {
 
   void Plug() override {
     std::lock_guard<std::mutex> lock(sq_mu_);
-    if (plug_depth_++ == 0) plug_owner_ = std::this_thread::get_id();
+    const std::thread::id me = std::this_thread::get_id();
+    for (auto& [id, depth] : plugs_) {
+      if (id == me) {
+        ++depth;
+        return;
+      }
+    }
+    plugs_.emplace_back(me, 1);
   }
 
   void Unplug() override {
     std::lock_guard<std::mutex> lock(sq_mu_);
-    if (plug_depth_ == 0) return;
-    if (--plug_depth_ == 0) {
-      plug_owner_ = std::thread::id();
-      SubmitLocked();
+    const std::thread::id me = std::this_thread::get_id();
+    for (auto it = plugs_.begin(); it != plugs_.end(); ++it) {
+      if (it->first != me) continue;
+      if (--it->second == 0) {
+        plugs_.erase(it);
+        // Everything prepared goes, other plugged threads' writes too:
+        // they only leave earlier than their own Unplug would send them.
+        SubmitLocked();
+      }
+      return;
     }
+  }
+
+  // Needs sq_mu_ held.
+  bool PluggedLocked() const {
+    const std::thread::id me = std::this_thread::get_id();
+    for (const auto& [id, depth] : plugs_) {
+      if (id == me) return true;
+    }
+    return false;
   }
 
  private:
@@ -417,7 +438,7 @@ class UringEngine final : public WriteEngine {
     // writers go to the kernel in the same io_uring_enter. Under the plug
     // of this thread, they wait for Unplug().
     std::lock_guard<std::mutex> lock(sq_mu_);
-    if (plug_depth_ > 0 && plug_owner_ == std::this_thread::get_id()) return;
+    if (!plugs_.empty() && PluggedLocked()) return;
     SubmitLocked();
   }
 
@@ -509,9 +530,10 @@ class UringEngine final : public WriteEngine {
   // std::mutex rather than absl::Mutex: TSan sees it (see block_device.cc).
   std::mutex sq_mu_;          // the SQ side of ring_
   uint32_t unsubmitted_ = 0;  // guarded by sq_mu_
-  // Plug(): the plugging thread's writes stay unsubmitted until Unplug().
-  uint32_t plug_depth_ = 0;         // guarded by sq_mu_
-  std::thread::id plug_owner_;      // guarded by sq_mu_
+  // Plug(): each plugging thread and its nesting depth; their writes stay
+  // unsubmitted until they unplug (or someone else submits). Guarded by
+  // sq_mu_.
+  std::vector<std::pair<std::thread::id, uint32_t>> plugs_;
 
   std::mutex mu_;
   std::condition_variable slot_cv_;     // inflight_ fell below depth_

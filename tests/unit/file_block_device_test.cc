@@ -272,8 +272,23 @@ TEST_P(FileBlockDeviceEngineTest, PluggedWritesGoTogetherAtUnplug) {
   ASSERT_TRUE(both) << "another thread's write waited for this thread's plug";
   EXPECT_TRUE(other.errors().empty());
 
+  // Two threads plugged at once: each one's Unplug sends its writes,
+  // whatever the other does.
+  CallbackCounter mine, theirs;
+  dev->Plug();
+  dev->WriteAsync(12 * kBlock, Pattern(kBlock, 12), mine.Make());
+  std::thread([&] {
+    dev->Plug();
+    dev->WriteAsync(13 * kBlock, Pattern(kBlock, 13), theirs.Make());
+    dev->Unplug();
+  }).join();
+  const bool theirs_done = theirs.WaitFor(1, std::chrono::seconds(30));
+  dev->Unplug();
+  ASSERT_TRUE(theirs_done) << "a thread's Unplug did not send its write while another was plugged";
+  ASSERT_TRUE(mine.WaitFor(1, std::chrono::seconds(30)));
+
   const std::string file = ReadWholeFile(path);
-  for (int i : {0, 1, 2, 3, 4, 5, 10, 11}) {
+  for (int i : {0, 1, 2, 3, 4, 5, 10, 11, 12, 13}) {
     auto expect = Pattern(kBlock, i);
     ASSERT_EQ(file.substr(i * kBlock, kBlock), std::string(expect->data(), kBlock)) << i;
   }
