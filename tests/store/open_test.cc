@@ -11,6 +11,10 @@
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <memory>
 #include <random>
 #include <string>
@@ -124,6 +128,51 @@ TEST_P(OpenEngineTest, MkfsOpenCommitReopen) {
   ASSERT_OK(s);
   ExpectEntries(s->get(), Pg(1), 1, 40);
   EXPECT_GT((*s)->GetStoreStats().total_chunks, 200u);
+}
+
+// Store::PlugWrites on a real partition: with io_uring a transaction
+// submitted under the plug cannot commit (its ring write has not even been
+// sent) until UnplugWrites; then it commits and survives a reopen. With
+// psync the plug changes nothing.
+TEST_P(OpenEngineTest, PluggedTransactionsCommitAtUnplug) {
+  ASSERT_OK(Mkfs(dev_, Db(), Mkfs64k()));
+  auto s = OpenStore(GetParam());
+  ASSERT_OK(s);
+  ASSERT_OK(Create(s->get(), Pg(1)));
+  Store* store = s->get();
+  std::mutex mu;
+  std::condition_variable cv;
+  int committed = 0;
+  store->PlugWrites();
+  for (uint64_t v = 1; v <= 4; ++v) {
+    Transaction t;
+    t.AppendEntry(Pg(1), V(v), Payload(v));
+    ASSERT_OK(store->Submit(std::move(t), [&](absl::Status st) {
+      EXPECT_OK(st);
+      std::lock_guard<std::mutex> l(mu);
+      ++committed;
+      cv.notify_all();
+    }));
+  }
+  if (GetParam() == IoEngine::kIoUring) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::lock_guard<std::mutex> l(mu);
+    EXPECT_EQ(committed, 0) << "a transaction committed before its plugged write was sent";
+  }
+  store->UnplugWrites();
+  {
+    std::unique_lock<std::mutex> l(mu);
+    ASSERT_TRUE(cv.wait_for(l, std::chrono::seconds(30), [&] { return committed == 4; }))
+        << committed << " of 4 committed after UnplugWrites";
+  }
+  ASSERT_OK(store->Close());
+  s->reset();
+  auto again = OpenStore(GetParam());
+  ASSERT_OK(again);
+  auto e = (*again)->ReadEntries(Pg(1));
+  ASSERT_OK(e);
+  ASSERT_EQ(e->size(), 4u);
+  for (uint64_t v = 1; v <= 4; ++v) EXPECT_EQ((*e)[v - 1].payload, Payload(v));
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, OpenEngineTest,
