@@ -333,41 +333,33 @@ class UringEngine final : public WriteEngine {
 
   void Plug() override {
     std::lock_guard<std::mutex> lock(sq_mu_);
-    const std::thread::id me = std::this_thread::get_id();
-    for (auto& [id, depth] : plugs_) {
-      if (id == me) {
-        ++depth;
-        return;
-      }
+    auto it = FindPlugLocked();
+    if (it != plugs_.end()) {
+      ++it->second;
+    } else {
+      plugs_.emplace_back(std::this_thread::get_id(), 1);
     }
-    plugs_.emplace_back(me, 1);
   }
 
   void Unplug() override {
     std::lock_guard<std::mutex> lock(sq_mu_);
-    const std::thread::id me = std::this_thread::get_id();
-    for (auto it = plugs_.begin(); it != plugs_.end(); ++it) {
-      if (it->first != me) continue;
-      if (--it->second == 0) {
-        plugs_.erase(it);
-        // Everything prepared goes, other plugged threads' writes too:
-        // they only leave earlier than their own Unplug would send them.
-        SubmitLocked();
-      }
-      return;
-    }
-  }
-
-  // Needs sq_mu_ held.
-  bool PluggedLocked() const {
-    const std::thread::id me = std::this_thread::get_id();
-    for (const auto& [id, depth] : plugs_) {
-      if (id == me) return true;
-    }
-    return false;
+    auto it = FindPlugLocked();
+    if (it == plugs_.end() || --it->second > 0) return;
+    plugs_.erase(it);
+    // Everything prepared goes, other plugged threads' writes too: they
+    // only leave earlier than their own Unplug would send them.
+    SubmitLocked();
   }
 
  private:
+  using Plugs = std::vector<std::pair<std::thread::id, uint32_t>>;
+
+  // This thread's entry in plugs_, or end(). Needs sq_mu_ held.
+  Plugs::iterator FindPlugLocked() {
+    const std::thread::id me = std::this_thread::get_id();
+    return std::find_if(plugs_.begin(), plugs_.end(), [&](const auto& p) { return p.first == me; });
+  }
+
   UringEngine(int fd, const std::string& path, std::atomic<uint64_t>* bytes,
               uint32_t entries)
       : WriteEngine(fd, path, bytes), depth_(entries) {}
@@ -438,7 +430,7 @@ class UringEngine final : public WriteEngine {
     // writers go to the kernel in the same io_uring_enter. Under the plug
     // of this thread, they wait for Unplug().
     std::lock_guard<std::mutex> lock(sq_mu_);
-    if (!plugs_.empty() && PluggedLocked()) return;
+    if (FindPlugLocked() != plugs_.end()) return;
     SubmitLocked();
   }
 
@@ -533,7 +525,7 @@ class UringEngine final : public WriteEngine {
   // Plug(): each plugging thread and its nesting depth; their writes stay
   // unsubmitted until they unplug (or someone else submits). Guarded by
   // sq_mu_.
-  std::vector<std::pair<std::thread::id, uint32_t>> plugs_;
+  Plugs plugs_;
 
   std::mutex mu_;
   std::condition_variable slot_cv_;     // inflight_ fell below depth_

@@ -126,7 +126,6 @@ class CommitPipeline {
   // Store-key writes a later write of the same key in their group replaced.
   uint64_t superseded_store_writes() const { return superseded_store_writes_.load(); }
 
-
  private:
   void Run();
   void FlushLoop();

@@ -191,6 +191,22 @@ absl::Status CheckSyncFlushesTheCache(const std::string& path) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// OK when an O_DIRECT write to `path` changes nothing but the written
+// blocks: a block device, or a regular file (then *is_file) that is fully
+// written and whose O_DIRECT writes reach the disk.
+absl::Status CheckWritesNeedNoMetadata(const std::string& path, bool* is_file) {
+  struct stat st;
+  *is_file = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  if (!*is_file) return absl::OkStatus();
+  absl::Status s = CheckFullyWritten(path);
+  if (s.ok()) s = CheckDirectIoReachesTheDisk(path);
+  return s;
+}
+
+}  // namespace
+
 FlushDomainCheck CheckSharedFlush(const std::string& data_path, const std::string& log_path) {
   auto data_disk = WholeDiskOf(data_path);
   if (!data_disk.ok()) return {false, std::string(data_disk.status().message())};
@@ -202,12 +218,10 @@ FlushDomainCheck CheckSharedFlush(const std::string& data_path, const std::strin
   }
   bool files = false;
   for (const std::string* p : {&data_path, &log_path}) {
-    struct stat st;
-    if (::stat(p->c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    absl::Status s = CheckFullyWritten(*p);
-    if (s.ok()) s = CheckDirectIoReachesTheDisk(*p);
+    bool is_file = false;
+    absl::Status s = CheckWritesNeedNoMetadata(*p, &is_file);
     if (!s.ok()) return {false, std::string(s.message())};
-    files = true;
+    files |= is_file;
   }
   return {true, absl::StrCat(data_path, " and ", log_path, " are on disk ", *data_disk,
                              files ? ", behind one cache, and every file is fully written"
@@ -232,13 +246,9 @@ FlushDomainCheck CheckSyncCoversPartition(const std::string& db_dir, const std::
     return {false, absl::StrCat("RocksDB (", where, ") is on disk ", *db_disk, " and ", log_path,
                                 " on disk ", *log_disk, ": separate caches")};
   }
-  struct stat st;
-  if (::stat(log_path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-    absl::Status s = CheckFullyWritten(log_path);
-    if (s.ok()) s = CheckDirectIoReachesTheDisk(log_path);
-    if (!s.ok()) return {false, std::string(s.message())};
-  }
-  absl::Status s = CheckSyncFlushesTheCache(where);
+  bool is_file = false;
+  absl::Status s = CheckWritesNeedNoMetadata(log_path, &is_file);
+  if (s.ok()) s = CheckSyncFlushesTheCache(where);
   if (!s.ok()) return {false, std::string(s.message())};
   return {true, absl::StrCat("RocksDB (", where, ") and ", log_path, " are on disk ", *db_disk,
                              ", and a RocksDB sync there flushes that disk's cache")};
