@@ -57,6 +57,20 @@ constexpr uint32_t kMaxPsyncThreads = 16;
 constexpr int kMaxTransientRetries = 1000;
 constexpr uint64_t kMaxBytesPerSqe = uint64_t{1} << 30;
 
+// Held while an io_uring's rings are mapped (io_uring_queue_init) and
+// unmapped (io_uring_queue_exit), process-wide. liburing maps the SQ and CQ
+// rings with raw system calls, so ThreadSanitizer never sees them unmapped:
+// when a new ring lands at the address of one torn down by an unrelated
+// thread (fio's job threads each open their own data file), the new reaper's
+// first CQ accesses looked like races with the old reaper's last ones (a
+// false report in __io_uring_peek_cqe / io_uring_cqe_seen). Taking one lock
+// on both sides orders every teardown before every later set-up, for TSan
+// and in fact; it is taken once per device open and close, never per I/O.
+std::mutex& RingMappingMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
 std::string ErrnoText(int err) {
   char buf[256];
   // GNU strerror_r: returns a pointer to the message (maybe not `buf`).
@@ -256,7 +270,11 @@ class UringEngine final : public WriteEngine {
       uint32_t entries) {
     auto engine =
         std::unique_ptr<UringEngine>(new UringEngine(fd, path, bytes, entries));
-    const int r = io_uring_queue_init(entries, &engine->ring_, 0);
+    int r;
+    {
+      std::lock_guard<std::mutex> mapping(RingMappingMutex());
+      r = io_uring_queue_init(entries, &engine->ring_, 0);
+    }
     if (r < 0) {
       return ErrnoError(-r,
                         absl::StrFormat("io_uring_queue_init(%d)", entries));
@@ -300,7 +318,10 @@ class UringEngine final : public WriteEngine {
       }
       reaper_.join();
     }
-    if (ring_ready_) io_uring_queue_exit(&ring_);
+    if (ring_ready_) {
+      std::lock_guard<std::mutex> mapping(RingMappingMutex());
+      io_uring_queue_exit(&ring_);
+    }
   }
 
   void Submit(std::unique_ptr<WriteOp> op) override {
