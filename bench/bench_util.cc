@@ -18,8 +18,8 @@
 #include "device/memory_block_device.h"
 #include "store/metadata_db.h"
 #include "store/open_store.h"
-#include "store/ring_store.h"
-#include "store/rocksdb_log_store.h"
+#include "store/ring/ring_store.h"
+#include "store/rocksdb/rocksdb_log_store.h"
 
 namespace pgring::bench {
 namespace {

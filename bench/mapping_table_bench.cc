@@ -56,7 +56,7 @@ void BM_MappingAt(benchmark::State& state) {
   uint64_t sum = 0;
   for (auto _ : state) {
     MappingTable::Slot s = t.at(idx[i++ & 4095]);
-    sum += s.version + s.epoch + s.pos_low;
+    sum += s.version + s.epoch + s.locator;
   }
   benchmark::DoNotOptimize(sum);
 }

@@ -15,14 +15,14 @@ uint32_t MappingTable::EpochOf(uint64_t absolute) const {
 MappingTable::Slot MappingTable::at(size_t i) const {
   const Item& it = items_[i];
   return Slot{(static_cast<uint64_t>(it.version_hi) << 32) | it.version_lo, EpochOf(base_ + i),
-              it.pos_low};
+              it.locator};
 }
 
 void MappingTable::PushBack(const Slot& s) {
   uint64_t absolute = base_ + items_.size();
   if (runs_.empty() || runs_.back().epoch != s.epoch) runs_.push_back(EpochRun{absolute, s.epoch});
   items_.push_back(Item{static_cast<uint32_t>(s.version), static_cast<uint32_t>(s.version >> 32),
-                        s.pos_low});
+                        s.locator});
 }
 
 void MappingTable::PushFront(const Slot& s) {
@@ -37,7 +37,7 @@ void MappingTable::PushFront(const Slot& s) {
     runs_.push_front(EpochRun{base_, s.epoch});
   }
   items_.push_front(Item{static_cast<uint32_t>(s.version), static_cast<uint32_t>(s.version >> 32),
-                         s.pos_low});
+                         s.locator});
 }
 
 MappingTable::Slot MappingTable::PopFront() {

@@ -1,11 +1,13 @@
-// mapping_table.h — a PG's in-memory index from version to ring position.
-// One per PG for entries and one for dups.
+// mapping_table.h — a PG's in-memory index from version to where a backend
+// finds the item. One per PG for entries and one for dups.
 //
-// Each item costs 12 bytes in memory: its version number (8 bytes) and the
-// low 32 bits of the logical position (lpos) of the record that holds it.
-// The full position is rebuilt from an anchor the caller passes (the ring's
-// head): a live record lies in [head, head + 2^32), because a ring is at
-// most Limits::max_chunks_per_pg * chunk_size <= 4 GiB long. Epochs change
+// Each item costs 12 bytes in memory: its version number (8 bytes) and a
+// 32-bit locator the backend chooses. The ring backend keeps the low 32 bits
+// of the logical position (lpos) of the record that holds the item, and
+// rebuilds the full position from an anchor (the ring's head, see Pos()): a
+// live record lies in [head, head + 2^32), because a ring is at most
+// Limits::max_chunks_per_pg * chunk_size <= 4 GiB long. The RocksDB backend,
+// which finds items by their keys, keeps the payload size. Epochs change
 // rarely, so they are kept as runs (first item, epoch) beside the items.
 //
 // Versions are strictly increasing, so lookups are binary searches (O(log n));
@@ -26,7 +28,7 @@ class MappingTable {
   struct Slot {
     uint64_t version;
     uint32_t epoch;
-    uint32_t pos_low;
+    uint32_t locator;  // the backend's (see above)
     Version v() const { return Version{epoch, version}; }
   };
 
@@ -42,9 +44,10 @@ class MappingTable {
   Slot front() const { return at(0); }
   Slot back() const { return at(items_.size() - 1); }
 
-  // The position of `s`, given an anchor <= every live position.
+  // The ring position of `s` whose locator is the low 32 bits of an lpos,
+  // given an anchor <= every live position.
   static uint64_t Pos(const Slot& s, uint64_t anchor) {
-    return anchor + static_cast<uint32_t>(s.pos_low - static_cast<uint32_t>(anchor));
+    return anchor + static_cast<uint32_t>(s.locator - static_cast<uint32_t>(anchor));
   }
 
   // Index of the first slot with version >= v (size() if none).
@@ -64,7 +67,7 @@ class MappingTable {
   struct Item {
     uint32_t version_lo;
     uint32_t version_hi;
-    uint32_t pos_low;
+    uint32_t locator;
   };
   static_assert(sizeof(Item) == 12);
   struct EpochRun {

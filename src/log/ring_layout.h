@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "meta/meta_keys.h"
+#include "format/metadata_keys.h"
 
 namespace pgring {
 

@@ -19,7 +19,7 @@
 #include "device/block_device.h"
 #include "format/record.h"
 #include "log/ring_layout.h"
-#include "meta/meta_keys.h"
+#include "format/metadata_keys.h"
 
 namespace pgring {
 

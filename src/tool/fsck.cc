@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "store/rocksdb_log_store.h"
+#include "format/rocksdb_backend_keys.h"
 #include "util/status_macros.h"
 
 namespace pgring::tool {
@@ -312,7 +312,7 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
 absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
   struct RdbPg {
     bool has_state = false;
-    absl::StatusOr<RdbPgState> state = absl::NotFoundError("no _state");
+    absl::StatusOr<PgStateValue> state = absl::NotFoundError("no _state");
     std::optional<Version> first_entry, first_dup;
     uint64_t entries = 0, dups = 0;
   };
@@ -367,7 +367,7 @@ absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
       // Opaque.
     } else if (suffix == kStateKeyName) {
       pg.has_state = true;
-      pg.state = RdbPgState::Decode(v);
+      pg.state = PgStateValue::Decode(v);
       if (!pg.state.ok()) {
         pg_problems[id].push_back(
             PgProblem(id, "rdb-state-damaged",

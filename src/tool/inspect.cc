@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "store/rocksdb_log_store.h"
+#include "format/rocksdb_backend_keys.h"
 #include "tool/pg_scan.h"
 #include "util/coding.h"
 #include "util/crc32c.h"

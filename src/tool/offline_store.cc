@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "device/aligned_buffer.h"
-#include "store/rocksdb_log_store.h"
+#include "format/rocksdb_backend_keys.h"
 #include "tool/tool_common.h"
 #include "util/status_macros.h"
 

@@ -22,7 +22,7 @@
 #include "device/block_device.h"
 #include "format/label.h"
 #include "log/ring_layout.h"
-#include "meta/meta_keys.h"
+#include "format/metadata_keys.h"
 #include "store/metadata_db.h"
 #include "tool/problem.h"
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "device/aligned_buffer.h"
 #include "format/record.h"
+#include "log/pg_log_state.h"
 #include "tool/tool_common.h"
 
 namespace pgring::tool {
@@ -65,11 +66,60 @@ class RingWindow {
   uint64_t len_ = 0;
 };
 
+// Mirrors the PG-log state's changes (pg_log_state.h: the rules recovery
+// follows) into the scan's lists of where each live item lies.
+class ScanEffects final : public PgLogEffects {
+ public:
+  ScanEffects(const PgScanOptions& o, PgScan* out) : o_(o), out_(out) {}
+
+  // The item being replayed, with its place in the ring.
+  void SetCurrent(ScannedItem si) { current_ = std::move(si); }
+
+  uint32_t Locator(std::string_view) override { return 0; }
+  void EntryAppended(const Version& v, std::string_view payload) override {
+    if (o_.keep_entry_payloads && v >= o_.from && v <= o_.to) current_.payload.assign(payload);
+    out_->entries.push_back(current_);
+  }
+  void DupAppended(const Version&, std::string_view payload) override {
+    if (o_.keep_dup_payloads) current_.payload.assign(payload);
+    out_->dups.push_back(current_);
+  }
+  void InfoSet(std::string_view payload) override {
+    current_.payload.assign(payload);
+    out_->info = current_;
+  }
+  void EntryDropped(const MappingTable::Slot&, bool front) override {
+    front ? out_->entries.pop_front() : out_->entries.pop_back();
+  }
+  void DupDropped(const MappingTable::Slot&, bool front) override {
+    front ? out_->dups.pop_front() : out_->dups.pop_back();
+  }
+  void TrimPointMoved() override {}
+  void Rewound(const Version&) override {}
+  void Reset() override {}
+
+ private:
+  const PgScanOptions& o_;
+  PgScan* out_;
+  ScannedItem current_;
+};
+
 class Scanner {
  public:
   Scanner(BlockDevice* device, const Geometry& g, const PgId& pg, const PgPointer& p,
           const PgChunkList& c, const PgScanOptions& o, PgScan* out)
-      : g_(g), name_(pg.ToString()), p_(p), c_(c), o_(o), out_(out), window_(device, g, c) {}
+      : g_(g),
+        name_(pg.ToString()),
+        p_(p),
+        c_(c),
+        o_(o),
+        out_(out),
+        window_(device, g, c),
+        state_(pg),
+        effects_(o, out) {
+    state_.entries_trimmed_to = p.entries_trimmed_to;
+    state_.dups_trimmed_to = p.dups_trimmed_to;
+  }
 
   void Run() {
     uint64_t pos = p_.head;
@@ -163,12 +213,7 @@ class Scanner {
                           expected_seq - 1, p_.tail_seq - 1));
     }
     // Trim points (the pointer's) drop what is trimmed.
-    while (!out_->entries.empty() && out_->entries.front().version <= p_.entries_trimmed_to) {
-      out_->entries.pop_front();
-    }
-    while (!out_->dups.empty() && out_->dups.front().version <= p_.dups_trimmed_to) {
-      out_->dups.pop_front();
-    }
+    FinishReplay(&state_, &effects_);
     out_->complete = ok && !out_->has_errors();
     if (out_->complete) {
       uint64_t oldest = out_->OldestLive(p_.tail);
@@ -216,50 +261,14 @@ class Scanner {
       si.record_seq = h.seq;
       si.item_lpos = pos + kRecordHeaderSize + it.offset;
       si.payload_size = static_cast<uint32_t>(it.payload.size());
-      switch (it.kind) {
-        case ItemKind::kEntry:
-          if (it.version <= last_version_) {
-            Error(si.item_lpos, "entry-order",
-                  absl::StrFormat("entry version %s is not after %s", it.version.ToString(),
-                                  last_version_.ToString()));
-            break;
-          }
-          if (o_.keep_entry_payloads && it.version >= o_.from && it.version <= o_.to) {
-            si.payload.assign(it.payload);
-          }
-          out_->entries.push_back(std::move(si));
-          last_version_ = it.version;
-          break;
-        case ItemKind::kDup:
-          if (it.version <= last_dup_version_) {
-            Error(si.item_lpos, "dup-order",
-                  absl::StrFormat("dup version %s is not after %s", it.version.ToString(),
-                                  last_dup_version_.ToString()));
-            break;
-          }
-          if (o_.keep_dup_payloads) si.payload.assign(it.payload);
-          out_->dups.push_back(std::move(si));
-          last_dup_version_ = it.version;
-          break;
-        case ItemKind::kInfo:
-          si.payload.assign(it.payload);
-          out_->info = std::move(si);
-          break;
-        case ItemKind::kRewind:
-          while (!out_->entries.empty() && out_->entries.back().version > it.version) {
-            out_->entries.pop_back();
-          }
-          // As recovery (ReplayRecord) and FORMAT.md: the marker sets the
-          // last version, even above the entries seen since the head.
-          last_version_ = it.version;
-          break;
-        case ItemKind::kReset:
-          out_->entries.clear();
-          out_->dups.clear();
-          last_version_ = last_dup_version_ = Version::Min();
-          break;
-        case ItemKind::kPad:
-          break;
+      const uint64_t item_lpos = si.item_lpos;
+      effects_.SetCurrent(std::move(si));
+      // An item that breaks the rules is reported and left out; the scan
+      // goes on with the next one.
+      absl::Status r = ReplayItem(it, &state_, &effects_);
+      if (!r.ok()) {
+        Error(item_lpos, it.kind == ItemKind::kDup ? "dup-order" : "entry-order",
+              std::string(r.message()));
       }
       return absl::OkStatus();
     });
@@ -325,8 +334,8 @@ class Scanner {
   const PgScanOptions& o_;
   PgScan* out_;
   RingWindow window_;
-  Version last_version_;
-  Version last_dup_version_;
+  PgLogState state_;
+  ScanEffects effects_;
   uint64_t last_record_lpos_ = 0;
 };
 

@@ -22,7 +22,7 @@
 
 #include "device/block_device.h"
 #include "log/ring_layout.h"
-#include "meta/meta_keys.h"
+#include "format/metadata_keys.h"
 #include "pgring/types.h"
 #include "tool/problem.h"
 

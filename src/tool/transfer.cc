@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "store/rocksdb_log_store.h"
+#include "format/rocksdb_backend_keys.h"
 #include "tool/export_file.h"
 #include "tool/inspect.h"
 #include "tool/pg_scan.h"
@@ -114,9 +114,9 @@ absl::StatusOr<ExportedPg> CollectRocksDb(const ToolContext& ctx, const ReadAcce
   // The trim points live in the PG's _state key (a second read-only view of
   // the same RocksDB; read-only opens take no lock).
   ASSIGN_OR_RETURN(auto db, MetadataDb::Open(MetadataLocation::OwnDb(ctx.db), false, true));
-  ASSIGN_OR_RETURN(auto v, db->Get(RdbPgPrefix(id) + std::string(kStateKeyName)));
+  ASSIGN_OR_RETURN(auto v, db->Get(PgLogKeyPrefix(id) + std::string(kStateKeyName)));
   if (v) {
-    ASSIGN_OR_RETURN(RdbPgState st, RdbPgState::Decode(*v));
+    ASSIGN_OR_RETURN(PgStateValue st, PgStateValue::Decode(*v));
     e.entries_trimmed_to = st.entries_trimmed_to;
     e.dups_trimmed_to = st.dups_trimmed_to;
   }

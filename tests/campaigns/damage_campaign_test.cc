@@ -34,7 +34,7 @@
 #include "device/memory_block_device.h"
 #include "format/label.h"
 #include "log/ring_layout.h"
-#include "meta/meta_keys.h"
+#include "format/metadata_keys.h"
 #include "store/open_store.h"
 #include "util/log_model.h"
 #include "util/random_workload.h"

@@ -18,7 +18,7 @@
 
 #include "device/memory_block_device.h"
 #include "format/record.h"
-#include "log/pg_log.h"
+#include "log/ring_pg_log.h"
 #include "log/ring_reader.h"
 #include "tool/pg_scan.h"
 
@@ -112,7 +112,7 @@ TEST(RingScanRegression, ToolScanTakesTheRewindVersionAsRecoveryDoes) {
   p.tail_seq = 2;
   const PgId id{1, 0x2a, -1};
 
-  PgLog pg(id, 7, 4096);
+  RingPgLog pg(id, 7, 4096);
   pg.ptr = p;
   pg.chunks = c;
   RingReader reader(&dev, g, c, "1.2a", 7, p.head, p.tail);

@@ -1,6 +1,6 @@
 // label_fuzzer.cc — the label parser (src/format/label.{h,cc}) and its
 // siblings, the CRC-sealed values pgring keeps in RocksDB (StoreMeta,
-// PgPointer, PgChunkList in src/meta/meta_keys.{h,cc}): every fixed-layout
+// PgPointer, PgChunkList in src/format/metadata_keys.{h,cc}): every fixed-layout
 // structure pgring reads back and trusts.
 //
 // Each parser sees the input as is, and again with its CRC recomputed (and
@@ -28,7 +28,7 @@
 #include "absl/strings/str_format.h"
 #include "format/label.h"
 #include "fuzz_common.h"
-#include "meta/meta_keys.h"
+#include "format/metadata_keys.h"
 
 namespace pgring::fuzz {
 namespace {

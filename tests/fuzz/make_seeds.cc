@@ -22,7 +22,7 @@
 
 #include "format/label.h"
 #include "format/record.h"
-#include "meta/meta_keys.h"
+#include "format/metadata_keys.h"
 #include "tool/export_file.h"
 #include "util/coding.h"
 

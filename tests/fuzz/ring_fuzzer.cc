@@ -1,4 +1,4 @@
-// ring_fuzzer.cc — the recovery scan of one PG's ring: RecoverPgLog (the
+// ring_fuzzer.cc — the recovery scan of one PG's ring: RecoverRingPgLog (the
 // function RingStore::RecoverPg calls: RingReader from the pointer's head to
 // its tail, ReplayRecord per record, FinishReplay), on a ring in a
 // MemoryBlockDevice; and, on the same ring, the tool's independent
@@ -45,10 +45,10 @@
 #include "device/memory_block_device.h"
 #include "format/record.h"
 #include "fuzz_common.h"
-#include "log/pg_log.h"
+#include "log/ring_pg_log.h"
 #include "log/ring_layout.h"
 #include "log/ring_reader.h"
-#include "meta/meta_keys.h"
+#include "format/metadata_keys.h"
 #include "tool/pg_scan.h"
 
 namespace pgring::fuzz {
@@ -123,7 +123,7 @@ struct Model {
   uint64_t pin_pos = 0;
   uint64_t head = 0, tail = 0, next_seq = 1;
 
-  // PgLog::ComputeHead.
+  // RingPgLog::ComputeHead.
   uint64_t ComputeHead() const {
     uint64_t h = tail;
     if (!entries.empty()) h = std::min(h, entries.front().pos);
@@ -334,7 +334,7 @@ void CheckHeldBy(Ring* ring, const Geometry& g, const PgPointer& p,
   }
 }
 
-void CheckConsistent(Ring* ring, const Geometry& g, const PgPointer& p, const PgLog& pg) {
+void CheckConsistent(Ring* ring, const Geometry& g, const PgPointer& p, const RingPgLog& pg) {
   const std::vector<Placed> entries = Placements(pg.entries, p.head);
   const std::vector<Placed> dups = Placements(pg.dups, p.head);
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -368,7 +368,7 @@ void CheckConsistent(Ring* ring, const Geometry& g, const PgPointer& p, const Pg
 
 // The tool's scan must agree with recovery.
 void CheckAgainstToolScan(BlockDevice* dev, const Geometry& g, const PgChunkList& c,
-                          const PgPointer& p, const absl::Status& recovered, const PgLog& pg) {
+                          const PgPointer& p, const absl::Status& recovered, const RingPgLog& pg) {
   tool::PgScanOptions o;
   o.keep_entry_payloads = true;
   o.keep_dup_payloads = true;
@@ -396,7 +396,7 @@ void CheckAgainstToolScan(BlockDevice* dev, const Geometry& g, const PgChunkList
   }
 }
 
-void CheckEqualsModel(const Model& m, const PgPointer& p, const PgLog& pg) {
+void CheckEqualsModel(const Model& m, const PgPointer& p, const RingPgLog& pg) {
   const std::vector<Placed> re = Placements(pg.entries, p.head);
   const std::vector<Placed> rd = Placements(pg.dups, p.head);
   const std::vector<Placed> me(m.entries.begin(), m.entries.end());
@@ -598,10 +598,10 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
                    p.stamp != stamp || p.entries_trimmed_to != m.entries_trimmed_to ||
                    p.dups_trimmed_to != m.dups_trimmed_to;
 
-  PgLog pg(kPg, p.stamp, g.block_size);
+  RingPgLog pg(kPg, p.stamp, g.block_size);
   pg.ptr = p;
   pg.chunks = c;
-  const absl::Status s = RecoverPgLog(ring.device(), g, &pg);
+  const absl::Status s = RecoverRingPgLog(ring.device(), g, &pg);
   FUZZ_CHECK(s.ok() || absl::IsDataLoss(s), s.ToString());
   if (!s.ok()) {
     FUZZ_CHECK(absl::StartsWith(s.message(), "PG 1.2a: "), s.ToString());

@@ -20,7 +20,7 @@
 #include "format/label.h"
 #include "format/record.h"
 #include "log/ring_layout.h"
-#include "meta/meta_keys.h"
+#include "format/metadata_keys.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/store_fixture.h"

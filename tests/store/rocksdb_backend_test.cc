@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "absl/time/clock.h"
-#include "meta/meta_keys.h"
-#include "store/rocksdb_log_store.h"
+#include "format/metadata_keys.h"
+#include "store/rocksdb/rocksdb_log_store.h"
 #include "util/store_fixture.h"
 #include "util/sync.h"
 
@@ -302,14 +302,14 @@ TEST_F(RocksDbBackendTest, KeyLayoutIsBlueStores) {
   expected_prefix += std::string("\0\0\0\x2a", 4);            // seed 0x2a
   expected_prefix += std::string("\0", 1);                     // shard -1 + 1
   expected_prefix += ".";
-  EXPECT_EQ(RdbPgPrefix(pg), expected_prefix);
+  EXPECT_EQ(PgLogKeyPrefix(pg), expected_prefix);
   auto keys = PgKeys(all, pg);
   std::map<std::string, std::string> want;
   for (uint64_t v = 13; v <= 20; ++v) want[CephKeyName(7, v)] = Payload(v);
   for (uint64_t v = 9; v <= 12; ++v) want["dup_" + CephKeyName(7, v)] = "dup" + std::to_string(v);
   want["_info"] = "info@20";
   ASSERT_EQ(keys.count("_state"), 1u);
-  auto state = RdbPgState::Decode(keys["_state"]);
+  auto state = PgStateValue::Decode(keys["_state"]);
   ASSERT_OK(state);
   EXPECT_EQ(state->entries_trimmed_to, V(7, 12));
   EXPECT_EQ(state->dups_trimmed_to, V(7, 8));
@@ -346,22 +346,22 @@ TEST(RocksDbBackendFormat, WorkedExample) {
     }
     return out;
   };
-  EXPECT_EQ(hex(RdbPgPrefix(PgId{3, 0x2a, -1}) + LogKeyName(V(7, 13))),
+  EXPECT_EQ(hex(PgLogKeyPrefix(PgId{3, 0x2a, -1}) + LogKeyName(V(7, 13))),
             hex("pgring.log.") + "80000000000000030000002a00" + "2e" +
                 hex("0000000007.00000000000000000013"));
-  RdbPgState st;
+  PgStateValue st;
   st.entries_trimmed_to = V(7, 12);
   st.dups_trimmed_to = V(7, 8);
   st.last_version = V(7, 20);
   st.last_dup_version = V(7, 12);
   EXPECT_EQ(hex(st.Encode()), "01070c07080714070c3ea5c0c9");
-  auto back = RdbPgState::Decode(st.Encode());
+  auto back = PgStateValue::Decode(st.Encode());
   ASSERT_OK(back);
   EXPECT_EQ(*back, st);
   std::string bad = st.Encode();
   bad[3] ^= 1;
-  EXPECT_CODE(RdbPgState::Decode(bad), kDataLoss);
-  EXPECT_CODE(RdbPgState::Decode("\x01"), kDataLoss);
+  EXPECT_CODE(PgStateValue::Decode(bad), kDataLoss);
+  EXPECT_CODE(PgStateValue::Decode("\x01"), kDataLoss);
 }
 
 TEST_F(RocksDbBackendTest, OneClientWriteIsTheKeysBlueStoreWrites) {
@@ -580,9 +580,9 @@ TEST_F(RocksDbBackendTest, DamageAtOpen) {
   ASSERT_OK(Append(Pg(2), 1, 3));
   ASSERT_OK(store_->Close());
   store_.reset();
-  const std::string p1 = RdbPgPrefix(Pg(1));
+  const std::string p1 = PgLogKeyPrefix(Pg(1));
   // A trimmed entry that came back, below the trim point in _state.
-  RdbPgState st;
+  PgStateValue st;
   st.entries_trimmed_to = V(1, 1);
   st.last_version = V(1, 3);
   RawWrite([&](rocksdb::WriteBatch* b) { b->Put(p1 + "_state", st.Encode()); });
@@ -596,7 +596,7 @@ TEST_F(RocksDbBackendTest, DamageAtOpen) {
   EXPECT_NE(s.message().find("PG 1.1: _state value is damaged"), std::string::npos) << s;
   // A key that is no key of ours; a PG without _state.
   RawWrite([&](rocksdb::WriteBatch* b) {
-    b->Put(p1 + "_state", RdbPgState{}.Encode());
+    b->Put(p1 + "_state", PgStateValue{}.Encode());
     b->Put(p1 + "_bogus", "x");
   });
   s = Open(options_);

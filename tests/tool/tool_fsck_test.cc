@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_format.h"
 #include "format/record.h"
-#include "meta/meta_keys.h"
-#include "store/rocksdb_log_store.h"
+#include "format/metadata_keys.h"
+#include "format/rocksdb_backend_keys.h"
 #include "tool_test_util.h"
 #include "util/coding.h"
 
@@ -365,7 +365,7 @@ TEST_F(ToolFsckRocksDbTest, Clean) {
 }
 
 TEST_F(ToolFsckRocksDbTest, DamagedStateValue) {
-  const std::string key = RdbPgPrefix(PgD()) + std::string(kStateKeyName);
+  const std::string key = PgLogKeyPrefix(PgD()) + std::string(kStateKeyName);
   auto c = store_.DbContents();
   ASSERT_TRUE(c.count(key));
   std::string v = c[key];
@@ -377,8 +377,8 @@ TEST_F(ToolFsckRocksDbTest, DamagedStateValue) {
 }
 
 TEST_F(ToolFsckRocksDbTest, MissingStateAndMalformedKey) {
-  store_.DeleteDbKey(RdbPgPrefix(PgA()) + std::string(kStateKeyName));
-  store_.PutDbValue(RdbPgPrefix(PgD()) + "0000000001.0000000000000000000x", "y");
+  store_.DeleteDbKey(PgLogKeyPrefix(PgA()) + std::string(kStateKeyName));
+  store_.PutDbValue(PgLogKeyPrefix(PgD()) + "0000000001.0000000000000000000x", "y");
   ToolRun r = store_.Run({"fsck", "--format", "json"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(ProblemKinds(r.json()),

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "meta/meta_keys.h"
+#include "format/metadata_keys.h"
 #include "pgring/store.h"
 #include "util/test_util.h"
 

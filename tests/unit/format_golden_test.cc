@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/label.h"
 #include "format/record.h"
-#include "meta/meta_keys.h"
+#include "format/metadata_keys.h"
 #include "pgring/transaction.h"
 #include "rocksdb/db.h"
 #include "util/coding.h"

@@ -18,8 +18,8 @@
 #include "rocksdb/statistics.h"
 #include "store/metadata_db.h"
 #include "store/open_store.h"
-#include "store/ring_store.h"
-#include "store/rocksdb_log_store.h"
+#include "store/ring/ring_store.h"
+#include "store/rocksdb/rocksdb_log_store.h"
 
 namespace pgring::fio {
 namespace {

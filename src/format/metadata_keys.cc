@@ -1,4 +1,4 @@
-#include "meta/meta_keys.h"
+#include "format/metadata_keys.h"
 
 #include <cstring>
 

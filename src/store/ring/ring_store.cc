@@ -1,4 +1,4 @@
-#include "store/ring_store.h"
+#include "store/ring/ring_store.h"
 
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "log/pg_log_state.h"
 #include "log/ring_reader.h"
 #include "store/group_batch.h"
 #include "util/status_macros.h"
@@ -32,10 +33,10 @@ Geometry GeometryOf(const Label& l) {
 }
 }  // namespace
 
-// What one transaction does to one PG object.
+// What one transaction does to one PG, and how to undo it.
 struct RingStore::Touch {
-  std::shared_ptr<PgLog> pg;
-  PgUndo undo;
+  std::shared_ptr<RingPg> pg;
+  RingPgLogUndo undo;
   RecordBodyBuilder body;
   uint64_t record_pos;
   bool created = false;
@@ -44,17 +45,20 @@ struct RingStore::Touch {
   bool info_set = false;
   uint64_t payload = 0;
   std::vector<uint32_t> allocated;  // chunks taken for this PG
+  ChunkAllocator* alloc = nullptr;  // where `allocated` goes back on Restore
 
-  explicit Touch(std::shared_ptr<PgLog> p)
+  explicit Touch(std::shared_ptr<RingPg> p)
       : pg(std::move(p)), undo(pg.get()), record_pos(pg->ptr.tail) {}
+  void Restore() {
+    undo.Restore();
+    for (uint32_t c : allocated) alloc->Release(c);
+    allocated.clear();
+  }
 };
 
 RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
                      const Label& label, const StoreMeta& meta, const Options& options)
-    : options_(options),
-      log_(options.log_sink ? options.log_sink : StderrLogSink()),
-      device_(std::move(device)),
-      db_(std::move(db)),
+    : StoreCore(std::move(device), std::move(db), options),
       label_(label),
       geo_(GeometryOf(label)),
       alloc_(label.chunk_count),
@@ -74,8 +78,7 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
   }
   std::unique_ptr<RingStore> s(new RingStore(std::move(device), std::move(db), label, meta, options));
   RETURN_IF_ERROR(s->Recover());
-  s->pipeline_ = std::make_unique<CommitPipeline>(s->db_->db(), s->device_.get(), options,
-                                                  s->log_.get());
+  s->StartPipeline(s->device_.get());
   return std::unique_ptr<Store>(std::move(s));
 }
 
@@ -124,11 +127,11 @@ absl::Status RingStore::Recover() {
       return absl::DataLossError(absl::StrFormat("PG %s and PG %s both have stamp %u",
                                                  sit->second.ToString(), id.ToString(), p->stamp));
     }
-    auto pg = std::make_shared<PgLog>(id, p->stamp, geo_.block_size);
+    auto pg = std::make_shared<RingPg>(id, p->stamp, geo_.block_size);
     pg->ptr = *p;
     pg->chunks = std::move(it->second);
     lists.erase(it);
-    pgs_.emplace(id, std::move(pg));
+    pgs_.Insert(std::move(pg));
     return absl::OkStatus();
   }));
   if (!lists.empty()) {
@@ -154,7 +157,7 @@ absl::Status RingStore::Recover() {
   // Each PG's ring is read and replayed independently: several at a time
   // keep the device busy (synchronous O_DIRECT reads, no readahead) and use
   // every core for CRCs and replay. Outcomes are handled below in PG order.
-  std::vector<PgLog*> order;
+  std::vector<RingPg*> order;
   order.reserve(pgs_.size());
   for (auto& [id, pg] : pgs_) order.push_back(pg.get());
   std::vector<absl::Status> outcome(order.size());
@@ -172,7 +175,7 @@ absl::Status RingStore::Recover() {
     for (auto& t : pool) t.join();
   }
   for (size_t i = 0; i < order.size(); ++i) {
-    PgLog* pg = order[i];
+    RingPg* pg = order[i];
     const absl::Status& s = outcome[i];
     if (!s.ok()) {
       if (options_.recovery_policy == RecoveryPolicy::kRefuse || s.code() != absl::StatusCode::kDataLoss) {
@@ -180,18 +183,16 @@ absl::Status RingStore::Recover() {
       }
       log_->Log(LogLevel::kError, absl::StrCat("opening with PG ", pg->name,
                                                " marked damaged: ", s.message()));
+      pg->Forget();
       pg->damage = s;
-      pg->entries.Clear();
-      pg->dups.Clear();
-      pg->has_info = false;
     }
-    live_items_ += pg->entries.size() + pg->dups.size();
+    live_items_ += pg->live_items();
   }
   return absl::OkStatus();
 }
 
-absl::Status RingStore::RecoverPg(PgLog* pg) {
-  RETURN_IF_ERROR(RecoverPgLog(device_.get(), geo_, pg));
+absl::Status RingStore::RecoverPg(RingPg* pg) {
+  RETURN_IF_ERROR(RecoverRingPgLog(device_.get(), geo_, pg));
   const PgPointer& p = pg->ptr;
   pg->durable_head.store(p.head);
   MutexLock l(&pg->io_mu);
@@ -202,17 +203,7 @@ absl::Status RingStore::RecoverPg(PgLog* pg) {
 // ---------------------------------------------------------------------------
 // Submit
 
-absl::Status RingStore::CheckWritable() const {
-  if (options_.read_only) return absl::FailedPreconditionError("store is open read-only");
-  absl::Status f = pipeline_->failure();
-  if (!f.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("store failed earlier and must be reopened: ", f.ToString()));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status RingStore::ReserveRing(PgLog* pg, uint64_t end, std::vector<uint32_t>* allocated) {
+absl::Status RingStore::ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32_t>* allocated) {
   PgChunkList& c = pg->chunks;
   if (c.chunks.empty()) {
     // An empty ring restarts at the tail's chunk boundary.
@@ -247,7 +238,7 @@ absl::Status RingStore::ReserveRing(PgLog* pg, uint64_t end, std::vector<uint32_
   return absl::OkStatus();
 }
 
-std::shared_ptr<RingWrite> RingStore::PlanWrite(PgLog* pg, uint64_t pos, const std::string& record) {
+std::shared_ptr<RingWrite> RingStore::PlanWrite(RingPg* pg, uint64_t pos, const std::string& record) {
   const uint64_t bs = geo_.block_size;
   const uint64_t start = geo_.AlignDown(pos);
   const uint64_t end = geo_.AlignUp(pos + record.size());
@@ -267,238 +258,204 @@ std::shared_ptr<RingWrite> RingStore::PlanWrite(PgLog* pg, uint64_t pos, const s
   return w;
 }
 
+absl::StatusOr<std::shared_ptr<RingPg>> RingStore::NewPg(const PgId& id) {
+  if (meta_.next_pg_stamp == UINT32_MAX) return absl::ResourceExhaustedError("PG stamps exhausted");
+  auto pg = std::make_shared<RingPg>(id, meta_.next_pg_stamp++, geo_.block_size);
+  MutexLock io(&pg->io_mu);
+  pg->written_upto = 0;
+  return pg;
+}
+
 absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
   RETURN_IF_ERROR(CheckWritable());
   auto ctxn = std::make_shared<CommitPipeline::Txn>();
   ctxn->done = std::move(done);
-  std::vector<std::shared_ptr<RingWrite>> to_start;
+  std::vector<std::shared_ptr<RingWrite>> writes;
   {
     MutexLock l(&mu_);
-    if (closed_) return absl::FailedPreconditionError("store is closed");
-    // Apply every op, remembering how to undo it.
-    std::vector<std::unique_ptr<Touch>> touches;
-    absl::flat_hash_map<PgLog*, Touch*> touch_of;
-    // (added?, id, pg) in the order the map changed, to undo in reverse.
-    std::vector<std::tuple<bool, PgId, std::shared_ptr<PgLog>>> map_journal;
-    uint64_t live = live_items_;
+    RETURN_IF_ERROR(CheckOpen());
     const StoreMeta old_meta = meta_;
-    auto touch = [&](const std::shared_ptr<PgLog>& pg) {
-      auto it = touch_of.find(pg.get());
-      if (it != touch_of.end()) return it->second;
-      touches.push_back(std::make_unique<Touch>(pg));
-      touch_of[pg.get()] = touches.back().get();
-      return touches.back().get();
-    };
-    auto rollback = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      for (auto it = touches.rbegin(); it != touches.rend(); ++it) {
-        (*it)->undo.Restore();
-        for (uint32_t c : (*it)->allocated) alloc_.Release(c);
-      }
-      for (auto it = map_journal.rbegin(); it != map_journal.rend(); ++it) {
-        auto& [added, id, pg] = *it;
-        if (added) {
-          pgs_.erase(id);
-        } else {
-          pgs_[id] = pg;
-        }
-      }
-      meta_ = old_meta;
-    };
-    absl::Status status;
-    for (const Transaction::Op& op : txn.ops()) {
-      auto it = pgs_.find(op.pg);
-      if (op.type == Transaction::OpType::kCreatePg) {
-        if (it != pgs_.end()) {
-          status = absl::AlreadyExistsError(absl::StrCat("PG ", op.pg.ToString(), " already exists"));
-          break;
-        }
-        if (meta_.next_pg_stamp == UINT32_MAX) {
-          status = absl::ResourceExhaustedError("PG stamps exhausted");
-          break;
-        }
-        if (pgs_.size() >= options_.limits.max_pgs) {
-          status = absl::ResourceExhaustedError(absl::StrFormat(
-              "store holds %u PGs, the limit", pgs_.size()));
-          break;
-        }
-        auto pg = std::make_shared<PgLog>(op.pg, meta_.next_pg_stamp++, geo_.block_size);
-        {
-          MutexLock io(&pg->io_mu);
-          pg->written_upto = 0;
-        }
-        pgs_.emplace(op.pg, pg);
-        map_journal.emplace_back(true, op.pg, pg);
-        touch(pg)->created = true;
-        continue;
-      }
-      if (it == pgs_.end()) {
-        status = absl::NotFoundError(absl::StrCat("PG ", op.pg.ToString(), " does not exist"));
-        break;
-      }
-      std::shared_ptr<PgLog> pg = it->second;
-      Touch* t = touch(pg);
-      if (op.type == Transaction::OpType::kRemovePg) {
-        live -= pg->entries.size() + pg->dups.size();
-        t->removed = true;
-        map_journal.emplace_back(false, op.pg, pg);
-        pgs_.erase(it);
-        continue;
-      }
-      if (!pg->damage.ok()) {
-        status = absl::DataLossError(absl::StrCat(pg->damage.message(),
-                                                  " (the PG is damaged; it can only be removed)"));
-        break;
-      }
-      status = ApplyOp(op, options_.limits, t->record_pos, &live, pg.get(), &t->undo, &t->body);
-      if (!status.ok()) break;
-      t->payload += op.payload.size();
-      using T = Transaction::OpType;
-      t->trims |= op.type == T::kTrim || op.type == T::kTrimDups || op.type == T::kRewind ||
-                  op.type == T::kResetLog;
-      t->info_set |= op.type == T::kSetInfo;
-    }
-    // Records: one per PG, placed at its tail; room reserved in its ring.
-    std::vector<std::string> records(touches.size());
-    for (size_t i = 0; status.ok() && i < touches.size(); ++i) {
-      Touch* t = touches[i].get();
-      PgLog* pg = t->pg.get();
-      if (t->removed) continue;
-      // Carry the info forward when it alone would keep the head from
-      // moving past what the transaction trimmed.
-      RecordBodyBuilder without_info;  // the body before the carried copy
-      const uint64_t info_pos_before = pg->info_pos;
-      bool carried = false;
-      if (t->trims && pg->has_info && !t->info_set) {
-        uint64_t others = t->record_pos;
-        if (!pg->entries.empty()) {
-          others = std::min(others, MappingTable::Pos(pg->entries.front(), pg->ptr.head));
-        }
-        if (!pg->dups.empty()) {
-          others = std::min(others, MappingTable::Pos(pg->dups.front(), pg->ptr.head));
-        }
-        if (pg->info_pos < others) {
-          without_info = t->body;
-          t->body.AddInfo(pg->info);
-          pg->info_pos = t->record_pos;
-          carried = true;
-        }
-      }
-      while (!t->body.empty()) {
-        size_t len = kRecordHeaderSize + t->body.size();
-        if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite) {
-          size_t pad = geo_.AlignUp(t->record_pos + len) - (t->record_pos + len);
-          if (pad == 1) pad += geo_.block_size;
-          t->body.AddPad(pad);
-        }
-        if (t->body.size() > kMaxRecordBody) {
-          status = absl::InvalidArgumentError(absl::StrFormat(
-              "transaction writes %u bytes to PG %s; a transaction may write at most %u "
-              "bytes to one PG", t->body.size(), pg->name, kMaxRecordBody));
-          break;
-        }
-        AppendRecord(&records[i], kRecordTxn, pg->stamp, LapOf(t->record_pos, geo_),
-                     pg->ptr.tail_seq, t->body.body());
-        const size_t allocated_before = t->allocated.size();
-        status = ReserveRing(pg, t->record_pos + records[i].size(), &t->allocated);
-        if (status.ok() || !carried || !absl::IsResourceExhausted(status)) break;
-        // No room for the carried copy of the info (a full partition): take
-        // the trim without it rather than refuse the trim that is meant to
-        // free space. The head stays at the info for now (it moves at a
-        // later trim or info update); nothing else changes. Give back what
-        // this attempt allocated (ReserveRing appends allocated chunks last)
-        // and build the record again without the info.
-        while (t->allocated.size() > allocated_before) {
-          alloc_.Release(t->allocated.back());
-          pg->chunks.chunks.pop_back();
-          t->allocated.pop_back();
-        }
-        t->body = std::move(without_info);
-        pg->info_pos = info_pos_before;
-        records[i].clear();
-        carried = false;
-        status = absl::OkStatus();
-      }
-    }
+    Staging staging(&pgs_, options_.limits, live_items_);
+    absl::Status status = staging.StageOps(
+        txn,
+        [&](const PgId& id) ABSL_NO_THREAD_SAFETY_ANALYSIS { return NewPg(id); },
+        [&](const Transaction::Op& op, Touch* t, uint64_t* live) {
+          t->alloc = &alloc_;
+          RingPgLogEffects effects(t->pg.get(), t->record_pos, &t->body);
+          RETURN_IF_ERROR(
+              ApplyOp(op, options_.limits, live, t->pg.get(), &t->undo.log(), &effects));
+          using T = Transaction::OpType;
+          t->trims |= op.type == T::kTrim || op.type == T::kTrimDups || op.type == T::kRewind ||
+                      op.type == T::kResetLog;
+          t->info_set |= op.type == T::kSetInfo;
+          return absl::OkStatus();
+        },
+        [](Touch*) {});
+    std::vector<std::string> records;
+    if (status.ok()) status = PlaceRecords(&staging, &records);
     if (!status.ok()) {
-      rollback();
+      staging.Rollback();
+      meta_ = old_meta;
       return status;
     }
-    // From here nothing fails: move pointers, plan writes, fill the batch.
-    ctxn->batch = txn.ReleaseBatch();
-    if (!ctxn->batch) ctxn->batch = std::make_unique<rocksdb::WriteBatch>();
-    // Every key the ring backend writes is a whole value written by the
-    // store alone: a commit group keeps only the last write of each.
-    StoreKeyWriter wb(ctxn->batch.get(), db_->cf(), &ctxn->store_keys);
-    std::vector<uint32_t> to_free;
-    std::vector<std::pair<std::shared_ptr<PgLog>, uint64_t>> heads;
-    for (size_t i = 0; i < touches.size(); ++i) {
-      Touch* t = touches[i].get();
-      PgLog* pg = t->pg.get();
-      if (t->removed) {
-        // Chunks go back to the free map only once the removal is durable.
-        to_free.insert(to_free.end(), pg->chunks.chunks.begin(), pg->chunks.chunks.end());
-        if (!t->created) {
-          wb.Delete(PgPointerKey(pg->id));
-          wb.Delete(PgChunksKey(pg->id));
-        }
-        continue;
-      }
-      if (!records[i].empty()) {
-        auto w = PlanWrite(pg, t->record_pos, records[i]);
-        w->pg = t->pg;
-        w->txn = ctxn;
-        to_start.push_back(std::move(w));
-        pg->ptr.tail = t->record_pos + records[i].size();
-        pg->ptr.tail_seq += 1;
-        pg->record_bytes_written += records[i].size();
-        pg->payload_bytes_written += t->payload;
-        record_bytes_.fetch_add(records[i].size());
-        payload_bytes_.fetch_add(t->payload);
-      }
-      pg->ptr.head = pg->ComputeHead(pg->ptr.tail);
-      // Give back chunks wholly behind the head, beyond the reserve.
-      while (pg->chunks.chunks.size() > options_.reserve_chunks_per_pg &&
-             pg->chunks.base + geo_.chunk_size <= pg->ptr.head) {
-        to_free.push_back(pg->chunks.chunks.front());
-        pg->chunks.chunks.erase(pg->chunks.chunks.begin());
-        pg->chunks.base += geo_.chunk_size;
-      }
-      if (pg->chunks.chunks.empty()) pg->chunks.base = pg->ptr.tail / geo_.chunk_size * geo_.chunk_size;
-      wb.Put(PgPointerKey(pg->id), pg->ptr.Encode());
-      if (t->created || !(pg->chunks == t->undo.old_chunks())) {
-        wb.Put(PgChunksKey(pg->id), pg->chunks.Encode());
-      }
-      heads.emplace_back(t->pg, pg->ptr.head);
-    }
-    if (meta_.next_pg_stamp != old_meta.next_pg_stamp) {
-      wb.Put(std::string(kMetaKey), meta_.Encode());
-    }
-    live_items_ = live;
-    // With gated_writes_share_flush the partition flush also makes the
-    // embedder's writes durable, so a transaction with gates needs one even
-    // when it writes no records.
-    ctxn->needs_flush = !to_start.empty() ||
-                        (options_.gated_writes_share_flush && !txn.gates().empty());
-    ctxn->pending_writes.store(static_cast<int>(to_start.size()));
-    ctxn->pending_ios.store(static_cast<int>(to_start.size() + txn.gates().size()) + 1);
-    ctxn->on_durable = [this, to_free = std::move(to_free), heads = std::move(heads)]() {
-      for (uint32_t c : to_free) alloc_.Release(c);
-      for (const auto& [pg, head] : heads) {
-        uint64_t cur = pg->durable_head.load();
-        while (cur < head && !pg->durable_head.compare_exchange_weak(cur, head)) {
-        }
-      }
-    };
-    // Queue each PG's write behind its earlier ones, in staging order.
-    for (auto& w : to_start) {
-      MutexLock io(&w->pg->io_mu);
-      w->pg->write_queue.push_back(w);
-    }
+    // From here nothing fails.
+    CommitPointers(staging, records, old_meta, &txn, ctxn, &writes);
+    live_items_ = staging.live_items();
     pipeline_->Enqueue(ctxn);
   }
-  // Start writes outside the staging lock. A PG's writes are issued one at
-  // a time, in order, by whoever finds its queue idle.
-  for (auto& w : to_start) {
+  StartWrites(writes);
+  WaitForGatesAndRelease(ctxn, txn.gates());
+  return absl::OkStatus();
+}
+
+absl::Status RingStore::PlaceRecords(Staging* staging, std::vector<std::string>* records) {
+  records->resize(staging->touches().size());
+  for (size_t i = 0; i < staging->touches().size(); ++i) {
+    Touch* t = staging->touches()[i].get();
+    if (t->removed) continue;
+    t->alloc = &alloc_;
+    RETURN_IF_ERROR(PlaceRecord(t, &(*records)[i]));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RingStore::PlaceRecord(Touch* t, std::string* record) {
+  RingPg* pg = t->pg.get();
+  // Carry the info forward when it alone would keep the head from moving
+  // past what the transaction trimmed.
+  RecordBodyBuilder without_info;  // the body before the carried copy
+  const uint64_t info_pos_before = pg->info_pos;
+  bool carried = false;
+  if (t->trims && pg->has_info && !t->info_set) {
+    uint64_t others = t->record_pos;
+    if (!pg->entries.empty()) {
+      others = std::min(others, MappingTable::Pos(pg->entries.front(), pg->ptr.head));
+    }
+    if (!pg->dups.empty()) {
+      others = std::min(others, MappingTable::Pos(pg->dups.front(), pg->ptr.head));
+    }
+    if (pg->info_pos < others) {
+      without_info = t->body;
+      t->body.AddInfo(pg->info);
+      pg->info_pos = t->record_pos;
+      carried = true;
+    }
+  }
+  while (!t->body.empty()) {
+    size_t len = kRecordHeaderSize + t->body.size();
+    if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite) {
+      size_t pad = geo_.AlignUp(t->record_pos + len) - (t->record_pos + len);
+      if (pad == 1) pad += geo_.block_size;
+      t->body.AddPad(pad);
+    }
+    if (t->body.size() > kMaxRecordBody) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "transaction writes %u bytes to PG %s; a transaction may write at most %u "
+          "bytes to one PG", t->body.size(), pg->name, kMaxRecordBody));
+    }
+    AppendRecord(record, kRecordTxn, pg->stamp, LapOf(t->record_pos, geo_), pg->ptr.tail_seq,
+                 t->body.body());
+    const size_t allocated_before = t->allocated.size();
+    absl::Status status = ReserveRing(pg, t->record_pos + record->size(), &t->allocated);
+    if (status.ok() || !carried || !absl::IsResourceExhausted(status)) return status;
+    // No room for the carried copy of the info (a full partition): take the
+    // trim without it rather than refuse the trim that is meant to free
+    // space. The head stays at the info for now (it moves at a later trim
+    // or info update); nothing else changes. Give back what this attempt
+    // allocated (ReserveRing appends allocated chunks last) and build the
+    // record again without the info.
+    while (t->allocated.size() > allocated_before) {
+      alloc_.Release(t->allocated.back());
+      pg->chunks.chunks.pop_back();
+      t->allocated.pop_back();
+    }
+    t->body = std::move(without_info);
+    pg->info_pos = info_pos_before;
+    record->clear();
+    carried = false;
+  }
+  return absl::OkStatus();
+}
+
+void RingStore::CommitPointers(const Staging& staging, const std::vector<std::string>& records,
+                               const StoreMeta& old_meta, Transaction* txn,
+                               const std::shared_ptr<CommitPipeline::Txn>& ctxn,
+                               std::vector<std::shared_ptr<RingWrite>>* writes) {
+  ctxn->batch = txn->ReleaseBatch();
+  if (!ctxn->batch) ctxn->batch = std::make_unique<rocksdb::WriteBatch>();
+  // Every key the ring backend writes is a whole value written by the
+  // store alone: a commit group keeps only the last write of each.
+  StoreKeyWriter wb(ctxn->batch.get(), db_->cf(), &ctxn->store_keys);
+  std::vector<uint32_t> to_free;
+  std::vector<std::pair<std::shared_ptr<RingPg>, uint64_t>> heads;
+  for (size_t i = 0; i < staging.touches().size(); ++i) {
+    Touch* t = staging.touches()[i].get();
+    RingPg* pg = t->pg.get();
+    if (t->removed) {
+      // Chunks go back to the free map only once the removal is durable.
+      to_free.insert(to_free.end(), pg->chunks.chunks.begin(), pg->chunks.chunks.end());
+      if (!t->created) {
+        wb.Delete(PgPointerKey(pg->id));
+        wb.Delete(PgChunksKey(pg->id));
+      }
+      continue;
+    }
+    if (!records[i].empty()) {
+      auto w = PlanWrite(pg, t->record_pos, records[i]);
+      w->pg = t->pg;
+      w->txn = ctxn;
+      writes->push_back(std::move(w));
+      pg->ptr.tail = t->record_pos + records[i].size();
+      pg->ptr.tail_seq += 1;
+      pg->record_bytes_written += records[i].size();
+      pg->payload_bytes_written += t->payload;
+      record_bytes_.fetch_add(records[i].size());
+      payload_bytes_.fetch_add(t->payload);
+    }
+    pg->ptr.head = pg->ComputeHead(pg->ptr.tail);
+    // Give back chunks wholly behind the head, beyond the reserve.
+    while (pg->chunks.chunks.size() > options_.reserve_chunks_per_pg &&
+           pg->chunks.base + geo_.chunk_size <= pg->ptr.head) {
+      to_free.push_back(pg->chunks.chunks.front());
+      pg->chunks.chunks.erase(pg->chunks.chunks.begin());
+      pg->chunks.base += geo_.chunk_size;
+    }
+    if (pg->chunks.chunks.empty()) pg->chunks.base = pg->ptr.tail / geo_.chunk_size * geo_.chunk_size;
+    wb.Put(PgPointerKey(pg->id), pg->Pointer().Encode());
+    if (t->created || !(pg->chunks == t->undo.old_chunks())) {
+      wb.Put(PgChunksKey(pg->id), pg->chunks.Encode());
+    }
+    heads.emplace_back(t->pg, pg->ptr.head);
+  }
+  if (meta_.next_pg_stamp != old_meta.next_pg_stamp) {
+    wb.Put(std::string(kMetaKey), meta_.Encode());
+  }
+  // With gated_writes_share_flush the partition flush also makes the
+  // embedder's writes durable, so a transaction with gates needs one even
+  // when it writes no records.
+  ctxn->needs_flush = !writes->empty() ||
+                      (options_.gated_writes_share_flush && !txn->gates().empty());
+  ctxn->pending_writes.store(static_cast<int>(writes->size()));
+  ctxn->pending_ios.store(static_cast<int>(writes->size() + txn->gates().size()) + 1);
+  ctxn->on_durable = [this, to_free = std::move(to_free), heads = std::move(heads)]() {
+    for (uint32_t c : to_free) alloc_.Release(c);
+    for (const auto& [pg, head] : heads) {
+      uint64_t cur = pg->durable_head.load();
+      while (cur < head && !pg->durable_head.compare_exchange_weak(cur, head)) {
+      }
+    }
+  };
+  // Queue each PG's write behind its earlier ones, in staging order.
+  for (auto& w : *writes) {
+    MutexLock io(&w->pg->io_mu);
+    w->pg->write_queue.push_back(w);
+  }
+}
+
+// A PG's writes are issued one at a time, in order, by whoever finds its
+// queue idle. Called outside the staging lock.
+void RingStore::StartWrites(const std::vector<std::shared_ptr<RingWrite>>& writes) {
+  for (auto& w : writes) {
     bool start = false;
     {
       MutexLock io(&w->pg->io_mu);
@@ -510,16 +467,6 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
     }
     if (start) StartWrite(w);
   }
-  // The embedder's writes count like ring writes.
-  for (const auto& gate : txn.gates()) {
-    gate->OnOpen([this, ctxn](absl::Status s) {
-      pipeline_->IoDone(ctxn.get(), s.ok() ? s
-                                           : absl::Status(s.code(), absl::StrCat(
-                                                 "embedder's write: ", s.message())));
-    });
-  }
-  pipeline_->IoDone(ctxn.get(), absl::OkStatus());  // the submitter's guard
-  return absl::OkStatus();
 }
 
 void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
@@ -584,39 +531,17 @@ void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Statu
   if (next) StartWrite(next);
 }
 
-absl::Status RingStore::Sync() { return pipeline_->Sync(); }
-
-absl::Status RingStore::Close() {
-  {
-    MutexLock l(&mu_);
-    if (closed_) return absl::OkStatus();
-    closed_ = true;
-  }
-  absl::Status s;
-  if (pipeline_) {
-    s = pipeline_->Sync();
-    pipeline_->Stop();
-  }
-  return s;
-}
-
 // ---------------------------------------------------------------------------
 // Reads
 
-absl::StatusOr<std::shared_ptr<PgLog>> RingStore::FindPg(const PgId& id) const {
-  auto it = pgs_.find(id);
-  if (it == pgs_.end()) return absl::NotFoundError(absl::StrCat("PG ", id.ToString(), " does not exist"));
-  return it->second;
-}
-
-absl::Status RingStore::WaitWritten(PgLog* pg, uint64_t lpos) const {
+absl::Status RingStore::WaitWritten(RingPg* pg, uint64_t lpos) const {
   MutexLock io(&pg->io_mu);
   while (pg->written_upto <= lpos && pg->io_failure.ok()) pg->written_cv.Wait(&pg->io_mu);
   return pg->written_upto > lpos ? absl::OkStatus() : pg->io_failure;
 }
 
 absl::Status RingStore::ReadRecords(
-    PgLog* pg, uint64_t first, uint64_t last,
+    RingPg* pg, uint64_t first, uint64_t last,
     const std::function<void(uint64_t, std::string_view)>& fn) const {
   RETURN_IF_ERROR(WaitWritten(pg, last));
   RingReader reader(device_.get(), geo_, pg->chunks, pg->name, pg->stamp, first, pg->ptr.tail);
@@ -629,36 +554,16 @@ absl::Status RingStore::ReadRecords(
   }
 }
 
-namespace {
-// Collects the items of `kind` in a record as a reader replaying it would
-// leave them (a rewind or reset later in the same record drops earlier ones).
-std::vector<Item> LiveItems(std::string_view body, ItemKind kind) {
-  std::vector<Item> out;
-  ForEachItem(body, [&](const Item& it) {
-    if (it.kind == kind) {
-      out.push_back(it);
-    } else if (it.kind == ItemKind::kReset) {
-      out.clear();
-    } else if (it.kind == ItemKind::kRewind && kind == ItemKind::kEntry) {
-      while (!out.empty() && out.back().version > it.version) out.pop_back();
-    }
-    return absl::OkStatus();
-  }).IgnoreError();  // the reader verified the record's CRC; items parse
-  return out;
-}
-
-absl::StatusOr<std::vector<LogEntry>> ReadTable(
-    const MappingTable& table, size_t i, size_t j, uint64_t anchor, ItemKind kind,
-    const std::function<absl::Status(uint64_t, uint64_t,
-                                     const std::function<void(uint64_t, std::string_view)>&)>&
-        read_records,
-    const std::string& pg_name) {
+absl::StatusOr<std::vector<LogEntry>> RingStore::ReadSlots(RingPg* pg, const MappingTable& table,
+                                                           size_t i, size_t j,
+                                                           ItemKind kind) const {
   std::vector<LogEntry> out;
   if (i >= j) return out;
   out.reserve(j - i);
+  const uint64_t anchor = pg->ptr.head;
   size_t k = i;
-  absl::Status s = read_records(
-      MappingTable::Pos(table.at(i), anchor), MappingTable::Pos(table.at(j - 1), anchor),
+  absl::Status s = ReadRecords(
+      pg, MappingTable::Pos(table.at(i), anchor), MappingTable::Pos(table.at(j - 1), anchor),
       [&](uint64_t lpos, std::string_view body) {
         for (const Item& it : LiveItems(body, kind)) {
           while (k < j && MappingTable::Pos(table.at(k), anchor) < lpos) ++k;
@@ -673,16 +578,15 @@ absl::StatusOr<std::vector<LogEntry>> ReadTable(
   if (out.size() != j - i) {
     return absl::DataLossError(absl::StrFormat(
         "PG %s: found %u of %u items in the ring; the mapping table and the records disagree",
-        pg_name, out.size(), j - i));
+        pg->name, out.size(), j - i));
   }
   return out;
 }
-}  // namespace
 
 absl::StatusOr<std::vector<LogEntry>> RingStore::ReadEntries(const PgId& id, const Version& from,
                                                              const Version& to) const {
   ReaderMutexLock l(&mu_);
-  ASSIGN_OR_RETURN(auto pg, FindPg(id));
+  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
   if (!pg->damage.ok()) return pg->damage;
   if (from > to) {
     return absl::InvalidArgumentError(absl::StrFormat("version range %s..%s is empty",
@@ -693,28 +597,20 @@ absl::StatusOr<std::vector<LogEntry>> RingStore::ReadEntries(const PgId& id, con
                                                  pg->name, from.ToString(),
                                                  pg->last_version.ToString()));
   }
-  size_t i = pg->entries.LowerBound(from), j = pg->entries.UpperBound(to);
-  return ReadTable(pg->entries, i, j, pg->ptr.head, ItemKind::kEntry,
-                   [&](uint64_t a, uint64_t b, const auto& fn) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                     return ReadRecords(pg.get(), a, b, fn);
-                   },
-                   pg->name);
+  return ReadSlots(pg.get(), pg->entries, pg->entries.LowerBound(from),
+                   pg->entries.UpperBound(to), ItemKind::kEntry);
 }
 
 absl::StatusOr<std::vector<LogEntry>> RingStore::ReadDups(const PgId& id) const {
   ReaderMutexLock l(&mu_);
-  ASSIGN_OR_RETURN(auto pg, FindPg(id));
+  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
   if (!pg->damage.ok()) return pg->damage;
-  return ReadTable(pg->dups, 0, pg->dups.size(), pg->ptr.head, ItemKind::kDup,
-                   [&](uint64_t a, uint64_t b, const auto& fn) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                     return ReadRecords(pg.get(), a, b, fn);
-                   },
-                   pg->name);
+  return ReadSlots(pg.get(), pg->dups, 0, pg->dups.size(), ItemKind::kDup);
 }
 
 absl::StatusOr<std::string> RingStore::ReadInfo(const PgId& id) const {
   ReaderMutexLock l(&mu_);
-  ASSIGN_OR_RETURN(auto pg, FindPg(id));
+  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
   if (!pg->damage.ok()) return pg->damage;
   if (!pg->has_info) return absl::NotFoundError(absl::StrCat("PG ", pg->name, " has no info"));
   return pg->info;
@@ -722,16 +618,12 @@ absl::StatusOr<std::string> RingStore::ReadInfo(const PgId& id) const {
 
 absl::StatusOr<std::vector<PgId>> RingStore::ListPgs() const {
   ReaderMutexLock l(&mu_);
-  std::vector<PgId> out;
-  out.reserve(pgs_.size());
-  for (const auto& [id, pg] : pgs_) out.push_back(id);
-  std::sort(out.begin(), out.end());
-  return out;
+  return pgs_.List();
 }
 
 absl::StatusOr<PgStats> RingStore::GetPgStats(const PgId& id) const {
   ReaderMutexLock l(&mu_);
-  ASSIGN_OR_RETURN(auto pg, FindPg(id));
+  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
   PgStats s;
   s.pg = id;
   s.entries = pg->entries.size();

@@ -6,35 +6,29 @@
 // a time per PG, so a rewritten tail block is never written twice at once)
 // and hands it to the CommitPipeline, which commits groups of ready
 // transactions with one flush and one synced RocksDB write.
-#ifndef PGRING_STORE_RING_STORE_H_
-#define PGRING_STORE_RING_STORE_H_
+#ifndef PGRING_STORE_RING_RING_STORE_H_
+#define PGRING_STORE_RING_RING_STORE_H_
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "util/sync.h"
 #include "alloc/chunk_allocator.h"
 #include "device/block_device.h"
 #include "format/label.h"
-#include "log/pg_log.h"
 #include "log/ring_layout.h"
-#include "meta/meta_keys.h"
-#include "pgring/store.h"
+#include "format/metadata_keys.h"
 #include "store/commit_pipeline.h"
 #include "store/metadata_db.h"
+#include "store/pg_map.h"
+#include "store/ring/ring_pg.h"
+#include "store/store_core.h"
+#include "util/sync.h"
 
 namespace pgring {
 
-// A ring write: one transaction's record for one PG (block-aligned).
-struct RingWrite {
-  std::shared_ptr<PgLog> pg;
-  std::shared_ptr<CommitPipeline::Txn> txn;
-  std::vector<Extent> extents;
-  std::shared_ptr<AlignedBuffer> buffer;
-  uint64_t end_lpos = 0;  // lpos just past the record
-};
-
-class RingStore final : public Store {
+class RingStore final : public StoreCore {
  public:
   // Opens the ring store on an opened device and metadata DB; recovers.
   static absl::StatusOr<std::unique_ptr<Store>> Open(
@@ -43,7 +37,6 @@ class RingStore final : public Store {
   ~RingStore() override;
 
   absl::Status Submit(Transaction txn, CommitCallback done) override;
-  absl::Status Sync() override;
   // The partition device's Plug()/Unplug() (block_device.h).
   void PlugWrites() override { device_->Plug(); }
   void UnplugWrites() override { device_->Unplug(); }
@@ -55,51 +48,67 @@ class RingStore final : public Store {
   absl::StatusOr<PgStats> GetPgStats(const PgId& pg) const override;
   StoreStats GetStoreStats() const override;
   Backend backend() const override { return Backend::kRing; }
-  absl::Status Close() override;
 
   // The metadata DB (the fio engine reads its RocksDB statistics).
   const MetadataDb* metadata_db() const { return db_.get(); }
 
  private:
   struct Touch;
+  using Staging = TransactionStaging<RingPg, Touch>;
   RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
             const Label& label, const StoreMeta& meta, const Options& options);
+
+  // Open.
   absl::Status Recover();
-  absl::Status RecoverPg(PgLog* pg);
-  absl::StatusOr<std::shared_ptr<PgLog>> FindPg(const PgId& pg) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  absl::Status ReserveRing(PgLog* pg, uint64_t end, std::vector<uint32_t>* allocated)
+  absl::Status RecoverPg(RingPg* pg);
+
+  // Submit, step by step (all but StartWrites under the staging lock).
+  // A new PG with the next stamp.
+  absl::StatusOr<std::shared_ptr<RingPg>> NewPg(const PgId& id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::shared_ptr<RingWrite> PlanWrite(PgLog* pg, uint64_t pos, const std::string& record)
+  // Each touched PG's record, placed at its tail with room reserved.
+  absl::Status PlaceRecords(Staging* staging, std::vector<std::string>* records)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status PlaceRecord(Touch* t, std::string* record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves the PGs' pointers past their records, gives back chunks behind
+  // the heads, fills the batch and plans the writes. Nothing fails.
+  void CommitPointers(const Staging& staging, const std::vector<std::string>& records,
+                      const StoreMeta& old_meta, Transaction* txn,
+                      const std::shared_ptr<CommitPipeline::Txn>& ctxn,
+                      std::vector<std::shared_ptr<RingWrite>>* writes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32_t>* allocated)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::shared_ptr<RingWrite> PlanWrite(RingPg* pg, uint64_t pos, const std::string& record)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Ring writes: each PG's in staging order, one at a time.
+  void StartWrites(const std::vector<std::shared_ptr<RingWrite>>& writes);
   void StartWrite(const std::shared_ptr<RingWrite>& w);
   void WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Status& s);
-  absl::Status WaitWritten(PgLog* pg, uint64_t lpos) const;
+  absl::Status WaitWritten(RingPg* pg, uint64_t lpos) const;
+
   // Reads the items of the records from `first` through the one at `last`.
-  absl::Status ReadRecords(PgLog* pg, uint64_t first, uint64_t last,
+  absl::Status ReadRecords(RingPg* pg, uint64_t first, uint64_t last,
                            const std::function<void(uint64_t, std::string_view)>& fn) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  absl::Status CheckWritable() const;
+  // Reads the payloads of slots [i, j) of `table` (entries or dups).
+  absl::StatusOr<std::vector<LogEntry>> ReadSlots(RingPg* pg, const MappingTable& table,
+                                                  size_t i, size_t j, ItemKind kind) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
-  const Options options_;
-  std::shared_ptr<LogSink> log_;
-  std::shared_ptr<BlockDevice> device_;
-  std::unique_ptr<MetadataDb> db_;
   const Label label_;
   const Geometry geo_;
   ChunkAllocator alloc_;
 
-  mutable Mutex mu_;  // the staging lock
   StoreMeta meta_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<PgId, std::shared_ptr<PgLog>> pgs_ ABSL_GUARDED_BY(mu_);
+  PgMap<RingPg> pgs_ ABSL_GUARDED_BY(mu_);
   uint64_t live_items_ ABSL_GUARDED_BY(mu_) = 0;
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;
 
-  std::unique_ptr<CommitPipeline> pipeline_;
   std::atomic<uint64_t> record_bytes_{0};
   std::atomic<uint64_t> payload_bytes_{0};
 };
 
 }  // namespace pgring
 
-#endif  // PGRING_STORE_RING_STORE_H_
+#endif  // PGRING_STORE_RING_RING_STORE_H_

@@ -1,4 +1,4 @@
-// meta_keys.h — what pgring keeps in RocksDB for the ring backend, and how it
+// metadata_keys.h — what pgring keeps in RocksDB for the ring backend, and how it
 // is encoded. Specified in docs/FORMAT.md ("RocksDB keys").
 //
 //   "pgring.meta"              StoreMeta: UUID, geometry, next PG stamp
@@ -15,8 +15,8 @@
 // fields). PgPointer is written as format 2 (LEB128 varints, 13 to 70 bytes,
 // about 30 for a busy PG); format 1 pointers (fixed width, 57 bytes) are
 // still read. Nothing per entry, nothing per trim.
-#ifndef PGRING_META_META_KEYS_H_
-#define PGRING_META_META_KEYS_H_
+#ifndef PGRING_FORMAT_METADATA_KEYS_H_
+#define PGRING_FORMAT_METADATA_KEYS_H_
 
 #include <cstdint>
 #include <string>
@@ -79,4 +79,4 @@ struct PgChunkList {
 
 }  // namespace pgring
 
-#endif  // PGRING_META_META_KEYS_H_
+#endif  // PGRING_FORMAT_METADATA_KEYS_H_

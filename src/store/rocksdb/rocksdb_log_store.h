@@ -15,7 +15,7 @@
 //   prefix + "_info"                              the info; value = the blob
 //                                                 (rewritten by every
 //                                                 transaction that sets it)
-//   prefix + "_state"                             RdbPgState (below): the PG
+//   prefix + "_state"                             PgStateValue (below): the PG
 //                                                 exists, its trim points and
 //                                                 the floors of its last
 //                                                 versions
@@ -37,7 +37,7 @@
 //     docs/ROCKSDB_BACKEND.md for how Ceph turns that into deletes).
 //
 // In memory, as Ceph's PGLog: per PG the versions of the live entries and
-// dups (a MappingTable whose 32-bit slot field holds the payload size), the
+// dups (PgLogState, whose mapping tables' locator is the payload size), the
 // latest info, the trim points and last versions. Trims therefore know which
 // keys to delete without reading. Open rebuilds all of it by iterating every
 // key under "pgring.log." (the restart cost). Values of transactions not yet
@@ -46,60 +46,28 @@
 //
 // Commit: through CommitPipeline with no device (group commit, durability
 // modes, embedder batches and CommitGates, sticky failure, in order).
-#ifndef PGRING_STORE_ROCKSDB_LOG_STORE_H_
-#define PGRING_STORE_ROCKSDB_LOG_STORE_H_
+#ifndef PGRING_STORE_ROCKSDB_ROCKSDB_LOG_STORE_H_
+#define PGRING_STORE_ROCKSDB_ROCKSDB_LOG_STORE_H_
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "device/block_device.h"
 #include "format/label.h"
-#include "log/mapping_table.h"
-#include "meta/meta_keys.h"
-#include "pgring/store.h"
-#include "store/commit_pipeline.h"
+#include "format/metadata_keys.h"
+#include "format/rocksdb_backend_keys.h"
 #include "store/metadata_db.h"
+#include "store/pg_map.h"
+#include "store/store_core.h"
 #include "util/sync.h"
 
 namespace pgring {
 
-inline constexpr std::string_view kLogKeyPrefix = "pgring.log.";
-inline constexpr std::string_view kInfoKeyName = "_info";
-inline constexpr std::string_view kStateKeyName = "_state";
-inline constexpr std::string_view kDupKeyNamePrefix = "dup_";
-inline constexpr size_t kLogKeyNameSize = 31;  // "%010u.%020llu"
-
-// "pgring.log." + pgkey + "."
-std::string RdbPgPrefix(const PgId& pg);
-// "%010u.%020llu", as Ceph's eversion_t::get_key_name().
-std::string LogKeyName(const Version& v);
-// Parses exactly what LogKeyName prints (31 bytes, values in range).
-bool ParseLogKeyName(std::string_view name, Version* v);
-
-// The value of "_state". Encoded as format:u8 (1), eight LEB128 varints
-// (entries_trimmed_to epoch, version; dups_trimmed_to epoch, version;
-// last_version epoch, version; last_dup_version epoch, version), masked
-// crc32c:u32 (little-endian) of the bytes before it. 13 to 65 bytes; about 25
-// for a busy PG.
-struct RdbPgState {
-  Version entries_trimmed_to;  // entries <= this were trimmed
-  Version dups_trimmed_to;     // dups <= this were trimmed
-  // Appends must be greater than last_version (last_dup_version). The key
-  // records a floor: the value is the greater of it and the newest key.
-  Version last_version;
-  Version last_dup_version;
-
-  friend bool operator==(const RdbPgState&, const RdbPgState&) = default;
-  std::string Encode() const;
-  static absl::StatusOr<RdbPgState> Decode(std::string_view value);
-};
-
-class RocksDbLogStore final : public Store {
+class RocksDbLogStore final : public StoreCore {
  public:
   // Opens the store on an opened device (label only) and metadata DB, and
   // loads every PG's keys.
@@ -109,7 +77,6 @@ class RocksDbLogStore final : public Store {
   ~RocksDbLogStore() override;
 
   absl::Status Submit(Transaction txn, CommitCallback done) override;
-  absl::Status Sync() override;
   absl::StatusOr<std::vector<PgId>> ListPgs() const override;
   absl::StatusOr<std::vector<LogEntry>> ReadEntries(const PgId& pg, const Version& from,
                                                     const Version& to) const override;
@@ -124,7 +91,6 @@ class RocksDbLogStore final : public Store {
   // mapping_table_bytes: the in-memory version indexes.
   StoreStats GetStoreStats() const override;
   Backend backend() const override { return Backend::kRocksDb; }
-  absl::Status Close() override;
 
   // The metadata DB (for tests and statistics).
   MetadataDb* metadata_db() const { return db_.get(); }
@@ -133,40 +99,34 @@ class RocksDbLogStore final : public Store {
   struct Pg;
   struct Touch;
   struct KeyOp;
+  class KeyEffects;
+  using Staging = TransactionStaging<Pg, Touch>;
   RocksDbLogStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
                   const Options& options);
   absl::Status Load();
-  absl::Status LoadPg(const PgId& id, std::string_view suffix, std::string_view value, Pg* pg);
-  absl::Status FinishLoadPg(Pg* pg, bool have_state);
-  absl::Status CheckWritable() const;
-  absl::StatusOr<std::shared_ptr<Pg>> FindPg(const PgId& id) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  absl::Status ApplyOp(const Transaction::Op& op, Touch* t, uint64_t* live,
-                       std::vector<KeyOp>* key_ops) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status LoadKey(std::string_view suffix, std::string_view value, Pg* pg, bool* have_state,
+                       PgStateValue* state);
+  absl::Status FinishLoadPg(Pg* pg, bool have_state, const PgStateValue& state);
+  // Turns the staged changes into the transaction's batch and overlay. Nothing fails.
+  void FillBatch(const Staging& staging, const std::vector<KeyOp>& key_ops, Transaction* txn,
+                 const std::shared_ptr<CommitPipeline::Txn>& ctxn)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reads the values of slots [i, j) of `table` (entries or dups).
   absl::StatusOr<std::vector<LogEntry>> ReadSlots(const Pg& pg, bool dups, size_t i,
                                                   size_t j) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
-  const Options options_;
-  std::shared_ptr<LogSink> log_;
-  std::shared_ptr<BlockDevice> device_;
-  std::unique_ptr<MetadataDb> db_;
-
-  mutable Mutex mu_;  // the staging lock; reads take it shared
-  absl::flat_hash_map<PgId, std::shared_ptr<Pg>> pgs_ ABSL_GUARDED_BY(mu_);
+  PgMap<Pg> pgs_ ABSL_GUARDED_BY(mu_);
   uint64_t live_items_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;
 
   // Guards every Pg's overlay of values not yet durable (Pg::pending_*).
   mutable Mutex pending_mu_ ABSL_ACQUIRED_AFTER(mu_);
 
-  std::unique_ptr<CommitPipeline> pipeline_;
   std::atomic<uint64_t> value_bytes_{0};
   std::atomic<uint64_t> payload_bytes_{0};
 };
 
 }  // namespace pgring
 
-#endif  // PGRING_STORE_ROCKSDB_LOG_STORE_H_
+#endif  // PGRING_STORE_ROCKSDB_ROCKSDB_LOG_STORE_H_

@@ -1,0 +1,325 @@
+#include "log/pg_log_state.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+
+namespace pgring {
+
+void PgLogState::Forget() {
+  entries.Clear();
+  dups.Clear();
+  has_info = false;
+  info.clear();
+}
+
+PgLogUndo::PgLogUndo(PgLogState* pg)
+    : pg_(pg),
+      last_version_(pg->last_version),
+      last_dup_version_(pg->last_dup_version),
+      entries_trimmed_to_(pg->entries_trimmed_to),
+      dups_trimmed_to_(pg->dups_trimmed_to) {}
+
+void PgLogUndo::Restore() {
+  for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
+    switch (it->first) {
+      case kEntryAppended: pg_->entries.PopBack(); break;
+      case kDupAppended: pg_->dups.PopBack(); break;
+      case kEntryPoppedFront: pg_->entries.PushFront(it->second); break;
+      case kEntryPoppedBack: pg_->entries.PushBack(it->second); break;
+      case kDupPoppedFront: pg_->dups.PushFront(it->second); break;
+      case kDupPoppedBack: pg_->dups.PushBack(it->second); break;
+    }
+  }
+  journal_.clear();
+  pg_->last_version = last_version_;
+  pg_->last_dup_version = last_dup_version_;
+  pg_->entries_trimmed_to = entries_trimmed_to_;
+  pg_->dups_trimmed_to = dups_trimmed_to_;
+  if (info_saved_) {
+    pg_->has_info = has_info_;
+    pg_->info = std::move(info_);
+    info_saved_ = false;
+  }
+}
+
+namespace {
+
+// Effects that go nowhere (recovery of a backend that needs none).
+class NoEffects final : public PgLogEffects {
+ public:
+  uint32_t Locator(std::string_view) override { return 0; }
+  void EntryAppended(const Version&, std::string_view) override {}
+  void DupAppended(const Version&, std::string_view) override {}
+  void InfoSet(std::string_view) override {}
+  void EntryDropped(const MappingTable::Slot&, bool) override {}
+  void DupDropped(const MappingTable::Slot&, bool) override {}
+  void TrimPointMoved() override {}
+  void Rewound(const Version&) override {}
+  void Reset() override {}
+};
+
+PgLogEffects* OrNone(PgLogEffects* e) {
+  static NoEffects none;
+  return e != nullptr ? e : &none;
+}
+
+}  // namespace
+
+// The changes themselves, each journaled (when undoable) and told to the
+// backend. ApplyOp and ReplayItem differ in what they check, never in what
+// a change does.
+class PgLogChange {
+ public:
+  PgLogChange(PgLogState* pg, PgLogUndo* undo, PgLogEffects* effects, uint64_t* live)
+      : pg_(pg), undo_(undo), effects_(OrNone(effects)), live_(live) {}
+
+  void AppendEntry(const Version& v, std::string_view payload) {
+    pg_->entries.Append(v, effects_->Locator(payload));
+    Journal(PgLogUndo::kEntryAppended, {});
+    pg_->last_version = v;
+    Count(+1);
+    effects_->EntryAppended(v, payload);
+  }
+  void AppendDup(const Version& v, std::string_view payload) {
+    pg_->dups.Append(v, effects_->Locator(payload));
+    Journal(PgLogUndo::kDupAppended, {});
+    pg_->last_dup_version = v;
+    Count(+1);
+    effects_->DupAppended(v, payload);
+  }
+  void SetInfo(std::string_view payload) {
+    if (undo_ != nullptr && !undo_->info_saved_) {
+      undo_->info_saved_ = true;
+      undo_->has_info_ = pg_->has_info;
+      undo_->info_ = std::move(pg_->info);
+    }
+    pg_->has_info = true;
+    pg_->info.assign(payload.data(), payload.size());
+    effects_->InfoSet(payload);
+  }
+  void TrimEntries(const Version& to) {
+    while (!pg_->entries.empty() && pg_->entries.front().v() <= to) DropEntry(true);
+    if (to > pg_->entries_trimmed_to) {
+      pg_->entries_trimmed_to = to;
+      effects_->TrimPointMoved();
+    }
+  }
+  void TrimDups(const Version& to) {
+    while (!pg_->dups.empty() && pg_->dups.front().v() <= to) DropDup(true);
+    if (to > pg_->dups_trimmed_to) {
+      pg_->dups_trimmed_to = to;
+      effects_->TrimPointMoved();
+    }
+  }
+  void Rewind(const Version& to) {
+    while (!pg_->entries.empty() && pg_->entries.back().v() > to) DropEntry(false);
+    pg_->last_version = to;
+    effects_->Rewound(to);
+  }
+  void Reset() {
+    while (!pg_->entries.empty()) DropEntry(false);
+    while (!pg_->dups.empty()) DropDup(false);
+    pg_->last_version = Version::Min();
+    pg_->last_dup_version = Version::Min();
+    pg_->entries_trimmed_to = Version::Min();
+    pg_->dups_trimmed_to = Version::Min();
+    effects_->Reset();
+  }
+
+ private:
+  void DropEntry(bool front) {
+    MappingTable::Slot s = front ? pg_->entries.PopFront() : pg_->entries.PopBack();
+    Journal(front ? PgLogUndo::kEntryPoppedFront : PgLogUndo::kEntryPoppedBack, s);
+    Count(-1);
+    effects_->EntryDropped(s, front);
+  }
+  void DropDup(bool front) {
+    MappingTable::Slot s = front ? pg_->dups.PopFront() : pg_->dups.PopBack();
+    Journal(front ? PgLogUndo::kDupPoppedFront : PgLogUndo::kDupPoppedBack, s);
+    Count(-1);
+    effects_->DupDropped(s, front);
+  }
+  void Journal(PgLogUndo::Kind kind, const MappingTable::Slot& s) {
+    if (undo_ != nullptr) undo_->journal_.push_back({kind, s});
+  }
+  void Count(int delta) {
+    if (live_ != nullptr) *live_ += static_cast<uint64_t>(static_cast<int64_t>(delta));
+  }
+
+  PgLogState* pg_;
+  PgLogUndo* undo_;
+  PgLogEffects* effects_;
+  uint64_t* live_;
+};
+
+namespace {
+
+absl::Status CheckPayload(const PgLogState& pg, const Limits& limits, size_t size,
+                          const char* what) {
+  if (size > limits.max_payload_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "PG %s: %s of %u bytes is larger than the %u-byte limit", pg.name, what, size,
+        limits.max_payload_bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckStoreBound(const Limits& limits, uint64_t live_items) {
+  if (live_items >= limits.max_total_entries) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "store holds %u entries and dups, the store-wide limit; trim logs", live_items));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ApplyOp(const Transaction::Op& op, const Limits& limits, uint64_t* live_items,
+                     PgLogState* pg, PgLogUndo* undo, PgLogEffects* effects) {
+  PgLogChange change(pg, undo, effects, live_items);
+  using T = Transaction::OpType;
+  switch (op.type) {
+    case T::kAppendEntry: {
+      if (auto s = CheckPayload(*pg, limits, op.payload.size(), "entry"); !s.ok()) return s;
+      if (op.version <= pg->last_version) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "PG %s: entry version %s is not after the last version %s", pg->name,
+            op.version.ToString(), pg->last_version.ToString()));
+      }
+      if (pg->entries.size() >= limits.max_entries_per_pg) {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "PG %s: %u entries, the per-PG limit; trim the log", pg->name, pg->entries.size()));
+      }
+      if (auto s = CheckStoreBound(limits, *live_items); !s.ok()) return s;
+      change.AppendEntry(op.version, op.payload);
+      return absl::OkStatus();
+    }
+    case T::kAppendDup: {
+      if (auto s = CheckPayload(*pg, limits, op.payload.size(), "dup"); !s.ok()) return s;
+      if (op.version <= pg->last_dup_version) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "PG %s: dup version %s is not after the last dup version %s", pg->name,
+            op.version.ToString(), pg->last_dup_version.ToString()));
+      }
+      if (pg->dups.size() >= limits.max_dups_per_pg) {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "PG %s: %u dups, the per-PG limit; trim the dups", pg->name, pg->dups.size()));
+      }
+      if (auto s = CheckStoreBound(limits, *live_items); !s.ok()) return s;
+      change.AppendDup(op.version, op.payload);
+      return absl::OkStatus();
+    }
+    case T::kSetInfo: {
+      if (auto s = CheckPayload(*pg, limits, op.payload.size(), "info"); !s.ok()) return s;
+      change.SetInfo(op.payload);
+      return absl::OkStatus();
+    }
+    case T::kTrim: {
+      if (op.version > pg->last_version) {
+        return absl::OutOfRangeError(absl::StrFormat(
+            "PG %s: trim to %s is past the newest entry %s", pg->name, op.version.ToString(),
+            pg->last_version.ToString()));
+      }
+      if (op.version <= pg->entries_trimmed_to) return absl::OkStatus();
+      change.TrimEntries(op.version);
+      return absl::OkStatus();
+    }
+    case T::kTrimDups: {
+      if (op.version > pg->last_dup_version) {
+        return absl::OutOfRangeError(absl::StrFormat(
+            "PG %s: trim of dups to %s is past the newest dup %s", pg->name,
+            op.version.ToString(), pg->last_dup_version.ToString()));
+      }
+      if (op.version <= pg->dups_trimmed_to) return absl::OkStatus();
+      change.TrimDups(op.version);
+      return absl::OkStatus();
+    }
+    case T::kRewind: {
+      if (op.version < pg->entries_trimmed_to) {
+        return absl::OutOfRangeError(absl::StrFormat(
+            "PG %s: rewind to %s is before the log's tail (trimmed to %s)", pg->name,
+            op.version.ToString(), pg->entries_trimmed_to.ToString()));
+      }
+      if (op.version >= pg->last_version) return absl::OkStatus();
+      change.Rewind(op.version);
+      return absl::OkStatus();
+    }
+    case T::kResetLog:
+      change.Reset();
+      return absl::OkStatus();
+    case T::kCreatePg:
+    case T::kRemovePg:
+      break;
+  }
+  return absl::InternalError("ApplyOp: PG creation and removal belong to the store");
+}
+
+absl::Status ReplayItem(const Item& item, PgLogState* pg, PgLogEffects* effects) {
+  PgLogChange change(pg, nullptr, effects, nullptr);
+  switch (item.kind) {
+    case ItemKind::kEntry:
+      if (item.version <= pg->last_version) {
+        return absl::DataLossError(absl::StrFormat("entry version %s is not after %s",
+                                                   item.version.ToString(),
+                                                   pg->last_version.ToString()));
+      }
+      change.AppendEntry(item.version, item.payload);
+      break;
+    case ItemKind::kDup:
+      if (item.version <= pg->last_dup_version) {
+        return absl::DataLossError(absl::StrFormat("dup version %s is not after %s",
+                                                   item.version.ToString(),
+                                                   pg->last_dup_version.ToString()));
+      }
+      change.AppendDup(item.version, item.payload);
+      break;
+    case ItemKind::kInfo:
+      change.SetInfo(item.payload);
+      break;
+    case ItemKind::kRewind:
+      // A marker is written only when it lowers the last version, so it sets
+      // it even when the entries it dropped lie behind the head.
+      change.Rewind(item.version);
+      break;
+    case ItemKind::kReset: {
+      // A reset starts the versions over but leaves the trim points, which
+      // a backend stores apart from the items, to what it read.
+      const Version entries_trimmed_to = pg->entries_trimmed_to;
+      const Version dups_trimmed_to = pg->dups_trimmed_to;
+      change.Reset();
+      pg->entries_trimmed_to = entries_trimmed_to;
+      pg->dups_trimmed_to = dups_trimmed_to;
+      break;
+    }
+    case ItemKind::kPad:
+      break;
+  }
+  return absl::OkStatus();
+}
+
+void FinishReplay(PgLogState* pg, PgLogEffects* effects) {
+  PgLogChange change(pg, nullptr, effects, nullptr);
+  const Version entries_to = pg->entries_trimmed_to, dups_to = pg->dups_trimmed_to;
+  change.TrimEntries(entries_to);
+  change.TrimDups(dups_to);
+  pg->last_version = std::max(pg->last_version, pg->entries_trimmed_to);
+  pg->last_dup_version = std::max(pg->last_dup_version, pg->dups_trimmed_to);
+}
+
+std::vector<Item> LiveItems(std::string_view body, ItemKind kind) {
+  std::vector<Item> out;
+  ForEachItem(body, [&](const Item& it) {
+    if (it.kind == kind) {
+      out.push_back(it);
+    } else if (it.kind == ItemKind::kReset) {
+      out.clear();
+    } else if (it.kind == ItemKind::kRewind && kind == ItemKind::kEntry) {
+      while (!out.empty() && out.back().version > it.version) out.pop_back();
+    }
+    return absl::OkStatus();
+  }).IgnoreError();  // the caller's record passed its CRC check; items parse
+  return out;
+}
+
+}  // namespace pgring

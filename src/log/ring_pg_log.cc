@@ -1,0 +1,133 @@
+#include "log/ring_pg_log.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "device/block_device.h"
+#include "log/ring_reader.h"
+#include "util/status_macros.h"
+
+namespace pgring {
+
+RingPgLog::RingPgLog(const PgId& id_in, uint32_t stamp_in, uint32_t block_size)
+    : PgLogState(id_in),
+      stamp(stamp_in),
+      tail_block(std::make_unique<AlignedBuffer>(block_size)) {
+  ptr.stamp = stamp_in;
+}
+
+PgPointer RingPgLog::Pointer() const {
+  PgPointer p = ptr;
+  p.entries_trimmed_to = entries_trimmed_to;
+  p.dups_trimmed_to = dups_trimmed_to;
+  return p;
+}
+
+uint64_t RingPgLog::ComputeHead(uint64_t tail) const {
+  uint64_t head = tail;
+  const uint64_t anchor = ptr.head;
+  if (!entries.empty()) head = std::min(head, MappingTable::Pos(entries.front(), anchor));
+  if (!dups.empty()) head = std::min(head, MappingTable::Pos(dups.front(), anchor));
+  if (has_info) head = std::min(head, info_pos);
+  if (has_rewind_pin) head = std::min(head, rewind_pin_pos);
+  return head;
+}
+
+RingPgLogUndo::RingPgLogUndo(RingPgLog* pg)
+    : pg_(pg),
+      log_(pg),
+      chunks_(pg->chunks),
+      ptr_(pg->ptr),
+      info_pos_(pg->info_pos),
+      has_rewind_pin_(pg->has_rewind_pin),
+      rewind_pin_pos_(pg->rewind_pin_pos) {}
+
+void RingPgLogUndo::Restore() {
+  log_.Restore();
+  pg_->chunks = chunks_;
+  pg_->ptr = ptr_;
+  pg_->info_pos = info_pos_;
+  pg_->has_rewind_pin = has_rewind_pin_;
+  pg_->rewind_pin_pos = rewind_pin_pos_;
+}
+
+void RingPgLogEffects::EntryAppended(const Version& v, std::string_view payload) {
+  pg_->has_rewind_pin = false;
+  if (body_ != nullptr) body_->AddEntry(v, payload);
+}
+
+void RingPgLogEffects::DupAppended(const Version& v, std::string_view payload) {
+  if (body_ != nullptr) body_->AddDup(v, payload);
+}
+
+void RingPgLogEffects::InfoSet(std::string_view payload) {
+  pg_->info_pos = record_pos_;
+  if (body_ != nullptr) body_->AddInfo(payload);
+}
+
+void RingPgLogEffects::Rewound(const Version& v) {
+  if (pg_->entries.empty()) {
+    pg_->has_rewind_pin = true;
+    pg_->rewind_pin_pos = record_pos_;
+  }
+  if (body_ != nullptr) body_->AddRewind(v);
+}
+
+void RingPgLogEffects::Reset() {
+  pg_->has_rewind_pin = false;
+  if (body_ != nullptr) body_->AddReset();
+}
+
+absl::Status ReplayRecord(std::string_view body, uint64_t lpos, RingPgLog* pg) {
+  RingPgLogEffects effects(pg, lpos, nullptr);
+  return ForEachItem(body, [&](const Item& item) -> absl::Status {
+    absl::Status s = ReplayItem(item, pg, &effects);
+    if (!s.ok()) {
+      return absl::Status(s.code(),
+                          absl::StrFormat("%s (body offset %u)", s.message(), item.offset));
+    }
+    return s;
+  });
+}
+
+absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg) {
+  const PgPointer& p = pg->ptr;
+  if (p.head < pg->chunks.base || p.tail > RingEnd(pg->chunks, geo)) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: pointer [%u, %u) lies outside its chunks [%u, %u)", pg->name, p.head, p.tail,
+        pg->chunks.base, RingEnd(pg->chunks, geo)));
+  }
+  if (pg->chunks.base % geo.chunk_size != 0) {
+    return absl::DataLossError(absl::StrFormat("PG %s: chunk list base %u is not chunk-aligned",
+                                               pg->name, pg->chunks.base));
+  }
+  pg->entries_trimmed_to = p.entries_trimmed_to;
+  pg->dups_trimmed_to = p.dups_trimmed_to;
+  RingReader reader(device, geo, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
+  RingRecord rec;
+  uint64_t records = 0;
+  while (true) {
+    absl::Status s = reader.Next(&rec);
+    if (absl::IsOutOfRange(s)) break;
+    if (!s.ok()) return s;
+    ++records;
+    if ((rec.header.type & ~kSkippableBit) != kRecordTxn) continue;  // skippable, unknown
+    s = ReplayRecord(rec.body, rec.lpos, pg);
+    if (!s.ok()) return reader.Damage(rec.lpos, std::string(s.message()));
+  }
+  if (records > 0 && reader.next_seq() != p.tail_seq) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: the last record before the tail has sequence %u, the pointer expects %u",
+        pg->name, reader.next_seq() - 1, p.tail_seq - 1));
+  }
+  FinishReplay(pg, nullptr);
+  if (p.tail % geo.block_size != 0) {
+    std::vector<Extent> ex;
+    MapRange(pg->chunks, geo, geo.AlignDown(p.tail), geo.block_size, &ex);
+    RETURN_IF_ERROR(device->Read(ex[0].device_offset, pg->tail_block->span()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pgring

@@ -1,0 +1,111 @@
+// ring_pg_log.h — one PG's log as the ring backend keeps it: the
+// backend-neutral PgLogState (pg_log_state.h: the rules) plus where its
+// records lie in its ring (chunks, head, tail, where the info is, the block
+// holding the tail), the effects that turn PG-log changes into record items,
+// and the recovery of one PG from its ring.
+#ifndef PGRING_LOG_RING_PG_LOG_H_
+#define PGRING_LOG_RING_PG_LOG_H_
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "device/aligned_buffer.h"
+#include "format/record.h"
+#include "log/pg_log_state.h"
+#include "log/ring_layout.h"
+#include "format/metadata_keys.h"
+#include "pgring/types.h"
+
+namespace pgring {
+
+class BlockDevice;
+
+struct RingPgLog : PgLogState {
+  RingPgLog(const PgId& id, uint32_t stamp, uint32_t block_size);
+
+  const uint32_t stamp;  // the PG's record stamp
+
+  PgChunkList chunks;
+  // head/tail/sequence as staged. Its trim points are PgLogState's, copied
+  // in by Pointer() when it is written.
+  PgPointer ptr;
+  uint64_t info_pos = 0;  // the record holding the latest info
+  // A rewind that dropped every live entry leaves its version only in its
+  // marker: until an entry is appended after it, the marker's record must
+  // stay at or after the head, or a reopen would forget the rewind's floor
+  // on versions. Set while that is so.
+  bool has_rewind_pin = false;
+  uint64_t rewind_pin_pos = 0;
+  // The block holding ptr.tail; bytes before ptr.tail % block_size are the
+  // committed (or staged) records a rewrite of the block must keep.
+  std::unique_ptr<AlignedBuffer> tail_block;
+  uint64_t record_bytes_written = 0;
+  uint64_t payload_bytes_written = 0;
+
+  // The pointer as RocksDB stores it.
+  PgPointer Pointer() const;
+  // Position of the first record that still matters: the oldest live entry,
+  // dup or info; the tail if there is none.
+  uint64_t ComputeHead(uint64_t tail) const;
+};
+
+// The ring-specific fields a transaction may change, saved beside the
+// PgLogUndo so a refused transaction leaves the PG as it was.
+class RingPgLogUndo {
+ public:
+  explicit RingPgLogUndo(RingPgLog* pg);
+  void Restore();
+  const PgChunkList& old_chunks() const { return chunks_; }
+  PgLogUndo& log() { return log_; }
+
+ private:
+  RingPgLog* pg_;
+  PgLogUndo log_;
+  PgChunkList chunks_;
+  PgPointer ptr_;
+  uint64_t info_pos_;
+  bool has_rewind_pin_;
+  uint64_t rewind_pin_pos_;
+};
+
+// PG-log changes as the ring stores them: the items of the record that
+// starts at `record_pos` (`body` may be null when replaying), the positions
+// the mapping tables keep, where the info and a rewind's pin lie.
+class RingPgLogEffects final : public PgLogEffects {
+ public:
+  RingPgLogEffects(RingPgLog* pg, uint64_t record_pos, RecordBodyBuilder* body)
+      : pg_(pg), record_pos_(record_pos), body_(body) {}
+
+  uint32_t Locator(std::string_view) override { return static_cast<uint32_t>(record_pos_); }
+  void EntryAppended(const Version& v, std::string_view payload) override;
+  void DupAppended(const Version& v, std::string_view payload) override;
+  void InfoSet(std::string_view payload) override;
+  void EntryDropped(const MappingTable::Slot&, bool) override {}
+  void DupDropped(const MappingTable::Slot&, bool) override {}
+  void TrimPointMoved() override {}  // the pointer carries the trim points
+  void Rewound(const Version& v) override;
+  void Reset() override;
+
+ private:
+  RingPgLog* pg_;
+  const uint64_t record_pos_;
+  RecordBodyBuilder* body_;
+};
+
+// Recovery: applies the items of one committed record at `lpos`. kDataLoss
+// if the record breaks the log's rules (a version out of order).
+absl::Status ReplayRecord(std::string_view body, uint64_t lpos, RingPgLog* pg);
+
+// Recovery of one PG at open: checks its pointer against its chunk list,
+// reads every record between head and tail from `device` (RingReader),
+// replays them (ReplayRecord, FinishReplay) and loads the partial tail block.
+// `pg` holds its pointer (trim points included) and chunk list on entry.
+// kDataLoss names the PG and the position of the damage; I/O errors pass
+// through.
+absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg);
+
+}  // namespace pgring
+
+#endif  // PGRING_LOG_RING_PG_LOG_H_

@@ -1,0 +1,159 @@
+// pg_map.h — the PGs of a store by id, as both backends keep them, and the
+// staging of one transaction's ops against them: PG creation and removal
+// (with their codes and messages), the damaged-PG rule, one Touch per PG the
+// transaction changes, and the undo of all of it when the transaction is
+// refused. A backend supplies its PG and Touch types and three steps: make a
+// PG, apply an op to a touched PG, and note a removal.
+//
+// Everything here runs under the store's staging lock.
+#ifndef PGRING_STORE_PG_MAP_H_
+#define PGRING_STORE_PG_MAP_H_
+
+#include <algorithm>
+#include <memory>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "pgring/options.h"
+#include "pgring/transaction.h"
+#include "pgring/types.h"
+
+namespace pgring {
+
+// `Pg` derives from PgLogState (id, name, damage, live_items()).
+template <typename Pg>
+class PgMap {
+ public:
+  absl::StatusOr<std::shared_ptr<Pg>> Find(const PgId& id) const {
+    auto it = pgs_.find(id);
+    if (it == pgs_.end()) {
+      return absl::NotFoundError(absl::StrCat("PG ", id.ToString(), " does not exist"));
+    }
+    return it->second;
+  }
+  std::vector<PgId> List() const {
+    std::vector<PgId> out;
+    out.reserve(pgs_.size());
+    for (const auto& [id, pg] : pgs_) out.push_back(id);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  size_t size() const { return pgs_.size(); }
+  auto begin() const { return pgs_.begin(); }
+  auto end() const { return pgs_.end(); }
+  // At open.
+  void Insert(std::shared_ptr<Pg> pg) {
+    const PgId id = pg->id;
+    pgs_.emplace(id, std::move(pg));
+  }
+
+ private:
+  template <typename, typename>
+  friend class TransactionStaging;
+  absl::flat_hash_map<PgId, std::shared_ptr<Pg>> pgs_;
+};
+
+// One transaction's ops staged against a PgMap. `Touch` is constructed from
+// a std::shared_ptr<Pg>, has a Restore() that puts its PG back as it was,
+// and the fields `pg`, `created`, `removed` and `payload`.
+template <typename Pg, typename Touch>
+class TransactionStaging {
+ public:
+  TransactionStaging(PgMap<Pg>* pgs, const Limits& limits, uint64_t live_items)
+      : pgs_(pgs), limits_(limits), live_(live_items) {}
+  TransactionStaging(const TransactionStaging&) = delete;
+  TransactionStaging& operator=(const TransactionStaging&) = delete;
+
+  // Applies every op of `txn` in order, stopping at the first refusal.
+  //   new_pg(id) -> absl::StatusOr<std::shared_ptr<Pg>>   a PG to create
+  //   apply(op, Touch*, uint64_t* live) -> absl::Status    an op on a PG
+  //   removed(Touch*)                                      a PG removed
+  template <typename NewPg, typename Apply, typename Removed>
+  absl::Status StageOps(const Transaction& txn, NewPg&& new_pg, Apply&& apply,
+                        Removed&& removed) {
+    for (const Transaction::Op& op : txn.ops()) {
+      auto it = pgs_->pgs_.find(op.pg);
+      if (op.type == Transaction::OpType::kCreatePg) {
+        if (it != pgs_->pgs_.end()) {
+          return absl::AlreadyExistsError(absl::StrCat("PG ", op.pg.ToString(), " already exists"));
+        }
+        if (pgs_->pgs_.size() >= limits_.max_pgs) {
+          return absl::ResourceExhaustedError(
+              absl::StrFormat("store holds %u PGs, the limit", pgs_->pgs_.size()));
+        }
+        absl::StatusOr<std::shared_ptr<Pg>> pg = new_pg(op.pg);
+        if (!pg.ok()) return pg.status();
+        pgs_->pgs_.emplace(op.pg, *pg);
+        map_journal_.emplace_back(true, op.pg, *pg);
+        Touched(*pg)->created = true;
+        continue;
+      }
+      if (it == pgs_->pgs_.end()) {
+        return absl::NotFoundError(absl::StrCat("PG ", op.pg.ToString(), " does not exist"));
+      }
+      std::shared_ptr<Pg> pg = it->second;
+      Touch* t = Touched(pg);
+      if (op.type == Transaction::OpType::kRemovePg) {
+        live_ -= pg->live_items();
+        t->removed = true;
+        removed(t);
+        map_journal_.emplace_back(false, op.pg, pg);
+        pgs_->pgs_.erase(it);
+        continue;
+      }
+      if (!pg->damage.ok()) {
+        return absl::DataLossError(absl::StrCat(pg->damage.message(),
+                                                " (the PG is damaged; it can only be removed)"));
+      }
+      absl::Status s = apply(op, t, &live_);
+      if (!s.ok()) return s;
+      t->payload += op.payload.size();
+    }
+    return absl::OkStatus();
+  }
+
+  // Puts every touched PG and the map back as they were before StageOps.
+  void Rollback() {
+    for (auto it = touches_.rbegin(); it != touches_.rend(); ++it) (*it)->Restore();
+    for (auto it = map_journal_.rbegin(); it != map_journal_.rend(); ++it) {
+      auto& [added, id, pg] = *it;
+      if (added) {
+        pgs_->pgs_.erase(id);
+      } else {
+        pgs_->pgs_[id] = pg;
+      }
+    }
+  }
+
+  // The PGs the transaction touched, in the order it first touched them.
+  const std::vector<std::unique_ptr<Touch>>& touches() const { return touches_; }
+  // The store-wide count of live entries and dups with the ops applied.
+  uint64_t live_items() const { return live_; }
+
+ private:
+  Touch* Touched(const std::shared_ptr<Pg>& pg) {
+    auto it = touch_of_.find(pg.get());
+    if (it != touch_of_.end()) return it->second;
+    touches_.push_back(std::make_unique<Touch>(pg));
+    touch_of_[pg.get()] = touches_.back().get();
+    return touches_.back().get();
+  }
+
+  PgMap<Pg>* pgs_;
+  const Limits& limits_;
+  uint64_t live_;
+  std::vector<std::unique_ptr<Touch>> touches_;
+  absl::flat_hash_map<Pg*, Touch*> touch_of_;
+  // (added?, id, pg) in the order the map changed, to undo in reverse.
+  std::vector<std::tuple<bool, PgId, std::shared_ptr<Pg>>> map_journal_;
+};
+
+}  // namespace pgring
+
+#endif  // PGRING_STORE_PG_MAP_H_

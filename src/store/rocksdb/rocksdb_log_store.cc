@@ -1,0 +1,536 @@
+#include "store/rocksdb/rocksdb_log_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "log/pg_log_state.h"
+#include "store/group_batch.h"
+#include "util/status_macros.h"
+
+namespace pgring {
+
+namespace {
+// Key bytes for messages (pgkeys are binary).
+std::string Escaped(std::string_view s) {
+  return absl::CHexEscape(absl::string_view(s.data(), s.size()));
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// In-memory state
+
+// One PG, as Ceph's in-memory PGLog keeps it: the versions (PgLogState, the
+// locators holding payload sizes); the payloads stay in RocksDB.
+struct RocksDbLogStore::Pg : PgLogState {
+  explicit Pg(const PgId& id_in) : PgLogState(id_in), prefix(PgLogKeyPrefix(id_in)) {}
+
+  const std::string prefix;
+
+  // --- Staged state (every submitted transaction applied); guarded by the
+  // store's staging lock.
+  uint64_t entry_bytes = 0;  // payload bytes of the live entries
+  uint64_t dup_bytes = 0;    // payload bytes of the live dups
+  uint64_t value_bytes_written = 0;
+  uint64_t payload_bytes_written = 0;
+
+  // The "_state" value this state writes.
+  PgStateValue StateValue() const {
+    return PgStateValue{entries_trimmed_to, dups_trimmed_to, last_version, last_dup_version};
+  }
+
+  // --- Values put by transactions not yet durable, newest put per version,
+  // with the sequence of the transaction that put it. Guarded by the
+  // store's pending_mu_. A read takes these before it opens its RocksDB
+  // iterator: a value leaves the overlay only once its batch is in RocksDB.
+  struct Pending {
+    uint64_t seq;
+    std::string value;
+  };
+  std::map<Version, Pending> pending_entries;
+  std::map<Version, Pending> pending_dups;
+};
+
+// What one transaction does to one PG object, and how to undo it.
+struct RocksDbLogStore::Touch {
+  explicit Touch(std::shared_ptr<Pg> p)
+      : pg(std::move(p)),
+        undo(pg.get()),
+        old_entry_bytes(pg->entry_bytes),
+        old_dup_bytes(pg->dup_bytes) {}
+
+  void Restore() {
+    undo.Restore();
+    pg->entry_bytes = old_entry_bytes;
+    pg->dup_bytes = old_dup_bytes;
+  }
+
+  std::shared_ptr<Pg> pg;
+  PgLogUndo undo;
+  uint64_t old_entry_bytes;
+  uint64_t old_dup_bytes;
+
+  bool created = false;
+  bool removed = false;
+  bool info_set = false;
+  bool state_dirty = false;  // trim points or last-version floors changed
+  uint64_t payload = 0;
+};
+
+// One RocksDB operation of a transaction, in op order.
+struct RocksDbLogStore::KeyOp {
+  enum Kind : uint8_t { kPutEntry, kPutDup, kDeleteEntry, kDeleteDup, kRemovePg };
+  Kind kind;
+  Touch* touch;
+  Version version;
+  std::string_view value;  // the op's payload (puts)
+};
+
+// PG-log changes as BlueStore writes them: a put per appended item, a
+// delete per dropped one, "_info" and "_state" rewritten when they change.
+// Loading (no touch) only keeps the byte counts.
+class RocksDbLogStore::KeyEffects final : public PgLogEffects {
+ public:
+  KeyEffects(Pg* pg, Touch* t, std::vector<KeyOp>* ops) : pg_(pg), t_(t), ops_(ops) {}
+
+  uint32_t Locator(std::string_view payload) override {
+    return static_cast<uint32_t>(std::min<size_t>(payload.size(), UINT32_MAX));
+  }
+  void EntryAppended(const Version& v, std::string_view payload) override {
+    pg_->entry_bytes += payload.size();
+    Op(KeyOp::kPutEntry, v, payload);
+  }
+  void DupAppended(const Version& v, std::string_view payload) override {
+    pg_->dup_bytes += payload.size();
+    Op(KeyOp::kPutDup, v, payload);
+  }
+  void InfoSet(std::string_view) override {
+    if (t_ != nullptr) t_->info_set = true;  // one put at the end: latest wins
+  }
+  void EntryDropped(const MappingTable::Slot& s, bool) override {
+    pg_->entry_bytes -= s.locator;
+    Op(KeyOp::kDeleteEntry, s.v(), {});
+  }
+  void DupDropped(const MappingTable::Slot& s, bool) override {
+    pg_->dup_bytes -= s.locator;
+    Op(KeyOp::kDeleteDup, s.v(), {});
+  }
+  void TrimPointMoved() override { StateChanged(); }
+  void Rewound(const Version&) override { StateChanged(); }
+  void Reset() override { StateChanged(); }
+
+ private:
+  void Op(KeyOp::Kind kind, const Version& v, std::string_view value) {
+    if (t_ != nullptr) ops_->push_back({kind, t_, v, value});
+  }
+  void StateChanged() {
+    if (t_ != nullptr) t_->state_dirty = true;
+  }
+
+  Pg* pg_;
+  Touch* t_;
+  std::vector<KeyOp>* ops_;
+};
+
+// ---------------------------------------------------------------------------
+// Open
+
+RocksDbLogStore::RocksDbLogStore(std::shared_ptr<BlockDevice> device,
+                                 std::unique_ptr<MetadataDb> db, const Options& options)
+    : StoreCore(std::move(device), std::move(db), options) {}
+
+RocksDbLogStore::~RocksDbLogStore() { Close().IgnoreError(); }
+
+absl::StatusOr<std::unique_ptr<Store>> RocksDbLogStore::Open(
+    std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db, const Label& label,
+    const StoreMeta& meta, const Options& options) {
+  (void)label;  // checked against `meta` by the caller; nothing else is needed
+  (void)meta;
+  if (options.gated_writes_share_flush && !options.read_only) {
+    // Its commit is the synced RocksDB write alone: the embedder's writes
+    // must be durable before the write that points at them, so there is no
+    // earlier flush for them to share.
+    return absl::InvalidArgumentError(
+        "Options::gated_writes_share_flush needs the ring backend: the RocksDB backend has no "
+        "partition flush before its commit to share with the embedder's writes");
+  }
+  if (options.metadata_sync_flushes_partition && !options.read_only) {
+    // Nothing of its log is on the partition: there is no partition flush
+    // for its RocksDB sync to stand in for.
+    return absl::InvalidArgumentError(
+        "Options::metadata_sync_flushes_partition needs the ring backend: the RocksDB backend "
+        "writes no records to the partition, so it has no partition flush to leave out");
+  }
+  std::unique_ptr<RocksDbLogStore> s(new RocksDbLogStore(std::move(device), std::move(db), options));
+  RETURN_IF_ERROR(s->Load());
+  s->StartPipeline(nullptr);
+  return std::unique_ptr<Store>(std::move(s));
+}
+
+// One key of a PG, replayed as the item it holds (keys come in version
+// order within each kind, so the state's ordering rules hold).
+absl::Status RocksDbLogStore::LoadKey(std::string_view suffix, std::string_view value, Pg* pg,
+                                      bool* have_state, PgStateValue* state) {
+  Item item;
+  item.payload = value;
+  if (!suffix.empty() && suffix[0] >= '0' && suffix[0] <= '9') {
+    if (!ParseLogKeyName(suffix, &item.version)) {
+      return absl::DataLossError(absl::StrCat("PG ", pg->name, ": malformed entry key '",
+                                              Escaped(suffix), "'"));
+    }
+    item.kind = ItemKind::kEntry;
+  } else if (suffix.substr(0, kDupKeyNamePrefix.size()) == kDupKeyNamePrefix) {
+    if (!ParseLogKeyName(suffix.substr(kDupKeyNamePrefix.size()), &item.version)) {
+      return absl::DataLossError(absl::StrCat("PG ", pg->name, ": malformed dup key '",
+                                              Escaped(suffix), "'"));
+    }
+    item.kind = ItemKind::kDup;
+  } else if (suffix == kInfoKeyName) {
+    item.kind = ItemKind::kInfo;
+  } else if (suffix == kStateKeyName) {
+    auto s = PgStateValue::Decode(value);
+    if (!s.ok()) return absl::DataLossError(absl::StrCat("PG ", pg->name, ": ", s.status().message()));
+    *state = *s;
+    *have_state = true;
+    return absl::OkStatus();
+  } else {
+    return absl::DataLossError(absl::StrCat("PG ", pg->name, ": unknown key '",
+                                            Escaped(suffix), "'"));
+  }
+  KeyEffects effects(pg, nullptr, nullptr);
+  absl::Status s = ReplayItem(item, pg, &effects);
+  if (!s.ok()) return absl::DataLossError(absl::StrCat("PG ", pg->name, ": ", s.message()));
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbLogStore::FinishLoadPg(Pg* pg, bool have_state, const PgStateValue& state) {
+  if (!have_state) {
+    return absl::DataLossError(absl::StrCat("PG ", pg->name, ": has keys but no _state key"));
+  }
+  if (!pg->entries.empty() && pg->entries.front().v() <= state.entries_trimmed_to) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: entry %s survived the trim to %s", pg->name, pg->entries.front().v().ToString(),
+        state.entries_trimmed_to.ToString()));
+  }
+  if (!pg->dups.empty() && pg->dups.front().v() <= state.dups_trimmed_to) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: dup %s survived the trim to %s", pg->name, pg->dups.front().v().ToString(),
+        state.dups_trimmed_to.ToString()));
+  }
+  // The key holds floors; the newest key may be past them (appends do not
+  // rewrite _state).
+  pg->entries_trimmed_to = state.entries_trimmed_to;
+  pg->dups_trimmed_to = state.dups_trimmed_to;
+  pg->last_version = std::max(pg->last_version, state.last_version);
+  pg->last_dup_version = std::max(pg->last_dup_version, state.last_dup_version);
+  FinishReplay(pg, nullptr);
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbLogStore::Load() {
+  MutexLock l(&mu_);
+  std::shared_ptr<Pg> cur;
+  bool have_state = false;
+  PgStateValue state;
+  absl::Status cur_status;
+  // Ends the PG being loaded: checks it, or marks it damaged.
+  auto finish = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
+    if (!cur) return absl::OkStatus();
+    if (cur_status.ok()) cur_status = FinishLoadPg(cur.get(), have_state, state);
+    if (!cur_status.ok()) {
+      if (options_.recovery_policy == RecoveryPolicy::kRefuse ||
+          cur_status.code() != absl::StatusCode::kDataLoss) {
+        return cur_status;
+      }
+      log_->Log(LogLevel::kError, absl::StrCat("opening with PG ", cur->name,
+                                               " marked damaged: ", cur_status.message()));
+      cur->Forget();
+      cur->damage = cur_status;
+      cur->entry_bytes = cur->dup_bytes = 0;
+    }
+    live_items_ += cur->live_items();
+    pgs_.Insert(std::move(cur));
+    cur.reset();
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(db_->Scan(kLogKeyPrefix, [&](std::string_view k, std::string_view v)
+                                               ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    std::string_view rest = k.substr(kLogKeyPrefix.size());
+    PgId id;
+    if (rest.size() < kPgKeySize + 1 || rest[kPgKeySize] != '.' ||
+        !DecodePgKey(rest.substr(0, kPgKeySize), &id)) {
+      return absl::DataLossError(absl::StrCat(db_->description(), ": malformed PG log key '",
+                                              Escaped(k), "'"));
+    }
+    if (!cur || !(cur->id == id)) {
+      RETURN_IF_ERROR(finish());
+      cur = std::make_shared<Pg>(id);
+      have_state = false;
+      state = PgStateValue{};
+      cur_status = absl::OkStatus();
+    }
+    if (!cur_status.ok()) return absl::OkStatus();  // already damaged: skip its keys
+    cur_status = LoadKey(rest.substr(kPgKeySize + 1), v, cur.get(), &have_state, &state);
+    return absl::OkStatus();
+  }));
+  return finish();
+}
+
+// ---------------------------------------------------------------------------
+// Submit
+
+absl::Status RocksDbLogStore::Submit(Transaction txn, CommitCallback done) {
+  RETURN_IF_ERROR(CheckWritable());
+  auto ctxn = std::make_shared<CommitPipeline::Txn>();
+  ctxn->done = std::move(done);
+  {
+    MutexLock l(&mu_);
+    RETURN_IF_ERROR(CheckOpen());
+    Staging staging(&pgs_, options_.limits, live_items_);
+    std::vector<KeyOp> key_ops;
+    absl::Status status = staging.StageOps(
+        txn, [](const PgId& id) -> absl::StatusOr<std::shared_ptr<Pg>> {
+          return std::make_shared<Pg>(id);
+        },
+        [&](const Transaction::Op& op, Touch* t, uint64_t* live) {
+          KeyEffects effects(t->pg.get(), t, &key_ops);
+          return ApplyOp(op, options_.limits, live, t->pg.get(), &t->undo, &effects);
+        },
+        [&](Touch* t) { key_ops.push_back({KeyOp::kRemovePg, t, {}, {}}); });
+    if (!status.ok()) {
+      staging.Rollback();
+      return status;
+    }
+    // Accepted: nothing fails from here.
+    FillBatch(staging, key_ops, &txn, ctxn);
+    live_items_ = staging.live_items();
+    pipeline_->Enqueue(ctxn);
+  }
+  // The embedder's writes are the only I/O the commit waits for.
+  WaitForGatesAndRelease(ctxn, txn.gates());
+  return absl::OkStatus();
+}
+
+void RocksDbLogStore::FillBatch(const Staging& staging, const std::vector<KeyOp>& key_ops,
+                                Transaction* txn,
+                                const std::shared_ptr<CommitPipeline::Txn>& ctxn) {
+  // The batch carries the embedder's keys first, then this transaction's,
+  // in op order.
+  const uint64_t seq = next_seq_++;
+  ctxn->batch = txn->ReleaseBatch();
+  if (!ctxn->batch) ctxn->batch = std::make_unique<rocksdb::WriteBatch>();
+  rocksdb::WriteBatch* wb = ctxn->batch.get();
+  rocksdb::ColumnFamilyHandle* cf = db_->cf();
+  // What leaves the overlay once this transaction is durable.
+  std::vector<std::tuple<std::shared_ptr<Pg>, bool, Version>> puts;
+  uint64_t value_bytes = 0;
+  std::string key;
+  {
+    MutexLock pl(&pending_mu_);
+    for (const KeyOp& k : key_ops) {
+      Pg* pg = k.touch->pg.get();
+      key = pg->prefix;
+      switch (k.kind) {
+        case KeyOp::kPutEntry:
+        case KeyOp::kPutDup: {
+          const bool dup = k.kind == KeyOp::kPutDup;
+          if (dup) key += kDupKeyNamePrefix;
+          key += LogKeyName(k.version);
+          wb->Put(cf, key, rocksdb::Slice(k.value.data(), k.value.size()));
+          auto& overlay = dup ? pg->pending_dups : pg->pending_entries;
+          overlay[k.version] = Pg::Pending{seq, std::string(k.value)};
+          puts.emplace_back(k.touch->pg, dup, k.version);
+          value_bytes += k.value.size();
+          pg->value_bytes_written += k.value.size();
+          break;
+        }
+        case KeyOp::kDeleteEntry:
+        case KeyOp::kDeleteDup:
+          if (k.kind == KeyOp::kDeleteDup) key += kDupKeyNamePrefix;
+          key += LogKeyName(k.version);
+          wb->Delete(cf, key);
+          break;
+        case KeyOp::kRemovePg:
+          wb->DeleteRange(cf, pg->prefix, PgLogKeyPrefixEnd(pg->id));
+          break;
+      }
+    }
+  }
+  // A PG's info and state are whole values the store alone writes: a
+  // commit group keeps only the last write of each (group_batch.h). The
+  // log entries are keys of their own, each written once.
+  StoreKeyWriter store_keys(wb, cf, &ctxn->store_keys);
+  for (const auto& t : staging.touches()) {
+    Pg* pg = t->pg.get();
+    if (t->removed) continue;
+    if (t->info_set) {
+      store_keys.Put(pg->prefix + std::string(kInfoKeyName), pg->info);
+      value_bytes += pg->info.size();
+      pg->value_bytes_written += pg->info.size();
+    }
+    if (t->created || t->state_dirty) {
+      std::string v = pg->StateValue().Encode();
+      store_keys.Put(pg->prefix + std::string(kStateKeyName), v);
+      value_bytes += v.size();
+      pg->value_bytes_written += v.size();
+    }
+    pg->payload_bytes_written += t->payload;
+    payload_bytes_.fetch_add(t->payload);
+  }
+  value_bytes_.fetch_add(value_bytes);
+  ctxn->needs_flush = false;
+  ctxn->pending_ios.store(static_cast<int>(txn->gates().size()) + 1);
+  if (!puts.empty()) {
+    ctxn->on_durable = [this, seq, puts = std::move(puts)]() {
+      MutexLock pl(&pending_mu_);
+      for (const auto& [pg, dup, v] : puts) {
+        auto& overlay = dup ? pg->pending_dups : pg->pending_entries;
+        auto it = overlay.find(v);
+        if (it != overlay.end() && it->second.seq == seq) overlay.erase(it);
+      }
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reads
+
+absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadSlots(const Pg& pg, bool dups,
+                                                                 size_t i, size_t j) const {
+  std::vector<LogEntry> out;
+  if (i >= j) return out;
+  const MappingTable& table = dups ? pg.dups : pg.entries;
+  const Version first = table.at(i).v(), last = table.at(j - 1).v();
+  // The overlay first, then the iterator: a value leaves the overlay only
+  // after its batch is in RocksDB, so whatever is not in the copy taken here
+  // is in every iterator opened after it. (No transaction can be submitted
+  // meanwhile: the caller holds the staging lock.)
+  std::map<Version, std::string> overlay;
+  {
+    MutexLock pl(&pending_mu_);
+    const auto& m = dups ? pg.pending_dups : pg.pending_entries;
+    for (auto it = m.lower_bound(first); it != m.end() && it->first <= last; ++it) {
+      overlay.emplace(it->first, it->second.value);
+    }
+  }
+  out.reserve(j - i);
+  const std::string key_prefix = dups ? pg.prefix + std::string(kDupKeyNamePrefix) : pg.prefix;
+  std::unique_ptr<rocksdb::Iterator> it;
+  std::string want;
+  for (size_t k = i; k < j; ++k) {
+    const Version v = table.at(k).v();
+    if (auto o = overlay.find(v); o != overlay.end()) {
+      out.push_back(LogEntry{v, std::move(o->second)});
+      continue;
+    }
+    want = key_prefix + LogKeyName(v);
+    rocksdb::Slice w(want);
+    if (!it) {
+      it.reset(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->cf()));
+      it->Seek(w);
+    } else if (it->Valid() && it->key().compare(w) < 0) {
+      // Keys between are stale (deleted by a transaction not yet durable).
+      it->Seek(w);
+    }
+    if (!it->Valid() || it->key() != w) {
+      rocksdb::Status s = it->status();
+      if (!s.ok()) return FromRocks(&s, absl::StrCat(db_->description(), ": reading PG ", pg.name));
+      return absl::DataLossError(absl::StrFormat(
+          "PG %s: %s %s is in the log but its key is missing from %s", pg.name,
+          dups ? "dup" : "entry", v.ToString(), db_->description()));
+    }
+    out.push_back(LogEntry{v, it->value().ToString()});
+    it->Next();
+  }
+  if (it) {
+    rocksdb::Status s = it->status();
+    if (!s.ok()) return FromRocks(&s, absl::StrCat(db_->description(), ": reading PG ", pg.name));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadEntries(const PgId& id,
+                                                                   const Version& from,
+                                                                   const Version& to) const {
+  ReaderMutexLock l(&mu_);
+  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
+  if (!pg->damage.ok()) return pg->damage;
+  if (from > to) {
+    return absl::InvalidArgumentError(absl::StrFormat("version range %s..%s is empty",
+                                                      from.ToString(), to.ToString()));
+  }
+  if (from > pg->last_version && from != Version::Min()) {
+    return absl::OutOfRangeError(absl::StrFormat("PG %s: %s is past the newest entry %s",
+                                                 pg->name, from.ToString(),
+                                                 pg->last_version.ToString()));
+  }
+  return ReadSlots(*pg, false, pg->entries.LowerBound(from), pg->entries.UpperBound(to));
+}
+
+absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadDups(const PgId& id) const {
+  ReaderMutexLock l(&mu_);
+  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
+  if (!pg->damage.ok()) return pg->damage;
+  return ReadSlots(*pg, true, 0, pg->dups.size());
+}
+
+absl::StatusOr<std::string> RocksDbLogStore::ReadInfo(const PgId& id) const {
+  ReaderMutexLock l(&mu_);
+  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
+  if (!pg->damage.ok()) return pg->damage;
+  if (!pg->has_info) return absl::NotFoundError(absl::StrCat("PG ", pg->name, " has no info"));
+  return pg->info;
+}
+
+absl::StatusOr<std::vector<PgId>> RocksDbLogStore::ListPgs() const {
+  ReaderMutexLock l(&mu_);
+  return pgs_.List();
+}
+
+absl::StatusOr<PgStats> RocksDbLogStore::GetPgStats(const PgId& id) const {
+  ReaderMutexLock l(&mu_);
+  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
+  PgStats s;
+  s.pg = id;
+  s.entries = pg->entries.size();
+  s.entry_bytes = pg->entry_bytes;
+  s.dups = pg->dups.size();
+  s.dup_bytes = pg->dup_bytes;
+  s.has_info = pg->has_info;
+  s.info_bytes = pg->info.size();
+  if (!pg->entries.empty()) {
+    s.first_version = pg->entries.front().v();
+    s.last_version = pg->entries.back().v();
+  }
+  s.bytes_written = pg->value_bytes_written;
+  s.payload_bytes_written = pg->payload_bytes_written;
+  s.damaged = !pg->damage.ok();
+  return s;
+}
+
+StoreStats RocksDbLogStore::GetStoreStats() const {
+  ReaderMutexLock l(&mu_);
+  StoreStats s;
+  s.pgs = pgs_.size();
+  for (const auto& [id, pg] : pgs_) {
+    s.live_entries += pg->entries.size();
+    s.live_dups += pg->dups.size();
+    s.mapping_table_bytes += pg->entries.MemoryBytes() + pg->dups.MemoryBytes();
+  }
+  s.transactions_committed = pipeline_ ? pipeline_->committed_txns() : 0;
+  s.commit_groups = pipeline_ ? pipeline_->commit_groups() : 0;
+  s.superseded_key_writes = pipeline_ ? pipeline_->superseded_store_writes() : 0;
+  s.record_bytes_appended = value_bytes_.load();
+  s.payload_bytes_appended = payload_bytes_.load();
+  s.device_bytes_written = device_->bytes_written();
+  s.device_flushes = device_->flushes();
+  return s;
+}
+
+}  // namespace pgring

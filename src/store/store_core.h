@@ -1,0 +1,63 @@
+// store_core.h — what every backend's Store shares around its own staging:
+// the options, the partition device, the metadata DB, the commit pipeline,
+// the staging lock and its closed flag, the writability check, Sync and
+// Close, and the wiring of a transaction's commit gates (the embedder's
+// writes) into the pipeline. A backend derives from it and adds its PGs
+// (PgMap), its staging and its reads.
+#ifndef PGRING_STORE_STORE_CORE_H_
+#define PGRING_STORE_STORE_CORE_H_
+
+#include <memory>
+#include <vector>
+
+#include "device/block_device.h"
+#include "pgring/log_sink.h"
+#include "pgring/store.h"
+#include "store/commit_pipeline.h"
+#include "store/metadata_db.h"
+#include "util/sync.h"
+
+namespace pgring {
+
+class StoreCore : public Store {
+ public:
+  ~StoreCore() override = default;
+
+  absl::Status Sync() final;
+  // Refuses further transactions, waits for every submitted one to commit
+  // and stops the pipeline. Idempotent.
+  absl::Status Close() final;
+
+ protected:
+  StoreCore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
+            const Options& options);
+
+  // Starts the pipeline once the backend has recovered (`device`: the
+  // partition its records go to, or null when it writes none).
+  void StartPipeline(BlockDevice* device);
+
+  // OK when the store takes transactions: not opened read-only, and no
+  // earlier commit failed (failures are sticky until a reopen).
+  absl::Status CheckWritable() const;
+  // kFailedPrecondition once Close() has begun.
+  absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
+  // Counts the transaction's gates as I/Os it waits for, then drops the
+  // submitter's guard: call after the transaction is enqueued and its own
+  // writes started, outside the staging lock.
+  void WaitForGatesAndRelease(const std::shared_ptr<CommitPipeline::Txn>& ctxn,
+                              const std::vector<std::shared_ptr<CommitGate>>& gates);
+
+  const Options options_;
+  const std::shared_ptr<LogSink> log_;
+  const std::shared_ptr<BlockDevice> device_;
+  const std::unique_ptr<MetadataDb> db_;
+  std::unique_ptr<CommitPipeline> pipeline_;
+
+  mutable Mutex mu_;  // the staging lock; reads take it shared
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace pgring
+
+#endif  // PGRING_STORE_STORE_CORE_H_

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# check_layers.sh — fails on an #include that goes up the library's layer
+# order, or on a front end that reaches into src/ (docs/DESIGN.md §1).
+#
+# Layers, bottom to top (each may include its own and those below it):
+#   util, device, format, alloc, log, store, tool
+# Every layer may include the public API (include/pgring/), Abseil, RocksDB
+# and system headers. Front ends (examples/, tools/pgring_tool.cc, the fio
+# engine, bench's end-to-end programs) include the public API only.
+#
+# Usage: check_layers.sh [ROOT]     check the tree at ROOT (default: repo)
+#        check_layers.sh --self-test   show that each rule fails when broken
+set -euo pipefail
+
+LAYERS=(util device format alloc log store tool)
+
+rank_of() {
+  local i
+  for i in "${!LAYERS[@]}"; do
+    [[ ${LAYERS[$i]} == "$1" ]] && { echo "$i"; return; }
+  done
+  echo -1
+}
+
+# Front ends still reaching into src/ until the public API covers what they
+# use (issue 12, item 5). Each line: a path relative to ROOT. The list only
+# shrinks: a file not listed here fails the check.
+PENDING_FRONT_ENDS=(
+  tools/fio_engine/data_file.cc
+  tools/fio_engine/data_file.h
+  tools/fio_engine/shared_store.cc
+  tools/pgring_tool.cc
+  bench/append_bench.cc
+  bench/bench_util.cc
+)
+# bench's micro-benchmarks of internal units may include src/ as tests do.
+MICRO_BENCHMARKS=(chunk_allocator_bench.cc crc32c_bench.cc mapping_table_bench.cc
+                  record_bench.cc ring_space_bench.cc)
+
+check_tree() {
+  local root=$1 bad=0 f layer rank inc target trank rel
+  while IFS= read -r f; do
+    rel=${f#"$root"/src/}
+    layer=${rel%%/*}
+    rank=$(rank_of "$layer")
+    if [[ $rank -lt 0 ]]; then
+      echo "layers: $f: src/$layer is not a known layer (${LAYERS[*]})"
+      bad=1
+      continue
+    fi
+    while IFS= read -r inc; do
+      target=${inc%%/*}
+      trank=$(rank_of "$target")
+      [[ $trank -lt 0 ]] && continue  # pgring/, absl/, rocksdb/, ...
+      if [[ $trank -gt $rank ]]; then
+        echo "layers: $f includes \"$inc\": $layer may not include from $target (above it)"
+        bad=1
+      fi
+    done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+  done < <(find "$root/src" -name '*.h' -o -name '*.cc' | sort)
+
+  local front
+  while IFS= read -r f; do
+    rel=${f#"$root"/}
+    case " ${PENDING_FRONT_ENDS[*]} " in *" $rel "*) continue ;; esac
+    case " ${MICRO_BENCHMARKS[*]} " in *" ${rel#bench/} "*) [[ $rel == bench/* ]] && continue ;; esac
+    while IFS= read -r inc; do
+      target=${inc%%/*}
+      if [[ $(rank_of "$target") -ge 0 ]]; then
+        echo "layers: front end $rel includes \"$inc\" from src/: use the public API (include/pgring/)"
+        bad=1
+      fi
+    done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+  done < <(find "$root/examples" "$root/tools" "$root/bench" \( -name '*.h' -o -name '*.cc' \) 2>/dev/null | sort)
+  return $bad
+}
+
+self_test() {
+  local tmp rc=0
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' RETURN
+  mkdir -p "$tmp/src/format" "$tmp/src/store" "$tmp/examples/x"
+  echo '#include "store/x.h"' > "$tmp/src/format/up.h"
+  if check_tree "$tmp" >/dev/null; then
+    echo "self-test: an upward include (format -> store) was not caught"; rc=1
+  fi
+  rm "$tmp/src/format/up.h"
+  echo '#include "format/x.h"' > "$tmp/src/store/down.h"
+  if ! check_tree "$tmp" >/dev/null; then
+    echo "self-test: a downward include (store -> format) was refused"; rc=1
+  fi
+  echo '#include "store/x.h"' > "$tmp/examples/x/main.cc"
+  if check_tree "$tmp" >/dev/null; then
+    echo "self-test: a front end including src/ was not caught"; rc=1
+  fi
+  [[ $rc -eq 0 ]] && echo "self-test: each rule fails when broken"
+  return $rc
+}
+
+if [[ ${1:-} == --self-test ]]; then
+  self_test
+  exit
+fi
+ROOT=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+if check_tree "$ROOT"; then
+  echo "layers: every include goes down the layer order; no front end includes src/" \
+       "(${#PENDING_FRONT_ENDS[@]} front-end files pending the public API)"
+else
+  exit 1
+fi
