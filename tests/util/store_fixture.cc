@@ -1,5 +1,7 @@
 #include "util/store_fixture.h"
 
+#include "util/rocksdb_keys.h"
+
 namespace pgring::testing {
 
 void StoreFixture::SetUp() {
@@ -28,6 +30,12 @@ absl::Status StoreFixture::Open(const Options& o) {
 void StoreFixture::Reopen() {
   if (store_) ASSERT_OK(store_->Close());
   ASSERT_OK(Open(options_));
+}
+
+std::map<std::string, std::string> StoreFixture::DumpDb() {
+  if (store_) EXPECT_OK(store_->Close());
+  store_.reset();
+  return ReadAllKeys(db_path_);
 }
 
 }  // namespace pgring::testing

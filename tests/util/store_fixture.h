@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -27,6 +28,8 @@ class StoreFixture : public ::testing::Test {
   void Mkfs(const MkfsOptions& o = DefaultMkfs());
   absl::Status Open(const Options& o);
   void Reopen();  // close and open with options_
+  // Closes the store and returns every key and value of its RocksDB.
+  std::map<std::string, std::string> DumpDb();
   static MkfsOptions DefaultMkfs() {
     MkfsOptions m;
     m.chunk_size = kChunkSize;
