@@ -61,7 +61,10 @@ struct LogEntry {
 struct PgStats {
   PgId pg;
   uint64_t entries = 0;         // live log entries
-  uint64_t entry_bytes = 0;     // their payload bytes
+  // The live entries' and dups' payload bytes: the RocksDB backend only.
+  // The ring backend reports 0 (its index keeps where each item lies, not
+  // its size; counting sizes would cost 4 more bytes per live item).
+  uint64_t entry_bytes = 0;
   uint64_t dups = 0;            // live dup entries
   uint64_t dup_bytes = 0;
   bool has_info = false;

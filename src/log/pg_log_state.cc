@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace pgring {
@@ -41,6 +42,41 @@ void PgLogUndo::Restore() {
     pg_->info = std::move(info_);
     info_saved_ = false;
   }
+}
+
+absl::StatusOr<std::string> PgLogState::ReadInfo() const {
+  if (!damage.ok()) return damage;
+  if (!has_info) return absl::NotFoundError(absl::StrCat("PG ", name, " has no info"));
+  return info;
+}
+
+absl::StatusOr<std::pair<size_t, size_t>> PgLogState::EntrySlots(const Version& from,
+                                                                 const Version& to) const {
+  if (!damage.ok()) return damage;
+  if (from > to) {
+    return absl::InvalidArgumentError(absl::StrFormat("version range %s..%s is empty",
+                                                      from.ToString(), to.ToString()));
+  }
+  if (from > last_version && from != Version::Min()) {
+    return absl::OutOfRangeError(absl::StrFormat("PG %s: %s is past the newest entry %s", name,
+                                                 from.ToString(), last_version.ToString()));
+  }
+  return std::make_pair(entries.LowerBound(from), entries.UpperBound(to));
+}
+
+PgStats PgLogState::Stats() const {
+  PgStats s;
+  s.pg = id;
+  s.entries = entries.size();
+  s.dups = dups.size();
+  s.has_info = has_info;
+  s.info_bytes = info.size();
+  if (!entries.empty()) {
+    s.first_version = entries.front().v();
+    s.last_version = entries.back().v();
+  }
+  s.damaged = !damage.ok();
+  return s;
 }
 
 namespace {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "format/record.h"
 #include "log/mapping_table.h"
 #include "pgring/options.h"
@@ -45,6 +46,18 @@ struct PgLogState {
   uint64_t live_items() const { return entries.size() + dups.size(); }
   // Forgets every entry, dup and the info (a PG opened damaged).
   void Forget();
+
+  // The reads' rules, the same for every backend.
+  // The info, kNotFound if the PG has none, or the damage.
+  absl::StatusOr<std::string> ReadInfo() const;
+  // The slots [first, last) of `entries` that ReadEntries(from, to) returns:
+  // kInvalidArgument for an empty range, kOutOfRange past the newest entry,
+  // or the damage.
+  absl::StatusOr<std::pair<size_t, size_t>> EntrySlots(const Version& from,
+                                                       const Version& to) const;
+  // The statistics every backend reports from the state (counts, versions,
+  // info size, damage); the backend adds its own.
+  PgStats Stats() const;
 };
 
 // Where the bytes of a PG-log change go: the ring backend encodes record

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "format/label.h"
 #include "format/metadata_keys.h"
 
 namespace pgring {
@@ -28,6 +29,18 @@ struct Geometry {
   uint64_t AlignDown(uint64_t x) const { return x - x % block_size; }
   uint64_t AlignUp(uint64_t x) const { return AlignDown(x + block_size - 1); }
 };
+
+// The geometry of a store whose label (or its copy in the metadata) says
+// `block_size`, `chunk_size` and `chunk_count`: chunks start right after the
+// label region.
+inline Geometry MakeGeometry(uint32_t block_size, uint32_t chunk_size, uint64_t chunk_count) {
+  Geometry g;
+  g.block_size = block_size;
+  g.chunk_size = chunk_size;
+  g.data_offset = kLabelRegionSize;
+  g.chunk_count = chunk_count;
+  return g;
+}
 
 // A piece of a logical range on the device.
 struct Extent {

@@ -45,6 +45,15 @@ class PgMap {
     return out;
   }
   size_t size() const { return pgs_.size(); }
+  // Adds the PG count, live entries and dups and index memory to `s`.
+  void AddTotals(StoreStats* s) const {
+    s->pgs += pgs_.size();
+    for (const auto& [id, pg] : pgs_) {
+      s->live_entries += pg->entries.size();
+      s->live_dups += pg->dups.size();
+      s->mapping_table_bytes += pg->entries.MemoryBytes() + pg->dups.MemoryBytes();
+    }
+  }
   auto begin() const { return pgs_.begin(); }
   auto end() const { return pgs_.end(); }
   // At open.

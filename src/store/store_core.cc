@@ -42,6 +42,14 @@ void StoreCore::WaitForGatesAndRelease(const std::shared_ptr<CommitPipeline::Txn
   pipeline_->IoDone(ctxn.get(), absl::OkStatus());  // the submitter's guard
 }
 
+void StoreCore::AddCommitStats(StoreStats* s) const {
+  s->transactions_committed = pipeline_ ? pipeline_->committed_txns() : 0;
+  s->commit_groups = pipeline_ ? pipeline_->commit_groups() : 0;
+  s->superseded_key_writes = pipeline_ ? pipeline_->superseded_store_writes() : 0;
+  s->device_bytes_written = device_->bytes_written();
+  s->device_flushes = device_->flushes();
+}
+
 absl::Status StoreCore::Sync() { return pipeline_->Sync(); }
 
 absl::Status StoreCore::Close() {

@@ -42,6 +42,9 @@ class StoreCore : public Store {
   // kFailedPrecondition once Close() has begun.
   absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
+  // Adds the commit pipeline's and the partition device's counters to `s`.
+  void AddCommitStats(StoreStats* s) const;
+
   // Counts the transaction's gates as I/Os it waits for, then drops the
   // submitter's guard: call after the transaction is enqueued and its own
   // writes started, outside the staging lock.

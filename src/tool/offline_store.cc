@@ -11,18 +11,6 @@
 #include "util/status_macros.h"
 
 namespace pgring::tool {
-namespace {
-
-Geometry GeometryOf(uint32_t block_size, uint32_t chunk_size, uint64_t chunk_count) {
-  Geometry g;
-  g.block_size = block_size;
-  g.chunk_size = chunk_size;
-  g.data_offset = kLabelRegionSize;
-  g.chunk_count = chunk_count;
-  return g;
-}
-
-}  // namespace
 
 bool MetaGeometrySane(const StoreMeta& m) {
   return (m.block_size == 512 || m.block_size == 4096) && m.chunk_size >= (64u << 10) &&
@@ -83,12 +71,12 @@ absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(const std::stri
 }
 
 std::optional<Geometry> OfflineStore::geometry() const {
-  if (label_.ok()) return GeometryOf(label_->block_size, label_->chunk_size, label_->chunk_count);
+  if (label_.ok()) return MakeGeometry(label_->block_size, label_->chunk_size, label_->chunk_count);
   if (meta_ && meta_->ok()) {
     // The label's decoder checks its geometry; pgring.meta's does not, so
     // check it here before anything divides by it.
     const StoreMeta& m = **meta_;
-    if (MetaGeometrySane(m)) return GeometryOf(m.block_size, m.chunk_size, m.chunk_count);
+    if (MetaGeometrySane(m)) return MakeGeometry(m.block_size, m.chunk_size, m.chunk_count);
   }
   return std::nullopt;
 }

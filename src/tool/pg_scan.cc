@@ -78,15 +78,15 @@ class ScanEffects final : public PgLogEffects {
   uint32_t Locator(std::string_view) override { return 0; }
   void EntryAppended(const Version& v, std::string_view payload) override {
     if (o_.keep_entry_payloads && v >= o_.from && v <= o_.to) current_.payload.assign(payload);
-    out_->entries.push_back(current_);
+    out_->entries.push_back(std::move(current_));
   }
   void DupAppended(const Version&, std::string_view payload) override {
     if (o_.keep_dup_payloads) current_.payload.assign(payload);
-    out_->dups.push_back(current_);
+    out_->dups.push_back(std::move(current_));
   }
   void InfoSet(std::string_view payload) override {
     current_.payload.assign(payload);
-    out_->info = current_;
+    out_->info = std::move(current_);
   }
   void EntryDropped(const MappingTable::Slot&, bool front) override {
     front ? out_->entries.pop_front() : out_->entries.pop_back();

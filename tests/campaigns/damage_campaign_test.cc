@@ -38,6 +38,7 @@
 #include "store/open_store.h"
 #include "util/log_model.h"
 #include "util/random_workload.h"
+#include "util/rocksdb_keys.h"
 #include "util/test_util.h"
 
 #ifdef PGRING_CAMPAIGN_WITH_FSCK
@@ -72,19 +73,6 @@ namespace fs = std::filesystem;
 void CopyDir(const std::string& from, const std::string& to) {
   fs::remove_all(to);
   fs::copy(from, to, fs::copy_options::recursive);
-}
-
-// Reads every key/value of the DB at `path` (read-only).
-std::map<std::string, std::string> DbContents(const std::string& path) {
-  std::map<std::string, std::string> out;
-  rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::OpenForReadOnly(rocksdb::Options(), path, &raw);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  if (!s.ok()) return out;
-  std::unique_ptr<rocksdb::DB> db(raw);
-  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) out[it->key().ToString()] = it->value().ToString();
-  return out;
 }
 
 void DbPut(const std::string& path, const std::string& key, const std::string& value) {
@@ -206,7 +194,7 @@ class DamageCampaignTest : public ::testing::TestWithParam<std::tuple<TailBlockP
         region_[i] = Region::kFree;
       }
     }
-    auto kv = DbContents(pristine_db_);
+    auto kv = ReadAllKeys(pristine_db_);
     for (const auto& [key, value] : kv) {
       if (key.rfind(kPgPointerPrefix, 0) == 0) {
         PgId pg;
@@ -363,7 +351,7 @@ TEST_P(DamageCampaignTest, RandomFlipsAreDetectedOrHarmless) {
     bool in_db = rng() % 10 < 3;
     uint64_t flipped = 0;
     if (in_db) {
-      auto kv = DbContents(db);
+      auto kv = ReadAllKeys(db);
       hit_key = db_keys_[rng() % db_keys_.size()];
       std::string v = kv.at(hit_key);
       size_t pos = rng() % v.size();

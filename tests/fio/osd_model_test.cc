@@ -86,10 +86,7 @@ class OsdModelStoreTest : public StoreFixture, public ::testing::WithParamInterf
  protected:
   void SetUp() override {
     StoreFixture::SetUp();
-    MkfsOptions m = DefaultMkfs();
-    m.backend = GetParam();
-    Mkfs(m);
-    ASSERT_OK(Open(options_));
+    MkfsAndOpen(GetParam());
   }
 
   // Submits one write with an open gate and waits for its commit.

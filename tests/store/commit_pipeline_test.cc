@@ -533,10 +533,7 @@ TEST_P(OneGroupTest, ARemovalInTheGroupKeepsItsPlace) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, OneGroupTest,
                          ::testing::Values(Backend::kRing, Backend::kRocksDb),
-                         [](const ::testing::TestParamInfo<Backend>& i) {
-                           return i.param == Backend::kRing ? std::string("Ring")
-                                                            : std::string("RocksDb");
-                         });
+                         BackendName);
 
 }  // namespace
 }  // namespace pgring::testing

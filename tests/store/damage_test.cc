@@ -23,6 +23,7 @@
 #include "format/metadata_keys.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/rocksdb_keys.h"
 #include "util/store_fixture.h"
 
 namespace pgring::testing {
@@ -171,22 +172,8 @@ class DamageTest : public StoreFixture {
   }
 
   // --- RocksDB, opened directly (the store must be closed).
-  std::map<std::string, std::string> DbContents(const std::string& path) const {
-    std::map<std::string, std::string> out;
-    rocksdb::DB* raw = nullptr;
-    rocksdb::Status s = rocksdb::DB::OpenForReadOnly(rocksdb::Options(), path, &raw);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    if (!s.ok()) return out;
-    std::unique_ptr<rocksdb::DB> db(raw);
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      out.emplace(it->key().ToString(), it->value().ToString());
-    }
-    EXPECT_TRUE(it->status().ok()) << it->status().ToString();
-    return out;
-  }
   std::string DbGet(const std::string& key) const {
-    auto all = DbContents(db_path_);
+    auto all = ReadAllKeys(db_path_);
     auto it = all.find(key);
     EXPECT_NE(it, all.end()) << key;
     return it == all.end() ? std::string() : it->second;
@@ -253,7 +240,7 @@ class DamageTest : public StoreFixture {
                      absl::Status* out = nullptr) {
     CloseStore();
     const std::string dev_before = mem()->ReadRaw(0, mem()->size());
-    const auto db_before = DbContents(db_path_);
+    const auto db_before = ReadAllKeys(db_path_);
     absl::Status s = Open(options_);
     EXPECT_EQ(s.code(), code) << s;
     for (const std::string& n : needles) EXPECT_THAT(std::string(s.message()), HasSubstr(n));
@@ -261,7 +248,7 @@ class DamageTest : public StoreFixture {
     store_.reset();
     EXPECT_TRUE(mem()->ReadRaw(0, mem()->size()) == dev_before)
         << "the refused open changed the partition";
-    EXPECT_TRUE(DbContents(db_path_) == db_before) << "the refused open changed RocksDB";
+    EXPECT_TRUE(ReadAllKeys(db_path_) == db_before) << "the refused open changed RocksDB";
     if (out != nullptr) *out = s;
   }
   void ExpectRecordDamage(const PgId& pg, const RecordLoc& r, const std::string& what) {

@@ -11,46 +11,12 @@
 namespace pgring::testing {
 namespace {
 
-std::string Payload(uint64_t v, size_t n = 200) {
-  std::string s = "entry-" + std::to_string(v) + "-";
-  while (s.size() < n) s += static_cast<char>('a' + (v + s.size()) % 26);
-  return s;
-}
-
 class RingStoreTest : public StoreFixture {
  protected:
   void SetUp() override {
     StoreFixture::SetUp();
     Mkfs();
     ASSERT_OK(Open(options_));
-  }
-  absl::Status Append(const PgId& pg, uint64_t from, uint64_t to, uint32_t epoch = 1,
-                      size_t size = 200) {
-    Transaction t;
-    for (uint64_t v = from; v <= to; ++v) t.AppendEntry(pg, V(epoch, v), Payload(v, size));
-    t.SetInfo(pg, "info@" + std::to_string(to));
-    return store_->Commit(std::move(t));
-  }
-  absl::Status Create(const PgId& pg) {
-    Transaction t;
-    t.CreatePg(pg);
-    return store_->Commit(std::move(t));
-  }
-  std::vector<uint64_t> Versions(const PgId& pg) {
-    auto r = store_->ReadEntries(pg);
-    EXPECT_TRUE(r.ok()) << r.status();
-    std::vector<uint64_t> out;
-    if (!r.ok()) return out;
-    for (auto& e : *r) {
-      EXPECT_EQ(e.payload, Payload(e.version.version));
-      out.push_back(e.version.version);
-    }
-    return out;
-  }
-  static std::vector<uint64_t> Range(uint64_t a, uint64_t b) {
-    std::vector<uint64_t> v;
-    for (uint64_t i = a; i <= b; ++i) v.push_back(i);
-    return v;
   }
 };
 

@@ -25,54 +25,13 @@
 namespace pgring::testing {
 namespace {
 
-std::string Payload(uint64_t v, size_t n = 200) {
-  std::string s = "entry-" + std::to_string(v) + "-";
-  while (s.size() < n) s += static_cast<char>('a' + (v + s.size()) % 26);
-  return s;
-}
-
 class RocksDbBackendTest : public StoreFixture {
  protected:
-  static MkfsOptions RocksMkfs() {
-    MkfsOptions m = DefaultMkfs();
-    m.backend = Backend::kRocksDb;
-    return m;
-  }
   void SetUp() override {
     StoreFixture::SetUp();
-    Mkfs(RocksMkfs());
-    ASSERT_OK(Open(options_));
-    ASSERT_EQ(store_->backend(), Backend::kRocksDb);
+    MkfsAndOpen(Backend::kRocksDb);
   }
   RocksDbLogStore* rdb() { return dynamic_cast<RocksDbLogStore*>(store_.get()); }
-  absl::Status Append(const PgId& pg, uint64_t from, uint64_t to, uint32_t epoch = 1,
-                      size_t size = 200) {
-    Transaction t;
-    for (uint64_t v = from; v <= to; ++v) t.AppendEntry(pg, V(epoch, v), Payload(v, size));
-    t.SetInfo(pg, "info@" + std::to_string(to));
-    return store_->Commit(std::move(t));
-  }
-  absl::Status Create(const PgId& pg) {
-    Transaction t;
-    t.CreatePg(pg);
-    return store_->Commit(std::move(t));
-  }
-  absl::Status Do(const std::function<void(Transaction*)>& fill) {
-    Transaction t;
-    fill(&t);
-    return store_->Commit(std::move(t));
-  }
-  // Writes to the DB behind the store's back (the store must be closed).
-  void RawWrite(const std::function<void(rocksdb::WriteBatch*)>& fill) {
-    rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), db_path_, &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    rocksdb::WriteBatch b;
-    fill(&b);
-    rocksdb::WriteOptions wo;
-    wo.sync = true;
-    ASSERT_TRUE(db->Write(wo, &b).ok());
-  }
 };
 
 TEST_F(RocksDbBackendTest, KeyLayoutIsBlueStores) {
@@ -82,7 +41,7 @@ TEST_F(RocksDbBackendTest, KeyLayoutIsBlueStores) {
   // oldest entry into a dup; past 4 dups the oldest dup is trimmed.
   for (uint64_t v = 1; v <= 20; ++v) {
     Transaction t;
-    t.AppendEntry(pg, V(7, v), Payload(v));
+    t.AppendEntry(pg, V(7, v), TestPayload(v));
     t.SetInfo(pg, "info@" + std::to_string(v));
     if (v > 8) {
       t.AppendDup(pg, V(7, v - 8), "dup" + std::to_string(v - 8));
@@ -92,7 +51,7 @@ TEST_F(RocksDbBackendTest, KeyLayoutIsBlueStores) {
     ASSERT_OK(store_->Commit(std::move(t)));
   }
   ASSERT_OK(Create(Pg(1, 4)));  // another PG: keys must not mix
-  ASSERT_OK(Do([](Transaction* t) { t->AppendEntry(Pg(1, 4), V(1, 1), Payload(1)); }));
+  ASSERT_OK(Do([](Transaction* t) { t->AppendEntry(Pg(1, 4), V(1, 1), TestPayload(1)); }));
   auto all = DumpDb();
   // Every pgring key is the store's meta key or a log key.
   for (const auto& [k, v] : all) {
@@ -108,7 +67,7 @@ TEST_F(RocksDbBackendTest, KeyLayoutIsBlueStores) {
   EXPECT_EQ(PgLogKeyPrefix(pg), expected_prefix);
   auto keys = RdbPgKeys(all, pg);
   std::map<std::string, std::string> want;
-  for (uint64_t v = 13; v <= 20; ++v) want[CephKeyName(7, v)] = Payload(v);
+  for (uint64_t v = 13; v <= 20; ++v) want[CephKeyName(7, v)] = TestPayload(v);
   for (uint64_t v = 9; v <= 12; ++v) want["dup_" + CephKeyName(7, v)] = "dup" + std::to_string(v);
   want["_info"] = "info@20";
   ASSERT_EQ(keys.count("_state"), 1u);
@@ -187,7 +146,7 @@ TEST_F(RocksDbBackendTest, OneClientWriteIsTheKeysBlueStoreWrites) {
   before = keys_written();
   uint64_t value_bytes = store_->GetStoreStats().record_bytes_appended;
   ASSERT_OK(Do([](Transaction* t) {
-    t->AppendEntry(Pg(1), V(1, 12), Payload(12));
+    t->AppendEntry(Pg(1), V(1, 12), TestPayload(12));
     t->SetInfo(Pg(1), "info@12");
     t->AppendDup(Pg(1), V(1, 2), "d2");
     t->Trim(Pg(1), V(1, 2));
@@ -246,24 +205,24 @@ TEST_F(RocksDbBackendTest, DamageAtOpen) {
   PgStateValue st;
   st.entries_trimmed_to = V(1, 1);
   st.last_version = V(1, 3);
-  RawWrite([&](rocksdb::WriteBatch* b) { b->Put(p1 + "_state", st.Encode()); });
+  RawDbWrite([&](rocksdb::WriteBatch* b) { b->Put(p1 + "_state", st.Encode()); });
   auto s = Open(options_);
   EXPECT_CODE(s, kDataLoss);
   EXPECT_NE(s.message().find("PG 1.1: entry 1'1 survived the trim to 1'1"), std::string::npos) << s;
   // Damaged _state value.
-  RawWrite([&](rocksdb::WriteBatch* b) { b->Put(p1 + "_state", "garbage"); });
+  RawDbWrite([&](rocksdb::WriteBatch* b) { b->Put(p1 + "_state", "garbage"); });
   s = Open(options_);
   EXPECT_CODE(s, kDataLoss);
   EXPECT_NE(s.message().find("PG 1.1: _state value is damaged"), std::string::npos) << s;
   // A key that is no key of ours; a PG without _state.
-  RawWrite([&](rocksdb::WriteBatch* b) {
+  RawDbWrite([&](rocksdb::WriteBatch* b) {
     b->Put(p1 + "_state", PgStateValue{}.Encode());
     b->Put(p1 + "_bogus", "x");
   });
   s = Open(options_);
   EXPECT_CODE(s, kDataLoss);
   EXPECT_NE(s.message().find("unknown key '_bogus'"), std::string::npos) << s;
-  RawWrite([&](rocksdb::WriteBatch* b) {
+  RawDbWrite([&](rocksdb::WriteBatch* b) {
     b->Delete(p1 + "_bogus");
     b->Delete(p1 + "_state");
   });

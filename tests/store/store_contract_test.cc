@@ -32,59 +32,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string Payload(uint64_t v, size_t n = 200) {
-  std::string s = "entry-" + std::to_string(v) + "-";
-  while (s.size() < n) s += static_cast<char>('a' + (v + s.size()) % 26);
-  return s;
-}
-
 class StoreContractTest : public StoreFixture, public ::testing::WithParamInterface<Backend> {
  protected:
   void SetUp() override {
     StoreFixture::SetUp();
-    MkfsOptions m = DefaultMkfs();
-    m.backend = GetParam();
-    Mkfs(m);
-    ASSERT_OK(Open(options_));
-    ASSERT_EQ(store_->backend(), GetParam());
+    MkfsAndOpen(GetParam());
   }
   bool IsRing() const { return GetParam() == Backend::kRing; }
   bool IsRocksDb() const { return GetParam() == Backend::kRocksDb; }
-
-  absl::Status Append(const PgId& pg, uint64_t from, uint64_t to, uint32_t epoch = 1,
-                      size_t size = 200) {
-    Transaction t;
-    for (uint64_t v = from; v <= to; ++v) t.AppendEntry(pg, V(epoch, v), Payload(v, size));
-    t.SetInfo(pg, "info@" + std::to_string(to));
-    return store_->Commit(std::move(t));
-  }
-  absl::Status Create(const PgId& pg) {
-    Transaction t;
-    t.CreatePg(pg);
-    return store_->Commit(std::move(t));
-  }
-  absl::Status Do(const std::function<void(Transaction*)>& fill) {
-    Transaction t;
-    fill(&t);
-    return store_->Commit(std::move(t));
-  }
-  // The versions of `pg`'s entries; checks every payload.
-  std::vector<uint64_t> Versions(const PgId& pg) {
-    auto r = store_->ReadEntries(pg);
-    EXPECT_TRUE(r.ok()) << r.status();
-    std::vector<uint64_t> out;
-    if (!r.ok()) return out;
-    for (auto& e : *r) {
-      EXPECT_EQ(e.payload, Payload(e.version.version));
-      out.push_back(e.version.version);
-    }
-    return out;
-  }
-  static std::vector<uint64_t> Range(uint64_t a, uint64_t b) {
-    std::vector<uint64_t> v;
-    for (uint64_t i = a; i <= b; ++i) v.push_back(i);
-    return v;
-  }
 
   // PgStats::entry_bytes and dup_bytes, the PG's live payload bytes.
   // BEHAVIOUR DIFFERENCE: the ring backend does not count them (RingStore::
@@ -110,14 +65,9 @@ class StoreContractTest : public StoreFixture, public ::testing::WithParamInterf
   void DamagePg(const PgId& pg, const std::string& needle) {
     ASSERT_EQ(store_, nullptr);
     if (IsRocksDb()) {
-      rocksdb::DB* raw = nullptr;
-      ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), db_path_, &raw).ok());
-      std::unique_ptr<rocksdb::DB> db(raw);
-      rocksdb::WriteBatch b;
-      ASSERT_TRUE(b.Delete(PgLogKeyPrefix(pg) + "_state").ok());
-      rocksdb::WriteOptions wo;
-      wo.sync = true;
-      ASSERT_TRUE(db->Write(wo, &b).ok());
+      RawDbWrite([&](rocksdb::WriteBatch* b) {
+        ASSERT_TRUE(b->Delete(PgLogKeyPrefix(pg) + "_state").ok());
+      });
       return;
     }
     auto* mem = static_cast<MemoryBlockDevice*>(device_.get());
@@ -143,7 +93,7 @@ TEST_P(StoreContractTest, AppendReadReopen) {
   ASSERT_OK(part);
   ASSERT_EQ(part->size(), 3u);
   EXPECT_EQ((*part)[0].version, V(1, 3));
-  EXPECT_EQ((*part)[2].payload, Payload(5));
+  EXPECT_EQ((*part)[2].payload, TestPayload(5));
   auto st = store_->GetPgStats(Pg(1));
   ASSERT_OK(st);
   EXPECT_EQ(st->entries, 10u);
@@ -156,7 +106,7 @@ TEST_P(StoreContractTest, AppendReadReopen) {
   // A PG without info, and an empty PG, survive a reopen too.
   ASSERT_OK(Create(Pg(2)));
   ASSERT_OK(Create(Pg(3)));
-  ASSERT_OK(Do([](Transaction* t) { t->AppendEntry(Pg(2), V(1, 1), Payload(1)); }));
+  ASSERT_OK(Do([](Transaction* t) { t->AppendEntry(Pg(2), V(1, 1), TestPayload(1)); }));
   Reopen();
   EXPECT_EQ(*store_->ListPgs(), (std::vector<PgId>{Pg(1), Pg(2), Pg(3)}));
   EXPECT_EQ(Versions(Pg(2)), Range(1, 1));
@@ -170,11 +120,11 @@ TEST_P(StoreContractTest, ErrorsChangeNothing) {
   ASSERT_OK(Append(Pg(1), 1, 5));
   // A later op fails: the whole transaction is refused, earlier ops undone.
   Transaction t;
-  t.AppendEntry(Pg(1), V(1, 6), Payload(6));
+  t.AppendEntry(Pg(1), V(1, 6), TestPayload(6));
   t.Trim(Pg(1), V(1, 3));
   t.SetInfo(Pg(1), "refused info");
   t.AppendDup(Pg(1), V(1, 1), "d");
-  t.AppendEntry(Pg(1), V(1, 6), Payload(6));  // not increasing
+  t.AppendEntry(Pg(1), V(1, 6), TestPayload(6));  // not increasing
   t.batch()->Put("osd.refused", "x");
   EXPECT_CODE(store_->Commit(std::move(t)), kInvalidArgument);
   EXPECT_EQ(Versions(Pg(1)), Range(1, 5));
@@ -223,8 +173,8 @@ TEST_P(StoreContractTest, TrimRewindReset) {
   // Divergent tail: rewind to 15 and append replacements in a new epoch.
   ASSERT_OK(Do([](Transaction* r) {
     r->Rewind(Pg(1), V(1, 15));
-    r->AppendEntry(Pg(1), V(2, 16), Payload(16));
-    r->AppendEntry(Pg(1), V(2, 17), Payload(17));
+    r->AppendEntry(Pg(1), V(2, 16), TestPayload(16));
+    r->AppendEntry(Pg(1), V(2, 17), TestPayload(17));
   }));
   EXPECT_EQ(Versions(Pg(1)), Range(6, 17));
   EXPECT_EQ((*store_->ReadEntries(Pg(1))).back().version, V(2, 17));
@@ -238,22 +188,22 @@ TEST_P(StoreContractTest, TrimRewindReset) {
   EXPECT_TRUE(store_->ReadEntries(Pg(1))->empty());
   EXPECT_CODE(Do([](Transaction* t) { t->AppendEntry(Pg(1), V(2, 17), "x"); }), kInvalidArgument);
   EXPECT_CODE(Do([](Transaction* t) { t->Rewind(Pg(1), V(2, 16)); }), kOutOfRange);
-  ASSERT_OK(Do([](Transaction* t) { t->AppendEntry(Pg(1), V(2, 18), Payload(18)); }));
+  ASSERT_OK(Do([](Transaction* t) { t->AppendEntry(Pg(1), V(2, 18), TestPayload(18)); }));
   // A rewind below every entry keeps its version after a reopen.
   ASSERT_OK(Do([](Transaction* t) {
-    t->AppendEntry(Pg(1), V(2, 30), Payload(30));
+    t->AppendEntry(Pg(1), V(2, 30), TestPayload(30));
     t->Rewind(Pg(1), V(2, 25));
   }));
   Reopen();
   EXPECT_EQ(Versions(Pg(1)), Range(18, 18));
   EXPECT_CODE(Do([](Transaction* t) { t->AppendEntry(Pg(1), V(2, 25), "x"); }), kInvalidArgument);
-  ASSERT_OK(Do([](Transaction* t) { t->AppendEntry(Pg(1), V(2, 26), Payload(26)); }));
+  ASSERT_OK(Do([](Transaction* t) { t->AppendEntry(Pg(1), V(2, 26), TestPayload(26)); }));
   // Replace the whole log.
   ASSERT_OK(Do([](Transaction* x) {
     x->AppendDup(Pg(1), V(1, 1), "dup");
     x->ResetLog(Pg(1));
-    x->AppendEntry(Pg(1), V(3, 1), Payload(1));
-    x->AppendEntry(Pg(1), V(3, 2), Payload(2));
+    x->AppendEntry(Pg(1), V(3, 1), TestPayload(1));
+    x->AppendEntry(Pg(1), V(3, 2), TestPayload(2));
   }));
   EXPECT_EQ(Versions(Pg(1)), Range(1, 2));
   EXPECT_TRUE(store_->ReadDups(Pg(1))->empty());
@@ -276,14 +226,14 @@ TEST_P(StoreContractTest, TrimRewindReset) {
 TEST_P(StoreContractTest, RewindBelowEveryEntryKeepsItsFloorAcrossReopen) {
   ASSERT_OK(Create(Pg(1)));
   Transaction t;
-  for (uint64_t v = 5; v <= 10; ++v) t.AppendEntry(Pg(1), V(1, v), Payload(v));
+  for (uint64_t v = 5; v <= 10; ++v) t.AppendEntry(Pg(1), V(1, v), TestPayload(v));
   ASSERT_OK(store_->Commit(std::move(t)));
   Transaction r;
   r.Rewind(Pg(1), V(1, 3));
   ASSERT_OK(store_->Commit(std::move(r)));
   for (int pass = 0; pass < 2; ++pass) {
     Transaction low;
-    low.AppendEntry(Pg(1), V(1, 2), Payload(2));
+    low.AppendEntry(Pg(1), V(1, 2), TestPayload(2));
     SCOPED_TRACE(pass);
     EXPECT_CODE(store_->Commit(std::move(low)), kInvalidArgument);
     Reopen();
@@ -292,7 +242,7 @@ TEST_P(StoreContractTest, RewindBelowEveryEntryKeepsItsFloorAcrossReopen) {
   Reopen();
   EXPECT_EQ(Versions(Pg(1)), Range(4, 4));
   Transaction low;
-  low.AppendEntry(Pg(1), V(1, 4), Payload(4));
+  low.AppendEntry(Pg(1), V(1, 4), TestPayload(4));
   EXPECT_CODE(store_->Commit(std::move(low)), kInvalidArgument);
 }
 
@@ -351,7 +301,7 @@ TEST_P(StoreContractTest, RemovePgAndRecreate) {
   ASSERT_OK(Do([](Transaction* t) {
     t->RemovePg(Pg(1));
     t->CreatePg(Pg(1));
-    t->AppendEntry(Pg(1), V(2, 3), Payload(3));
+    t->AppendEntry(Pg(1), V(2, 3), TestPayload(3));
     t->SetInfo(Pg(1), "new");
   }));
   EXPECT_EQ(Versions(Pg(1)), Range(3, 3));
@@ -368,13 +318,13 @@ TEST_P(StoreContractTest, RemovePgAndRecreate) {
 TEST_P(StoreContractTest, EmbedderKeysCommitWithTheLog) {
   ASSERT_OK(Create(Pg(1)));
   Transaction t;
-  t.AppendEntry(Pg(1), V(1, 1), Payload(1));
+  t.AppendEntry(Pg(1), V(1, 1), TestPayload(1));
   t.batch()->Put("osd.onode.obj1", "onode-value");
   ASSERT_OK(store_->Commit(std::move(t)));
   auto all = DumpDb();
   EXPECT_EQ(all["osd.onode.obj1"], "onode-value");
   if (IsRocksDb()) {
-    EXPECT_EQ(RdbPgKeys(all, Pg(1))[CephKeyName(1, 1)], Payload(1));
+    EXPECT_EQ(RdbPgKeys(all, Pg(1))[CephKeyName(1, 1)], TestPayload(1));
   }
   // And the entry is there after the reopen.
   ASSERT_OK(Open(options_));
@@ -462,7 +412,7 @@ TEST_P(StoreContractTest, ReadsReflectTransactionsNotYetCommitted) {
   ASSERT_OK(Do([](Transaction* t) {
     t->Trim(Pg(1), V(1, 4));
     t->Rewind(Pg(1), V(1, 8));
-    t->AppendEntry(Pg(1), V(2, 9), Payload(9));
+    t->AppendEntry(Pg(1), V(2, 9), TestPayload(9));
     t->AppendDup(Pg(1), V(1, 1), "dup1");
   }));
   EXPECT_EQ(Versions(Pg(1)), Range(5, 9));
@@ -481,7 +431,7 @@ TEST_P(StoreContractTest, ReadsReflectTransactionsNotYetCommitted) {
   ASSERT_OK(mid);
   ASSERT_EQ(mid->size(), 4u);  // 1'8 and 2'9 committed, 2'10 and 2'11 pending
   EXPECT_EQ((*mid)[1].version, V(2, 9));
-  EXPECT_EQ((*mid)[3].payload, Payload(11));
+  EXPECT_EQ((*mid)[3].payload, TestPayload(11));
   Reopen();  // Close commits what was acknowledged
   EXPECT_EQ(Versions(Pg(1)), Range(7, 12));
 }
@@ -507,7 +457,7 @@ TEST_P(StoreContractTest, DamagedPgIsRefusedOrIsolated) {
   ASSERT_OK(Append(Pg(2), 1, 3));
   ASSERT_OK(store_->Close());
   store_.reset();
-  DamagePg(Pg(1), Payload(2, 300));
+  DamagePg(Pg(1), TestPayload(2, 300));
   auto s = Open(options_);
   EXPECT_CODE(s, kDataLoss);
   EXPECT_THAT(std::string(s.message()), HasSubstr("PG 1.1: "));
@@ -595,10 +545,7 @@ TEST_P(StoreContractTest, AFailedEmbedderWriteFailsTheTransactionAndTheStore) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest,
                          ::testing::Values(Backend::kRing, Backend::kRocksDb),
-                         [](const ::testing::TestParamInfo<Backend>& i) {
-                           return i.param == Backend::kRing ? std::string("Ring")
-                                                            : std::string("RocksDb");
-                         });
+                         BackendName);
 
 }  // namespace
 }  // namespace pgring::testing

@@ -16,7 +16,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string BackendName(Backend b) { return b == Backend::kRing ? "ring" : "rocksdb"; }
+// The golden files' prefix.
+std::string GoldenPrefix(Backend b) { return b == Backend::kRing ? "ring" : "rocksdb"; }
 
 // Sizes of RocksDB's files vary from run to run.
 std::string MaskRocksDbSize(const std::string& s) {
@@ -46,7 +47,7 @@ class ToolReadTest : public ::testing::TestWithParam<Backend> {
     bool json = false;
     for (const auto& a : args) json |= a == "json";
     if (json) r.json();
-    ExpectGolden(BackendName(GetParam()) + "_" + name,
+    ExpectGolden(GoldenPrefix(GetParam()) + "_" + name,
                  MaskRocksDbSize(Normalize(r.out, store_->Join(""))));
   }
 
@@ -63,7 +64,7 @@ TEST_P(ToolReadTest, ShowLabel) {
     EXPECT_EQ(r.err, "");
     std::string out = std::regex_replace(Normalize(r.out), text, "crc             <CRC> (matches)");
     out = std::regex_replace(out, json, "\"$1crc\": \"<CRC>\"");
-    ExpectGolden(BackendName(GetParam()) + "_show_label." + (format[0] == 't' ? "txt" : "json"),
+    ExpectGolden(GoldenPrefix(GetParam()) + "_show_label." + (format[0] == 't' ? "txt" : "json"),
                  out);
   }
 }
@@ -223,10 +224,7 @@ TEST_P(ToolReadTest, RefusesAStoreInUse) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, ToolReadTest,
                          ::testing::Values(Backend::kRing, Backend::kRocksDb),
-                         [](const ::testing::TestParamInfo<Backend>& i) {
-                           return BackendName(i.param) == "ring" ? std::string("Ring")
-                                                                 : std::string("RocksDb");
-                         });
+                         BackendName);
 
 }  // namespace
 }  // namespace pgring::testing

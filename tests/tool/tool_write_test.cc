@@ -140,10 +140,7 @@ TEST_P(ToolSurgeryTest, TrimRewindRemove) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, ToolSurgeryTest,
                          ::testing::Values(Backend::kRing, Backend::kRocksDb),
-                         [](const ::testing::TestParamInfo<Backend>& i) {
-                           return i.param == Backend::kRing ? std::string("Ring")
-                                                            : std::string("RocksDb");
-                         });
+                         BackendName);
 
 TEST(ToolSurgeryRingTest, RemovesADamagedPg) {
   ToolStore s;

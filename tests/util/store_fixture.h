@@ -5,14 +5,20 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "device/memory_block_device.h"
 #include "pgring/store.h"
 #include "store/open_store.h"
 #include "util/test_util.h"
+
+namespace rocksdb {
+class WriteBatch;
+}
 
 namespace pgring::testing {
 
@@ -28,8 +34,21 @@ class StoreFixture : public ::testing::Test {
   void Mkfs(const MkfsOptions& o = DefaultMkfs());
   absl::Status Open(const Options& o);
   void Reopen();  // close and open with options_
+  // mkfs for `backend` with the default options, then open with options_.
+  void MkfsAndOpen(Backend backend);
   // Closes the store and returns every key and value of its RocksDB.
   std::map<std::string, std::string> DumpDb();
+  // Writes to the store's RocksDB behind its back (the store must be closed).
+  void RawDbWrite(const std::function<void(rocksdb::WriteBatch*)>& fill);
+
+  // Transactions the store tests commit again and again.
+  // Entries from..to of `pg` (payloads TestPayload(v, size)) and its info.
+  absl::Status Append(const PgId& pg, uint64_t from, uint64_t to, uint32_t epoch = 1,
+                      size_t size = 200);
+  absl::Status Create(const PgId& pg);
+  absl::Status Do(const std::function<void(Transaction*)>& fill);
+  // The versions of `pg`'s entries; checks every payload is TestPayload's.
+  std::vector<uint64_t> Versions(const PgId& pg);
   static MkfsOptions DefaultMkfs() {
     MkfsOptions m;
     m.chunk_size = kChunkSize;
@@ -54,6 +73,10 @@ class StoreFixture : public ::testing::Test {
 
 inline PgId Pg(uint32_t seed, int64_t pool = 1) { return PgId{pool, seed, -1}; }
 inline Version V(uint32_t e, uint64_t v) { return Version{e, v}; }
+// An entry payload of `n` bytes that names its version.
+std::string TestPayload(uint64_t v, size_t n = 200);
+// a, a+1, ..., b.
+std::vector<uint64_t> Range(uint64_t a, uint64_t b);
 
 }  // namespace pgring::testing
 

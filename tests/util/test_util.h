@@ -9,8 +9,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "pgring/options.h"
 
 namespace pgring::testing {
+
+// "Ring" or "RocksDb": the test name suffix of suites parameterized by backend.
+inline std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::kRing ? "Ring" : "RocksDb";
+}
 
 // A fresh directory under $PGRING_TEST_TMPDIR (or /tmp), removed on
 // destruction.

@@ -23,14 +23,6 @@ namespace {
 // (measured in docs/BENCHMARKS.md, restart), few enough to cost nothing.
 constexpr size_t kRecoveryThreads = 8;
 
-Geometry GeometryOf(const Label& l) {
-  Geometry g;
-  g.block_size = l.block_size;
-  g.chunk_size = l.chunk_size;
-  g.data_offset = l.data_offset;
-  g.chunk_count = l.chunk_count;
-  return g;
-}
 }  // namespace
 
 // What one transaction does to one PG, and how to undo it.
@@ -44,23 +36,18 @@ struct RingStore::Touch {
   bool trims = false;        // trimmed entries or dups, rewound, or reset
   bool info_set = false;
   uint64_t payload = 0;
-  std::vector<uint32_t> allocated;  // chunks taken for this PG
-  ChunkAllocator* alloc = nullptr;  // where `allocated` goes back on Restore
+  std::vector<uint32_t> allocated;  // chunks taken for this PG (back on rollback)
 
   explicit Touch(std::shared_ptr<RingPg> p)
       : pg(std::move(p)), undo(pg.get()), record_pos(pg->ptr.tail) {}
-  void Restore() {
-    undo.Restore();
-    for (uint32_t c : allocated) alloc->Release(c);
-    allocated.clear();
-  }
+  void Restore() { undo.Restore(); }
 };
 
 RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
                      const Label& label, const StoreMeta& meta, const Options& options)
     : StoreCore(std::move(device), std::move(db), options),
       label_(label),
-      geo_(GeometryOf(label)),
+      geo_(MakeGeometry(label.block_size, label.chunk_size, label.chunk_count)),
       alloc_(label.chunk_count),
       meta_(meta) {}
 
@@ -260,10 +247,7 @@ std::shared_ptr<RingWrite> RingStore::PlanWrite(RingPg* pg, uint64_t pos, const 
 
 absl::StatusOr<std::shared_ptr<RingPg>> RingStore::NewPg(const PgId& id) {
   if (meta_.next_pg_stamp == UINT32_MAX) return absl::ResourceExhaustedError("PG stamps exhausted");
-  auto pg = std::make_shared<RingPg>(id, meta_.next_pg_stamp++, geo_.block_size);
-  MutexLock io(&pg->io_mu);
-  pg->written_upto = 0;
-  return pg;
+  return std::make_shared<RingPg>(id, meta_.next_pg_stamp++, geo_.block_size);
 }
 
 absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
@@ -280,7 +264,6 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
         txn,
         [&](const PgId& id) ABSL_NO_THREAD_SAFETY_ANALYSIS { return NewPg(id); },
         [&](const Transaction::Op& op, Touch* t, uint64_t* live) {
-          t->alloc = &alloc_;
           RingPgLogEffects effects(t->pg.get(), t->record_pos, &t->body);
           RETURN_IF_ERROR(
               ApplyOp(op, options_.limits, live, t->pg.get(), &t->undo.log(), &effects));
@@ -294,6 +277,9 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
     std::vector<std::string> records;
     if (status.ok()) status = PlaceRecords(&staging, &records);
     if (!status.ok()) {
+      for (const auto& t : staging.touches()) {
+        for (uint32_t c : t->allocated) alloc_.Release(c);
+      }
       staging.Rollback();
       meta_ = old_meta;
       return status;
@@ -313,7 +299,6 @@ absl::Status RingStore::PlaceRecords(Staging* staging, std::vector<std::string>*
   for (size_t i = 0; i < staging->touches().size(); ++i) {
     Touch* t = staging->touches()[i].get();
     if (t->removed) continue;
-    t->alloc = &alloc_;
     RETURN_IF_ERROR(PlaceRecord(t, &(*records)[i]));
   }
   return absl::OkStatus();
@@ -587,18 +572,8 @@ absl::StatusOr<std::vector<LogEntry>> RingStore::ReadEntries(const PgId& id, con
                                                              const Version& to) const {
   ReaderMutexLock l(&mu_);
   ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  if (!pg->damage.ok()) return pg->damage;
-  if (from > to) {
-    return absl::InvalidArgumentError(absl::StrFormat("version range %s..%s is empty",
-                                                      from.ToString(), to.ToString()));
-  }
-  if (from > pg->last_version && from != Version::Min()) {
-    return absl::OutOfRangeError(absl::StrFormat("PG %s: %s is past the newest entry %s",
-                                                 pg->name, from.ToString(),
-                                                 pg->last_version.ToString()));
-  }
-  return ReadSlots(pg.get(), pg->entries, pg->entries.LowerBound(from),
-                   pg->entries.UpperBound(to), ItemKind::kEntry);
+  ASSIGN_OR_RETURN(auto slots, pg->EntrySlots(from, to));
+  return ReadSlots(pg.get(), pg->entries, slots.first, slots.second, ItemKind::kEntry);
 }
 
 absl::StatusOr<std::vector<LogEntry>> RingStore::ReadDups(const PgId& id) const {
@@ -611,9 +586,7 @@ absl::StatusOr<std::vector<LogEntry>> RingStore::ReadDups(const PgId& id) const 
 absl::StatusOr<std::string> RingStore::ReadInfo(const PgId& id) const {
   ReaderMutexLock l(&mu_);
   ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  if (!pg->damage.ok()) return pg->damage;
-  if (!pg->has_info) return absl::NotFoundError(absl::StrCat("PG ", pg->name, " has no info"));
-  return pg->info;
+  return pg->ReadInfo();
 }
 
 absl::StatusOr<std::vector<PgId>> RingStore::ListPgs() const {
@@ -624,43 +597,24 @@ absl::StatusOr<std::vector<PgId>> RingStore::ListPgs() const {
 absl::StatusOr<PgStats> RingStore::GetPgStats(const PgId& id) const {
   ReaderMutexLock l(&mu_);
   ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  PgStats s;
-  s.pg = id;
-  s.entries = pg->entries.size();
-  s.dups = pg->dups.size();
-  s.has_info = pg->has_info;
-  s.info_bytes = pg->info.size();
-  if (!pg->entries.empty()) {
-    s.first_version = pg->entries.front().v();
-    s.last_version = pg->entries.back().v();
-  }
+  PgStats s = pg->Stats();
   s.chunks = static_cast<uint32_t>(pg->chunks.chunks.size());
   s.ring_bytes_used = pg->ptr.tail - pg->ptr.head;
   s.bytes_written = pg->record_bytes_written;
   s.payload_bytes_written = pg->payload_bytes_written;
-  s.damaged = !pg->damage.ok();
   return s;
 }
 
 StoreStats RingStore::GetStoreStats() const {
   ReaderMutexLock l(&mu_);
   StoreStats s;
-  s.pgs = pgs_.size();
+  pgs_.AddTotals(&s);
+  AddCommitStats(&s);
   s.total_chunks = geo_.chunk_count;
   s.free_chunks = alloc_.free_count();
   s.chunk_size = geo_.chunk_size;
-  for (const auto& [id, pg] : pgs_) {
-    s.live_entries += pg->entries.size();
-    s.live_dups += pg->dups.size();
-    s.mapping_table_bytes += pg->entries.MemoryBytes() + pg->dups.MemoryBytes();
-  }
-  s.transactions_committed = pipeline_ ? pipeline_->committed_txns() : 0;
-  s.commit_groups = pipeline_ ? pipeline_->commit_groups() : 0;
-  s.superseded_key_writes = pipeline_ ? pipeline_->superseded_store_writes() : 0;
   s.record_bytes_appended = record_bytes_.load();
   s.payload_bytes_appended = payload_bytes_.load();
-  s.device_bytes_written = device_->bytes_written();
-  s.device_flushes = device_->flushes();
   return s;
 }
 

@@ -460,17 +460,8 @@ absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadEntries(const PgId& i
                                                                    const Version& to) const {
   ReaderMutexLock l(&mu_);
   ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  if (!pg->damage.ok()) return pg->damage;
-  if (from > to) {
-    return absl::InvalidArgumentError(absl::StrFormat("version range %s..%s is empty",
-                                                      from.ToString(), to.ToString()));
-  }
-  if (from > pg->last_version && from != Version::Min()) {
-    return absl::OutOfRangeError(absl::StrFormat("PG %s: %s is past the newest entry %s",
-                                                 pg->name, from.ToString(),
-                                                 pg->last_version.ToString()));
-  }
-  return ReadSlots(*pg, false, pg->entries.LowerBound(from), pg->entries.UpperBound(to));
+  ASSIGN_OR_RETURN(auto slots, pg->EntrySlots(from, to));
+  return ReadSlots(*pg, false, slots.first, slots.second);
 }
 
 absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadDups(const PgId& id) const {
@@ -483,9 +474,7 @@ absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadDups(const PgId& id) 
 absl::StatusOr<std::string> RocksDbLogStore::ReadInfo(const PgId& id) const {
   ReaderMutexLock l(&mu_);
   ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  if (!pg->damage.ok()) return pg->damage;
-  if (!pg->has_info) return absl::NotFoundError(absl::StrCat("PG ", pg->name, " has no info"));
-  return pg->info;
+  return pg->ReadInfo();
 }
 
 absl::StatusOr<std::vector<PgId>> RocksDbLogStore::ListPgs() const {
@@ -496,40 +485,21 @@ absl::StatusOr<std::vector<PgId>> RocksDbLogStore::ListPgs() const {
 absl::StatusOr<PgStats> RocksDbLogStore::GetPgStats(const PgId& id) const {
   ReaderMutexLock l(&mu_);
   ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  PgStats s;
-  s.pg = id;
-  s.entries = pg->entries.size();
+  PgStats s = pg->Stats();
   s.entry_bytes = pg->entry_bytes;
-  s.dups = pg->dups.size();
   s.dup_bytes = pg->dup_bytes;
-  s.has_info = pg->has_info;
-  s.info_bytes = pg->info.size();
-  if (!pg->entries.empty()) {
-    s.first_version = pg->entries.front().v();
-    s.last_version = pg->entries.back().v();
-  }
   s.bytes_written = pg->value_bytes_written;
   s.payload_bytes_written = pg->payload_bytes_written;
-  s.damaged = !pg->damage.ok();
   return s;
 }
 
 StoreStats RocksDbLogStore::GetStoreStats() const {
   ReaderMutexLock l(&mu_);
   StoreStats s;
-  s.pgs = pgs_.size();
-  for (const auto& [id, pg] : pgs_) {
-    s.live_entries += pg->entries.size();
-    s.live_dups += pg->dups.size();
-    s.mapping_table_bytes += pg->entries.MemoryBytes() + pg->dups.MemoryBytes();
-  }
-  s.transactions_committed = pipeline_ ? pipeline_->committed_txns() : 0;
-  s.commit_groups = pipeline_ ? pipeline_->commit_groups() : 0;
-  s.superseded_key_writes = pipeline_ ? pipeline_->superseded_store_writes() : 0;
+  pgs_.AddTotals(&s);
+  AddCommitStats(&s);
   s.record_bytes_appended = value_bytes_.load();
   s.payload_bytes_appended = payload_bytes_.load();
-  s.device_bytes_written = device_->bytes_written();
-  s.device_flushes = device_->flushes();
   return s;
 }
 
