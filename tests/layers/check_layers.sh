@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # check_layers.sh — fails on an #include that goes up the library's layer
-# order, or on a front end that reaches into src/ (docs/DESIGN.md §1).
+# order, or on a front end that reaches into src/ or downcasts (a
+# dynamic_cast, the way to a backend's internals) (docs/DESIGN.md §1).
 #
 # Layers, bottom to top (each may include its own and those below it):
 #   util, device, format, alloc, log, store, tool
@@ -26,12 +27,7 @@ rank_of() {
 # use (issue 12, item 5). Each line: a path relative to ROOT. The list only
 # shrinks: a file not listed here fails the check.
 PENDING_FRONT_ENDS=(
-  tools/fio_engine/data_file.cc
-  tools/fio_engine/data_file.h
-  tools/fio_engine/shared_store.cc
   tools/pgring_tool.cc
-  bench/append_bench.cc
-  bench/bench_util.cc
 )
 # bench's micro-benchmarks of internal units may include src/ as tests do.
 MICRO_BENCHMARKS=(bench/chunk_allocator_bench.cc bench/crc32c_bench.cc
@@ -69,6 +65,10 @@ check_tree() {
         bad=1
       fi
     done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+    if grep -q 'dynamic_cast<' "$f"; then
+      echo "layers: front end $rel uses dynamic_cast: what it needs of a Store belongs in the public API"
+      bad=1
+    fi
   done < <(find "$root/examples" "$root/tools" "$root/bench" \( -name '*.h' -o -name '*.cc' \) 2>/dev/null | sort)
   return $bad
 }
@@ -91,6 +91,14 @@ self_test() {
   if check_tree "$tmp" >/dev/null; then
     echo "self-test: a front end including src/ was not caught"; rc=1
   fi
+  echo 'auto* r = dynamic_cast<RingStore*>(store);' > "$tmp/examples/x/main.cc"
+  if check_tree "$tmp" >/dev/null; then
+    echo "self-test: a front end using dynamic_cast was not caught"; rc=1
+  fi
+  echo '#include "pgring/store.h"' > "$tmp/examples/x/main.cc"
+  if ! check_tree "$tmp" >/dev/null; then
+    echo "self-test: a front end using the public API only was refused"; rc=1
+  fi
   [[ $rc -eq 0 ]] && echo "self-test: each rule fails when broken"
   return $rc
 }
@@ -101,7 +109,7 @@ if [[ ${1:-} == --self-test ]]; then
 fi
 ROOT=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 if check_tree "$ROOT"; then
-  echo "layers: every include goes down the layer order; no front end includes src/" \
+  echo "layers: every include goes down the layer order; no front end includes src/ or downcasts" \
        "(${#PENDING_FRONT_ENDS[@]} front-end files pending the public API)"
 else
   exit 1
