@@ -8,7 +8,8 @@
 #    found the prefix's pgringConfig.cmake.
 # 4. Build it (same compiler, build type and sanitizer flags as this tree:
 #    an instrumented libpgring.a needs the sanitizer runtime at link time) and
-#    run it: mkfs, commits, close, reopen, verify.
+#    run it: the flush-domain checks, mkfs, commits with data writes, close,
+#    reopen, verify.
 # 5. With FIO_SOURCE_DIR (the tree builds the fio engine): configure
 #    tools/fio_engine on its own against the prefix, with that configured fio
 #    source (no fetch), build libfio_pgring.so and have fio load it with
@@ -135,7 +136,8 @@ check_found_in_prefix("${example_build}" "the example")
 # --- 4. build and run it ------------------------------------------------------
 run_step("build examples/embed_osd" "${CMAKE_COMMAND}" --build "${example_build}")
 run_step("run embed_osd"
-  "${example_build}/embed_osd" "${run_dir}/osd.partition" "${run_dir}/osd.rocksdb")
+  "${example_build}/embed_osd" "${run_dir}/osd.partition" "${run_dir}/osd.data"
+  "${run_dir}/osd.rocksdb")
 message("${step_output}")
 
 # --- 5. the fio engine, built on its own against the prefix -------------------
