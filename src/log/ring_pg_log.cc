@@ -106,21 +106,15 @@ absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLo
   pg->dups_trimmed_to = p.dups_trimmed_to;
   RingReader reader(device, geo, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
   RingRecord rec;
-  uint64_t records = 0;
   while (true) {
     absl::Status s = reader.Next(&rec);
     if (absl::IsOutOfRange(s)) break;
     if (!s.ok()) return s;
-    ++records;
-    if ((rec.header.type & ~kSkippableBit) != kRecordTxn) continue;  // skippable, unknown
+    if (!rec.is_txn()) continue;  // skippable, of a kind this version does not read
     s = ReplayRecord(rec.body, rec.lpos, pg);
     if (!s.ok()) return reader.Damage(rec.lpos, std::string(s.message()));
   }
-  if (records > 0 && reader.next_seq() != p.tail_seq) {
-    return absl::DataLossError(absl::StrFormat(
-        "PG %s: the last record before the tail has sequence %u, the pointer expects %u",
-        pg->name, reader.next_seq() - 1, p.tail_seq - 1));
-  }
+  RETURN_IF_ERROR(reader.CheckTailSeq(p.tail_seq));
   FinishReplay(pg, nullptr);
   if (p.tail % geo.block_size != 0) {
     std::vector<Extent> ex;

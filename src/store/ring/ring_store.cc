@@ -534,7 +534,7 @@ absl::Status RingStore::ReadRecords(
   while (true) {
     absl::Status s = reader.Next(&rec);
     if (!s.ok()) return s;
-    if ((rec.header.type & ~kSkippableBit) == kRecordTxn) fn(rec.lpos, rec.body);
+    if (rec.is_txn()) fn(rec.lpos, rec.body);
     if (rec.lpos >= last) return absl::OkStatus();
   }
 }
