@@ -58,8 +58,8 @@ struct RocksDbLogStore::Pg : PgLogState {
 };
 
 // What one transaction does to one PG object, and how to undo it.
-struct RocksDbLogStore::Touch {
-  explicit Touch(std::shared_ptr<Pg> p)
+struct RocksDbLogStore::PgChange {
+  explicit PgChange(std::shared_ptr<Pg> p)
       : pg(std::move(p)),
         undo(pg.get()),
         old_entry_bytes(pg->entry_bytes),
@@ -87,17 +87,17 @@ struct RocksDbLogStore::Touch {
 struct RocksDbLogStore::KeyOp {
   enum Kind : uint8_t { kPutEntry, kPutDup, kDeleteEntry, kDeleteDup, kRemovePg };
   Kind kind;
-  Touch* touch;
+  PgChange* change;
   Version version;
   std::string_view value;  // the op's payload (puts)
 };
 
 // PG-log changes as BlueStore writes them: a put per appended item, a
 // delete per dropped one, "_info" and "_state" rewritten when they change.
-// Loading (no touch) only keeps the byte counts.
+// Loading (no change) only keeps the byte counts.
 class RocksDbLogStore::KeyEffects final : public PgLogEffects {
  public:
-  KeyEffects(Pg* pg, Touch* t, std::vector<KeyOp>* ops) : pg_(pg), t_(t), ops_(ops) {}
+  KeyEffects(Pg* pg, PgChange* t, std::vector<KeyOp>* ops) : pg_(pg), t_(t), ops_(ops) {}
 
   uint32_t Locator(std::string_view payload) override {
     return static_cast<uint32_t>(std::min<size_t>(payload.size(), UINT32_MAX));
@@ -134,7 +134,7 @@ class RocksDbLogStore::KeyEffects final : public PgLogEffects {
   }
 
   Pg* pg_;
-  Touch* t_;
+  PgChange* t_;
   std::vector<KeyOp>* ops_;
 };
 
@@ -298,11 +298,11 @@ absl::Status RocksDbLogStore::Submit(Transaction txn, CommitCallback done) {
         txn, [](const PgId& id) -> absl::StatusOr<std::shared_ptr<Pg>> {
           return std::make_shared<Pg>(id);
         },
-        [&](const Transaction::Op& op, Touch* t, uint64_t* live) {
+        [&](const Transaction::Op& op, PgChange* t, uint64_t* live) {
           KeyEffects effects(t->pg.get(), t, &key_ops);
           return ApplyOp(op, options_.limits, live, t->pg.get(), &t->undo, &effects);
         },
-        [&](Touch* t) { key_ops.push_back({KeyOp::kRemovePg, t, {}, {}}); });
+        [&](PgChange* t) { key_ops.push_back({KeyOp::kRemovePg, t, {}, {}}); });
     if (!status.ok()) {
       staging.Rollback();
       return status;
@@ -334,7 +334,7 @@ void RocksDbLogStore::FillBatch(const Staging& staging, const std::vector<KeyOp>
   {
     MutexLock pl(&pending_mu_);
     for (const KeyOp& k : key_ops) {
-      Pg* pg = k.touch->pg.get();
+      Pg* pg = k.change->pg.get();
       key = pg->prefix;
       switch (k.kind) {
         case KeyOp::kPutEntry:
@@ -345,7 +345,7 @@ void RocksDbLogStore::FillBatch(const Staging& staging, const std::vector<KeyOp>
           wb->Put(cf, key, rocksdb::Slice(k.value.data(), k.value.size()));
           auto& overlay = dup ? pg->pending_dups : pg->pending_entries;
           overlay[k.version] = Pg::Pending{seq, std::string(k.value)};
-          puts.emplace_back(k.touch->pg, dup, k.version);
+          puts.emplace_back(k.change->pg, dup, k.version);
           value_bytes += k.value.size();
           pg->value_bytes_written += k.value.size();
           break;
@@ -366,7 +366,7 @@ void RocksDbLogStore::FillBatch(const Staging& staging, const std::vector<KeyOp>
   // commit group keeps only the last write of each (group_batch.h). The
   // log entries are keys of their own, each written once.
   StoreKeyWriter store_keys(wb, cf, &ctxn->store_keys);
-  for (const auto& t : staging.touches()) {
+  for (const auto& t : staging.changes()) {
     Pg* pg = t->pg.get();
     if (t->removed) continue;
     if (t->info_set) {
