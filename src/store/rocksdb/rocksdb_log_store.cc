@@ -97,7 +97,7 @@ struct RocksDbLogStore::KeyOp {
 // Loading (no change) only keeps the byte counts.
 class RocksDbLogStore::KeyEffects final : public PgLogEffects {
  public:
-  KeyEffects(Pg* pg, PgChange* t, std::vector<KeyOp>* ops) : pg_(pg), t_(t), ops_(ops) {}
+  KeyEffects(Pg* pg, PgChange* change, std::vector<KeyOp>* ops) : pg_(pg), change_(change), ops_(ops) {}
 
   uint32_t Locator(std::string_view payload) override {
     return static_cast<uint32_t>(std::min<size_t>(payload.size(), UINT32_MAX));
@@ -111,7 +111,7 @@ class RocksDbLogStore::KeyEffects final : public PgLogEffects {
     Op(KeyOp::kPutDup, v, payload);
   }
   void InfoSet(std::string_view) override {
-    if (t_ != nullptr) t_->info_set = true;  // one put at the end: latest wins
+    if (change_ != nullptr) change_->info_set = true;  // one put at the end: latest wins
   }
   void EntryDropped(const MappingTable::Slot& s, bool) override {
     pg_->entry_bytes -= s.locator;
@@ -127,14 +127,14 @@ class RocksDbLogStore::KeyEffects final : public PgLogEffects {
 
  private:
   void Op(KeyOp::Kind kind, const Version& v, std::string_view value) {
-    if (t_ != nullptr) ops_->push_back({kind, t_, v, value});
+    if (change_ != nullptr) ops_->push_back({kind, change_, v, value});
   }
   void StateChanged() {
-    if (t_ != nullptr) t_->state_dirty = true;
+    if (change_ != nullptr) change_->state_dirty = true;
   }
 
   Pg* pg_;
-  PgChange* t_;
+  PgChange* change_;
   std::vector<KeyOp>* ops_;
 };
 
