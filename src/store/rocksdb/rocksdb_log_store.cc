@@ -97,7 +97,8 @@ struct RocksDbLogStore::KeyOp {
 // Loading (no change) only keeps the byte counts.
 class RocksDbLogStore::KeyEffects final : public PgLogEffects {
  public:
-  KeyEffects(Pg* pg, PgChange* change, std::vector<KeyOp>* ops) : pg_(pg), change_(change), ops_(ops) {}
+  KeyEffects(Pg* pg, PgChange* change, std::vector<KeyOp>* ops)
+      : pg_(pg), change_(change), ops_(ops) {}
 
   uint32_t Locator(std::string_view payload) override {
     return static_cast<uint32_t>(std::min<size_t>(payload.size(), UINT32_MAX));
