@@ -175,12 +175,21 @@ TEST(LabelDecode, EdgesOfValidGeometry) {
 
 constexpr uint64_t kDevice = 4096 + 64 * (1ull << 20);  // room for 64 1-MiB chunks
 
-MkfsOptions Mkfs(uint32_t chunk_size, uint64_t size = 0, Backend b = Backend::kRing) {
-  MkfsOptions o;
-  o.chunk_size = chunk_size;
-  o.size = size;
-  o.backend = b;
-  return o;
+// What mkfs asks MakeLabel for (MkfsOptions' fields; format does not see the
+// public options).
+struct MkfsRequest {
+  uint32_t chunk_size;
+  uint64_t size;
+  Backend backend;
+};
+
+MkfsRequest Mkfs(uint32_t chunk_size, uint64_t size = 0, Backend b = Backend::kRing) {
+  return MkfsRequest{chunk_size, size, b};
+}
+
+using pgring::MakeLabel;
+absl::StatusOr<Label> MakeLabel(uint64_t device_size, uint32_t block_size, const MkfsRequest& r) {
+  return MakeLabel(device_size, block_size, r.size, r.chunk_size, r.backend);
 }
 
 TEST(MakeLabel, Geometry) {

@@ -180,29 +180,36 @@ absl::Status RocksDbLogStore::LoadKey(std::string_view suffix, std::string_view 
                                       bool* have_state, PgStateValue* state) {
   Item item;
   item.payload = value;
-  if (!suffix.empty() && suffix[0] >= '0' && suffix[0] <= '9') {
-    if (!ParseLogKeyName(suffix, &item.version)) {
+  const PgLogKeyClass key = ClassifyPgLogKeyName(suffix);
+  item.version = key.version;
+  switch (key.kind) {
+    case PgLogKeyKind::kEntry:
+      item.kind = ItemKind::kEntry;
+      break;
+    case PgLogKeyKind::kDup:
+      item.kind = ItemKind::kDup;
+      break;
+    case PgLogKeyKind::kInfo:
+      item.kind = ItemKind::kInfo;
+      break;
+    case PgLogKeyKind::kState: {
+      auto s = PgStateValue::Decode(value);
+      if (!s.ok()) {
+        return absl::DataLossError(absl::StrCat("PG ", pg->name, ": ", s.status().message()));
+      }
+      *state = *s;
+      *have_state = true;
+      return absl::OkStatus();
+    }
+    case PgLogKeyKind::kMalformedEntry:
       return absl::DataLossError(absl::StrCat("PG ", pg->name, ": malformed entry key '",
                                               Escaped(suffix), "'"));
-    }
-    item.kind = ItemKind::kEntry;
-  } else if (suffix.substr(0, kDupKeyNamePrefix.size()) == kDupKeyNamePrefix) {
-    if (!ParseLogKeyName(suffix.substr(kDupKeyNamePrefix.size()), &item.version)) {
+    case PgLogKeyKind::kMalformedDup:
       return absl::DataLossError(absl::StrCat("PG ", pg->name, ": malformed dup key '",
                                               Escaped(suffix), "'"));
-    }
-    item.kind = ItemKind::kDup;
-  } else if (suffix == kInfoKeyName) {
-    item.kind = ItemKind::kInfo;
-  } else if (suffix == kStateKeyName) {
-    auto s = PgStateValue::Decode(value);
-    if (!s.ok()) return absl::DataLossError(absl::StrCat("PG ", pg->name, ": ", s.status().message()));
-    *state = *s;
-    *have_state = true;
-    return absl::OkStatus();
-  } else {
-    return absl::DataLossError(absl::StrCat("PG ", pg->name, ": unknown key '",
-                                            Escaped(suffix), "'"));
+    case PgLogKeyKind::kUnknown:
+      return absl::DataLossError(absl::StrCat("PG ", pg->name, ": unknown key '",
+                                              Escaped(suffix), "'"));
   }
   KeyEffects effects(pg, nullptr, nullptr);
   absl::Status s = ReplayItem(item, pg, &effects);
@@ -262,10 +269,9 @@ absl::Status RocksDbLogStore::Load() {
   };
   RETURN_IF_ERROR(db_->Scan(kLogKeyPrefix, [&](std::string_view k, std::string_view v)
                                                ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    std::string_view rest = k.substr(kLogKeyPrefix.size());
     PgId id;
-    if (rest.size() < kPgKeySize + 1 || rest[kPgKeySize] != '.' ||
-        !DecodePgKey(rest.substr(0, kPgKeySize), &id)) {
+    std::string_view name;
+    if (!SplitPgLogKey(k, &id, &name)) {
       return absl::DataLossError(absl::StrCat(db_->description(), ": malformed PG log key '",
                                               Escaped(k), "'"));
     }
@@ -277,7 +283,7 @@ absl::Status RocksDbLogStore::Load() {
       cur_status = absl::OkStatus();
     }
     if (!cur_status.ok()) return absl::OkStatus();  // already damaged: skip its keys
-    cur_status = LoadKey(rest.substr(kPgKeySize + 1), v, cur.get(), &have_state, &state);
+    cur_status = LoadKey(name, v, cur.get(), &have_state, &state);
     return absl::OkStatus();
   }));
   return finish();
