@@ -166,7 +166,7 @@ absl::StatusOr<StoreMeta> StoreMeta::Decode(std::string_view value) {
 }
 
 std::string PgPointer::Encode() const {
-  // Format 2: format:u8, then varints, then the CRC (docs/FORMAT.md).
+  // Format 2 (docs/FORMAT.md, "PgPointer").
   std::string v(1, static_cast<char>(kPointerFormatVarint));
   PutVarint64(&v, stamp);
   PutVarint64(&v, head);
@@ -184,8 +184,7 @@ namespace {
 
 constexpr const char* kPointerWhat = "PG pointer";
 
-// Format 1: fixed-width fields (u32 stamp, u64 head/tail/tail_seq, two
-// 12-byte versions), 52 bytes between the format byte and the CRC.
+// Format 1: fixed-width fields (docs/FORMAT.md, "PgPointer, format 1").
 absl::Status DecodePointerFixed(std::string_view in, PgPointer* p) {
   if (!(GetFixed32(&in, &p->stamp) && GetFixed64(&in, &p->head) && GetFixed64(&in, &p->tail) &&
         GetFixed64(&in, &p->tail_seq) && GetVersion(&in, &p->entries_trimmed_to) &&

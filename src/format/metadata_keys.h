@@ -1,7 +1,7 @@
 // metadata_keys.h — the store metadata (pgring.meta, both backends) and what
 // the ring backend keeps per PG in RocksDB (pointer, chunk list): keys,
-// encodings, and the checks a value must pass beyond decoding. Keys, values and their byte
-// layouts: docs/FORMAT.md, "RocksDB keys and values".
+// encodings, and the checks a value must pass beyond decoding. Keys, values
+// and their byte layouts: docs/FORMAT.md, "RocksDB keys and values".
 #ifndef PGRING_FORMAT_METADATA_KEYS_H_
 #define PGRING_FORMAT_METADATA_KEYS_H_
 
@@ -23,7 +23,7 @@ inline constexpr std::string_view kKeyPrefix = "pgring.";
 inline constexpr size_t kPgKeySize = 13;
 
 // Every value pgring frames is format:u8 fields crc:u32 (docs/FORMAT.md,
-// "Values"). SealValue appends the CRC of what `v` holds; UnsealValue checks
+// "RocksDB keys and values"). SealValue appends the CRC of what `v` holds; UnsealValue checks
 // the size, the CRC and that the format byte is `format`, and returns the
 // fields (kDataLoss naming `what` otherwise).
 void SealValue(std::string* v);

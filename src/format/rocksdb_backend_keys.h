@@ -7,6 +7,7 @@
 #define PGRING_FORMAT_ROCKSDB_BACKEND_KEYS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -54,7 +55,7 @@ struct PgLogKeyClass {
 };
 PgLogKeyClass ClassifyPgLogKeyName(std::string_view name);
 
-// The value of "_state" (docs/FORMAT.md, "RdbPgState").
+// The value of "_state" (RdbPgState in docs/FORMAT.md, "RocksDB backend keys").
 struct PgStateValue {
   Version entries_trimmed_to;  // entries <= this were trimmed
   Version dups_trimmed_to;     // dups <= this were trimmed
