@@ -325,6 +325,11 @@ absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
       return absl::OkStatus();
     }
     RdbPg& pg = pgs[id];
+    auto bad_name = [&](const char* kind, const char* what, const char* expected) {
+      pg_problems[id].push_back(PgProblem(
+          id, kind,
+          absl::StrCat(what, "key name '", absl::CHexEscape(std::string(suffix)), "' ", expected)));
+    };
     const PgLogKeyClass key = ClassifyPgLogKeyName(suffix);
     switch (key.kind) {
       case PgLogKeyKind::kEntry:
@@ -347,22 +352,13 @@ absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
         }
         break;
       case PgLogKeyKind::kMalformedEntry:
-        pg_problems[id].push_back(
-            PgProblem(id, "rdb-key-malformed",
-                      absl::StrCat("entry key name '", absl::CHexEscape(std::string(suffix)),
-                                   "' is not EPOCH.VERSION (%010u.%020u)")));
+        bad_name("rdb-key-malformed", "entry ", "is not EPOCH.VERSION (%010u.%020u)");
         break;
       case PgLogKeyKind::kMalformedDup:
-        pg_problems[id].push_back(
-            PgProblem(id, "rdb-key-malformed",
-                      absl::StrCat("dup key name '", absl::CHexEscape(std::string(suffix)),
-                                   "' is not dup_EPOCH.VERSION")));
+        bad_name("rdb-key-malformed", "dup ", "is not dup_EPOCH.VERSION");
         break;
       case PgLogKeyKind::kUnknown:
-        pg_problems[id].push_back(
-            PgProblem(id, "rdb-key-unknown",
-                      absl::StrCat("key name '", absl::CHexEscape(std::string(suffix)),
-                                   "' is not an entry, a dup, _info or _state")));
+        bad_name("rdb-key-unknown", "", "is not an entry, a dup, _info or _state");
         break;
     }
     return absl::OkStatus();

@@ -21,6 +21,11 @@ namespace {
 std::string Escaped(std::string_view s) {
   return absl::CHexEscape(absl::string_view(s.data(), s.size()));
 }
+
+// A key under a PG's prefix that is not one this backend writes.
+absl::Status BadKey(const std::string& pg_name, const char* what, std::string_view name) {
+  return absl::DataLossError(absl::StrCat("PG ", pg_name, ": ", what, " '", Escaped(name), "'"));
+}
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -202,14 +207,11 @@ absl::Status RocksDbLogStore::LoadKey(std::string_view suffix, std::string_view 
       return absl::OkStatus();
     }
     case PgLogKeyKind::kMalformedEntry:
-      return absl::DataLossError(absl::StrCat("PG ", pg->name, ": malformed entry key '",
-                                              Escaped(suffix), "'"));
+      return BadKey(pg->name, "malformed entry key", suffix);
     case PgLogKeyKind::kMalformedDup:
-      return absl::DataLossError(absl::StrCat("PG ", pg->name, ": malformed dup key '",
-                                              Escaped(suffix), "'"));
+      return BadKey(pg->name, "malformed dup key", suffix);
     case PgLogKeyKind::kUnknown:
-      return absl::DataLossError(absl::StrCat("PG ", pg->name, ": unknown key '",
-                                              Escaped(suffix), "'"));
+      return BadKey(pg->name, "unknown key", suffix);
   }
   KeyEffects effects(pg, nullptr, nullptr);
   absl::Status s = ReplayItem(item, pg, &effects);
