@@ -48,6 +48,15 @@ bool ParseLogKeyName(std::string_view name, Version* v) {
   return true;
 }
 
+StoreKeyKind ClassifyStoreKey(std::string_view key) {
+  auto starts = [&](std::string_view prefix) { return key.substr(0, prefix.size()) == prefix; };
+  if (key == kMetaKey) return StoreKeyKind::kMeta;
+  if (starts(kPgPointerPrefix)) return StoreKeyKind::kPgPointer;
+  if (starts(kPgChunksPrefix)) return StoreKeyKind::kPgChunks;
+  if (starts(kLogKeyPrefix)) return StoreKeyKind::kPgLog;
+  return StoreKeyKind::kUnknown;
+}
+
 bool SplitPgLogKey(std::string_view key, PgId* pg, std::string_view* name) {
   if (key.substr(0, kLogKeyPrefix.size()) != kLogKeyPrefix) return false;
   std::string_view rest = key.substr(kLogKeyPrefix.size());

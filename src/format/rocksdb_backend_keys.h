@@ -32,6 +32,18 @@ std::string LogKeyName(const Version& v);
 // Parses exactly what LogKeyName prints (31 bytes, values in range).
 bool ParseLogKeyName(std::string_view name, Version* v);
 
+// Which of a store's keys `key` is, by its prefix alone (the rest is not
+// parsed): fsck and the tool tell a key of the other backend from one pgring
+// never writes.
+enum class StoreKeyKind : uint8_t {
+  kMeta,       // "pgring.meta"
+  kPgPointer,  // "pgring.ptr." ...    (ring backend)
+  kPgChunks,   // "pgring.chunks." ... (ring backend)
+  kPgLog,      // "pgring.log." ...    (RocksDB backend)
+  kUnknown,
+};
+StoreKeyKind ClassifyStoreKey(std::string_view key);
+
 // Splits a key of this backend into its PG and the name after the PG's
 // prefix. False when `key` is not "pgring.log." + a 13-byte pgkey + "." +
 // name.

@@ -305,10 +305,10 @@ absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
   std::vector<Problem> store_problems;
   std::map<PgId, std::vector<Problem>> pg_problems;
   RETURN_IF_ERROR(s.db()->Scan(kKeyPrefix, [&](std::string_view k, std::string_view v) {
-    if (k == kMetaKey) return absl::OkStatus();
-    if (k.substr(0, kLogKeyPrefix.size()) != kLogKeyPrefix) {
-      const bool ring = k.substr(0, kPgPointerPrefix.size()) == kPgPointerPrefix ||
-                        k.substr(0, kPgChunksPrefix.size()) == kPgChunksPrefix;
+    const StoreKeyKind kind = ClassifyStoreKey(k);
+    if (kind == StoreKeyKind::kMeta) return absl::OkStatus();
+    if (kind != StoreKeyKind::kPgLog) {
+      const bool ring = kind == StoreKeyKind::kPgPointer || kind == StoreKeyKind::kPgChunks;
       store_problems.push_back(StoreProblem(
           "key-malformed",
           absl::StrCat("RocksDB key '", absl::CHexEscape(std::string(k)), "' ",

@@ -101,35 +101,30 @@ absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pg
     problems->push_back(std::move(p));
   };
   return db.Scan(kKeyPrefix, [&](std::string_view k, std::string_view v) {
-    PgId id;
-    if (k == kMetaKey) return absl::OkStatus();
-    if (k.substr(0, kPgPointerPrefix.size()) == kPgPointerPrefix) {
-      if (!DecodePgKey(k.substr(kPgPointerPrefix.size()), &id)) {
-        malformed(k, "is not a valid pointer key (bad PG id)");
+    const StoreKeyKind kind = ClassifyStoreKey(k);
+    if (kind == StoreKeyKind::kMeta) return absl::OkStatus();
+    if (kind == StoreKeyKind::kPgPointer || kind == StoreKeyKind::kPgChunks) {
+      const bool pointer = kind == StoreKeyKind::kPgPointer;
+      PgId id;
+      if (!DecodePgKey(k.substr((pointer ? kPgPointerPrefix : kPgChunksPrefix).size()), &id)) {
+        malformed(k, pointer ? "is not a valid pointer key (bad PG id)"
+                             : "is not a valid chunk-list key (bad PG id)");
         return absl::OkStatus();
       }
       RingPgKeys& e = (*pgs)[id];
       e.id = id;
-      e.has_pointer_key = true;
-      e.pointer = PgPointer::Decode(v);
-      return absl::OkStatus();
-    }
-    if (k.substr(0, kPgChunksPrefix.size()) == kPgChunksPrefix) {
-      if (!DecodePgKey(k.substr(kPgChunksPrefix.size()), &id)) {
-        malformed(k, "is not a valid chunk-list key (bad PG id)");
-        return absl::OkStatus();
+      if (pointer) {
+        e.has_pointer_key = true;
+        e.pointer = PgPointer::Decode(v);
+      } else {
+        e.has_chunks_key = true;
+        e.chunks = PgChunkList::Decode(v);
       }
-      RingPgKeys& e = (*pgs)[id];
-      e.id = id;
-      e.has_chunks_key = true;
-      e.chunks = PgChunkList::Decode(v);
       return absl::OkStatus();
     }
-    if (k.substr(0, kLogKeyPrefix.size()) == kLogKeyPrefix) {
-      malformed(k, "belongs to the RocksDB backend, but this is a ring store");
-      return absl::OkStatus();
-    }
-    malformed(k, "is not a key pgring writes");
+    malformed(k, kind == StoreKeyKind::kPgLog
+                     ? "belongs to the RocksDB backend, but this is a ring store"
+                     : "is not a key pgring writes");
     return absl::OkStatus();
   });
 }

@@ -314,6 +314,22 @@ TEST(SealValue, UnsealChecksSizeCrcAndFormat) {
 
 // --- The RocksDB backend's keys ---------------------------------------------
 
+TEST(ClassifyStoreKey, EachBackendsKeys) {
+  const PgId pg{1, 0x2a, -1};
+  EXPECT_EQ(StoreKeyKind::kMeta, ClassifyStoreKey(kMetaKey));
+  EXPECT_EQ(StoreKeyKind::kPgPointer, ClassifyStoreKey(PgPointerKey(pg)));
+  EXPECT_EQ(StoreKeyKind::kPgChunks, ClassifyStoreKey(PgChunksKey(pg)));
+  EXPECT_EQ(StoreKeyKind::kPgLog, ClassifyStoreKey(PgLogKeyPrefix(pg) + "_state"));
+  // By prefix alone: a malformed PG key still names its backend.
+  EXPECT_EQ(StoreKeyKind::kPgPointer, ClassifyStoreKey("pgring.ptr.short"));
+  EXPECT_EQ(StoreKeyKind::kPgChunks, ClassifyStoreKey("pgring.chunks."));
+  EXPECT_EQ(StoreKeyKind::kPgLog, ClassifyStoreKey("pgring.log."));
+  for (const char* k : {"", "pgring.", "pgring.meta.", "pgring.metaX", "pgring.ptr", "pgring.chunks",
+                        "pgring.log", "pgring.other", "osd.meta"}) {
+    EXPECT_EQ(StoreKeyKind::kUnknown, ClassifyStoreKey(k)) << k;
+  }
+}
+
 TEST(ClassifyPgLogKeyName, EachClass) {
   const Version v{7, 13};
   PgLogKeyClass c = ClassifyPgLogKeyName(LogKeyName(v));
