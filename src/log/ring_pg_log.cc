@@ -101,14 +101,9 @@ absl::Status ReplayRecord(std::string_view body, uint64_t lpos, RingPgLog* pg) {
 
 absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg) {
   const RingBounds& p = pg->bounds;
-  if (p.head < pg->chunks.base || p.tail > RingEnd(pg->chunks, geo)) {
-    return absl::DataLossError(absl::StrFormat(
-        "PG %s: pointer [%u, %u) lies outside its chunks [%u, %u)", pg->name, p.head, p.tail,
-        pg->chunks.base, RingEnd(pg->chunks, geo)));
-  }
-  if (pg->chunks.base % geo.chunk_size != 0) {
-    return absl::DataLossError(absl::StrFormat("PG %s: chunk list base %u is not chunk-aligned",
-                                               pg->name, pg->chunks.base));
+  for (const absl::Status& s : {CheckPointerInChunks(p.head, p.tail, pg->chunks, geo.chunk_size),
+                                CheckChunkListBase(pg->chunks, geo.chunk_size)}) {
+    if (!s.ok()) return absl::DataLossError(absl::StrFormat("PG %s: %s", pg->name, s.message()));
   }
   RingReader reader(device, geo, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
   RingRecord rec;

@@ -21,6 +21,11 @@ namespace {
 std::string Escaped(std::string_view s) {
   return absl::CHexEscape(absl::string_view(s.data(), s.size()));
 }
+
+// A key under a PG's prefix that is not one this backend writes.
+absl::Status BadKey(const std::string& pg_name, const char* what, std::string_view name) {
+  return absl::DataLossError(absl::StrCat("PG ", pg_name, ": ", what, " '", Escaped(name), "'"));
+}
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -180,29 +185,33 @@ absl::Status RocksDbLogStore::LoadKey(std::string_view suffix, std::string_view 
                                       bool* have_state, PgStateValue* state) {
   Item item;
   item.payload = value;
-  if (!suffix.empty() && suffix[0] >= '0' && suffix[0] <= '9') {
-    if (!ParseLogKeyName(suffix, &item.version)) {
-      return absl::DataLossError(absl::StrCat("PG ", pg->name, ": malformed entry key '",
-                                              Escaped(suffix), "'"));
+  const PgLogKeyClass key = ClassifyPgLogKeyName(suffix);
+  item.version = key.version;
+  switch (key.kind) {
+    case PgLogKeyKind::kEntry:
+      item.kind = ItemKind::kEntry;
+      break;
+    case PgLogKeyKind::kDup:
+      item.kind = ItemKind::kDup;
+      break;
+    case PgLogKeyKind::kInfo:
+      item.kind = ItemKind::kInfo;
+      break;
+    case PgLogKeyKind::kState: {
+      auto s = PgStateValue::Decode(value);
+      if (!s.ok()) {
+        return absl::DataLossError(absl::StrCat("PG ", pg->name, ": ", s.status().message()));
+      }
+      *state = *s;
+      *have_state = true;
+      return absl::OkStatus();
     }
-    item.kind = ItemKind::kEntry;
-  } else if (suffix.substr(0, kDupKeyNamePrefix.size()) == kDupKeyNamePrefix) {
-    if (!ParseLogKeyName(suffix.substr(kDupKeyNamePrefix.size()), &item.version)) {
-      return absl::DataLossError(absl::StrCat("PG ", pg->name, ": malformed dup key '",
-                                              Escaped(suffix), "'"));
-    }
-    item.kind = ItemKind::kDup;
-  } else if (suffix == kInfoKeyName) {
-    item.kind = ItemKind::kInfo;
-  } else if (suffix == kStateKeyName) {
-    auto s = PgStateValue::Decode(value);
-    if (!s.ok()) return absl::DataLossError(absl::StrCat("PG ", pg->name, ": ", s.status().message()));
-    *state = *s;
-    *have_state = true;
-    return absl::OkStatus();
-  } else {
-    return absl::DataLossError(absl::StrCat("PG ", pg->name, ": unknown key '",
-                                            Escaped(suffix), "'"));
+    case PgLogKeyKind::kMalformedEntry:
+      return BadKey(pg->name, "malformed entry key", suffix);
+    case PgLogKeyKind::kMalformedDup:
+      return BadKey(pg->name, "malformed dup key", suffix);
+    case PgLogKeyKind::kUnknown:
+      return BadKey(pg->name, "unknown key", suffix);
   }
   KeyEffects effects(pg, nullptr, nullptr);
   absl::Status s = ReplayItem(item, pg, &effects);
@@ -262,10 +271,9 @@ absl::Status RocksDbLogStore::Load() {
   };
   RETURN_IF_ERROR(db_->Scan(kLogKeyPrefix, [&](std::string_view k, std::string_view v)
                                                ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    std::string_view rest = k.substr(kLogKeyPrefix.size());
     PgId id;
-    if (rest.size() < kPgKeySize + 1 || rest[kPgKeySize] != '.' ||
-        !DecodePgKey(rest.substr(0, kPgKeySize), &id)) {
+    std::string_view name;
+    if (!SplitPgLogKey(k, &id, &name)) {
       return absl::DataLossError(absl::StrCat(db_->description(), ": malformed PG log key '",
                                               Escaped(k), "'"));
     }
@@ -277,7 +285,7 @@ absl::Status RocksDbLogStore::Load() {
       cur_status = absl::OkStatus();
     }
     if (!cur_status.ok()) return absl::OkStatus();  // already damaged: skip its keys
-    cur_status = LoadKey(rest.substr(kPgKeySize + 1), v, cur.get(), &have_state, &state);
+    cur_status = LoadKey(name, v, cur.get(), &have_state, &state);
     return absl::OkStatus();
   }));
   return finish();
