@@ -7,20 +7,13 @@
 #include <memory>
 
 #include "pgring/log_sink.h"
+#include "pgring/types.h"  // Backend
 
 namespace rocksdb {
 class Env;
 }  // namespace rocksdb
 
 namespace pgring {
-
-// Which backend keeps the PG logs. Chosen at mkfs and recorded in the store.
-enum class Backend : uint8_t {
-  // Per-PG ring logs on a raw partition; RocksDB keeps only pointers.
-  kRing = 1,
-  // The PG log kept in RocksDB the way BlueStore keeps it (a key per entry).
-  kRocksDb = 2,
-};
 
 // When a transaction's commit callback fires, and what a crash can take.
 // Every mode keeps the store consistent after any crash: a transaction is

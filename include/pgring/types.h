@@ -1,5 +1,5 @@
-// pgring/types.h — the small value types of the public API: PG ids, log
-// versions, log entries and per-PG statistics.
+// pgring/types.h — the small value types of the public API: the backend,
+// PG ids, log versions, log entries and per-PG statistics.
 #ifndef PGRING_TYPES_H_
 #define PGRING_TYPES_H_
 
@@ -9,6 +9,14 @@
 #include <vector>
 
 namespace pgring {
+
+// Which backend keeps the PG logs. Chosen at mkfs and recorded in the store.
+enum class Backend : uint8_t {
+  // Per-PG ring logs on a raw partition; RocksDB keeps only pointers.
+  kRing = 1,
+  // The PG log kept in RocksDB the way BlueStore keeps it (a key per entry).
+  kRocksDb = 2,
+};
 
 // Identifies a placement group, as Ceph's spg_t does: pool, placement seed and
 // (for erasure-coded pools) the shard. `shard == -1` means "no shard".

@@ -10,12 +10,75 @@
 
 namespace pgring {
 namespace {
-// Chunk sizes a label may hold (each also a power of two).
-constexpr uint32_t kMinChunkSize = 64 * 1024;
-constexpr uint32_t kMaxChunkSize = 256u << 20;
-// Chunk numbers are u32 (in PG chunk lists and the allocator).
-constexpr uint64_t kMaxChunkCount = 1ull << 32;
+
+constexpr char kChunkSizeRule[] = "must be a power of two between 64 KiB and 256 MiB";
+
+bool ChunkSizeOk(uint64_t chunk_size) {
+  return chunk_size >= kMinChunkSize && chunk_size <= kMaxChunkSize &&
+         (chunk_size & (chunk_size - 1)) == 0;
+}
+
 }  // namespace
+
+absl::Status CheckChunkSize(uint64_t chunk_size) {
+  if (ChunkSizeOk(chunk_size)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("chunk size %u %s", chunk_size, kChunkSizeRule));
+}
+
+absl::Status CheckBlockAndChunkSize(uint32_t block_size, uint32_t chunk_size) {
+  if (block_size != 512 && block_size != 4096) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "logical block size %u is not supported (pgring supports 512 and 4096)", block_size));
+  }
+  // Every power of two from 64 KiB is a multiple of both block sizes; the
+  // rule is stated anyway, as docs/FORMAT.md states it.
+  if (!ChunkSizeOk(chunk_size) || chunk_size % block_size != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("chunk size %u %s and a multiple of the %u-byte logical block",
+                        chunk_size, kChunkSizeRule, block_size));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckGeometry(uint32_t block_size, uint32_t chunk_size, uint64_t partition_size,
+                           uint64_t chunk_count) {
+  if (absl::Status s = CheckBlockAndChunkSize(block_size, chunk_size); !s.ok()) return s;
+  if (partition_size < kLabelRegionSize) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "partition of %u bytes is too small: the label region alone takes %u bytes",
+        partition_size, kLabelRegionSize));
+  }
+  // Divided rather than multiplied: a crafted count must not wrap around
+  // 2^64 and pass.
+  const uint64_t fit = (partition_size - kLabelRegionSize) / chunk_size;
+  if (chunk_count > fit) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%u chunks of %u bytes do not fit a partition of %u bytes (it holds %u after the "
+        "label region)", chunk_count, chunk_size, partition_size, fit));
+  }
+  if (chunk_count > kMaxChunkCount) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "partition of %u bytes would hold %u chunks of %u bytes; chunk numbers are 32-bit, "
+        "so at most %u: use a larger chunk size", partition_size, chunk_count, chunk_size,
+        kMaxChunkCount));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckBackend(Backend backend) {
+  if (backend == Backend::kRing || backend == Backend::kRocksDb) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "backend %u is neither 1 (ring) nor 2 (RocksDB)", static_cast<unsigned>(backend)));
+}
+
+absl::Status CheckDeviceSize(const Label& label, uint64_t device_size,
+                             std::string_view partition) {
+  if (device_size >= label.partition_size) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s is %u bytes but its label says the store spans %u bytes (truncated, or the wrong "
+      "device)", partition, device_size, label.partition_size));
+}
 
 Uuid Uuid::Random() {
   Uuid u;
@@ -38,11 +101,7 @@ std::string Uuid::ToString() const {
   return s;
 }
 
-// Layout (little-endian), see docs/FORMAT.md:
-//   0 magic[8] | 8 format_version u32 | 12 encoded_size u32 | 16 uuid[16]
-//  32 block_size u32 | 36 chunk_size u32 | 40 partition_size u64
-//  48 data_offset u64 | 56 chunk_count u64 | 64 backend u8 | 65 zero[27]
-//  92 masked crc32c of bytes [0, 92)
+// The byte offsets below are docs/FORMAT.md's "Label" table.
 std::string Label::Encode() const {
   std::string out(kLabelEncodedSize, '\0');
   char* p = out.data();
@@ -89,67 +148,50 @@ absl::StatusOr<Label> Label::Decode(std::string_view b) {
   l.data_offset = DecodeFixed64(p + 48);
   l.chunk_count = DecodeFixed64(p + 56);
   l.backend = static_cast<Backend>(static_cast<uint8_t>(p[64]));
-  // The chunk-count test divides rather than multiplies: a crafted count
-  // must not wrap around 2^64 and pass.
-  bool geometry_ok =
-      (l.block_size == 512 || l.block_size == 4096) && l.chunk_size % l.block_size == 0 &&
-      l.chunk_size >= kMinChunkSize && l.chunk_size <= kMaxChunkSize &&
-      (l.chunk_size & (l.chunk_size - 1)) == 0 && l.data_offset == kLabelRegionSize &&
-      l.partition_size >= l.data_offset &&
-      l.chunk_count <= (l.partition_size - l.data_offset) / l.chunk_size &&
-      l.chunk_count <= kMaxChunkCount &&
-      (l.backend == Backend::kRing || l.backend == Backend::kRocksDb);
-  if (!geometry_ok) {
+  // The geometry and backend a writer could have produced, and chunks right
+  // after the label region.
+  absl::Status geometry =
+      CheckGeometry(l.block_size, l.chunk_size, l.partition_size, l.chunk_count);
+  if (geometry.ok()) geometry = CheckBackend(l.backend);
+  if (geometry.ok() && l.data_offset != kLabelRegionSize) {
+    geometry = absl::InvalidArgumentError(absl::StrFormat(
+        "data offset %u is not %u (the end of the label region)", l.data_offset,
+        kLabelRegionSize));
+  }
+  if (!geometry.ok()) {
     return absl::DataLossError(absl::StrFormat(
-        "pgring label has inconsistent geometry (block %u, chunk %u, size %u, %u chunks)",
-        l.block_size, l.chunk_size, l.partition_size, l.chunk_count));
+        "pgring label has inconsistent geometry (block %u, chunk %u, size %u, %u chunks): %s",
+        l.block_size, l.chunk_size, l.partition_size, l.chunk_count, geometry.message()));
   }
   return l;
 }
 
-absl::StatusOr<Label> MakeLabel(uint64_t device_size, uint32_t block_size,
-                                const MkfsOptions& o) {
-  uint64_t size = o.size == 0 ? device_size : o.size;
+absl::StatusOr<Label> MakeLabel(uint64_t device_size, uint32_t block_size, uint64_t size,
+                                uint32_t chunk_size, Backend backend) {
+  if (size == 0) size = device_size;
   if (size > device_size) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "requested size %u is larger than the device (%u bytes)", size, device_size));
   }
-  if (block_size != 512 && block_size != 4096) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "logical block size %u is not supported (pgring supports 512 and 4096)", block_size));
-  }
-  if (o.chunk_size < kMinChunkSize || o.chunk_size > kMaxChunkSize ||
-      (o.chunk_size & (o.chunk_size - 1)) != 0 || o.chunk_size % block_size != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "chunk size %u must be a power of two between 64 KiB and 256 MiB and a "
-        "multiple of the %u-byte logical block", o.chunk_size, block_size));
-  }
+  if (absl::Status s = CheckBlockAndChunkSize(block_size, chunk_size); !s.ok()) return s;
   if (size % block_size != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "partition size %u is not a multiple of the %u-byte logical block", size, block_size));
   }
-  if (size < kLabelRegionSize) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "partition of %u bytes is too small: the label region alone takes %u bytes", size,
-        kLabelRegionSize));
-  }
   Label l;
   l.uuid = Uuid::Random();
   l.block_size = block_size;
-  l.chunk_size = o.chunk_size;
+  l.chunk_size = chunk_size;
   l.partition_size = size;
-  l.backend = o.backend;
-  l.chunk_count = size > kLabelRegionSize ? (size - kLabelRegionSize) / o.chunk_size : 0;
-  if (l.chunk_count > kMaxChunkCount) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "partition of %u bytes would hold %u chunks of %u bytes; chunk numbers are 32-bit, "
-        "so at most %u: use a larger chunk size", size, l.chunk_count, o.chunk_size,
-        kMaxChunkCount));
+  l.backend = backend;
+  l.chunk_count = size > kLabelRegionSize ? (size - kLabelRegionSize) / chunk_size : 0;
+  if (absl::Status s = CheckGeometry(block_size, chunk_size, size, l.chunk_count); !s.ok()) {
+    return s;
   }
-  if (o.backend == Backend::kRing && l.chunk_count < 4) {
+  if (backend == Backend::kRing && l.chunk_count < 4) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "partition of %u bytes is too small: it holds %u chunks of %u bytes; "
-        "pgring needs at least 4", size, l.chunk_count, o.chunk_size));
+        "pgring needs at least 4", size, l.chunk_count, chunk_size));
   }
   return l;
 }

@@ -1,5 +1,6 @@
 // label.h — the label block at the start of a pgring partition: what store
-// this is, its geometry, and a CRC. Layout in docs/FORMAT.md, "Label".
+// this is, its geometry, and a CRC; and the geometry rules every store obeys.
+// Layout and rules: docs/FORMAT.md, "Partition layout" and "Label".
 #ifndef PGRING_FORMAT_LABEL_H_
 #define PGRING_FORMAT_LABEL_H_
 
@@ -8,8 +9,9 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "pgring/options.h"
+#include "pgring/types.h"
 
 namespace pgring {
 
@@ -29,6 +31,28 @@ inline constexpr uint32_t kLabelRegionSize = 4096;
 inline constexpr uint32_t kLabelEncodedSize = 96;
 // Offset of the masked CRC32C that covers bytes [0, kLabelCrcOffset).
 inline constexpr uint32_t kLabelCrcOffset = 92;
+// Chunk sizes a store may have (each also a power of two).
+inline constexpr uint32_t kMinChunkSize = 64 * 1024;
+inline constexpr uint32_t kMaxChunkSize = 256u << 20;
+// Chunk numbers are u32 (in PG chunk lists and the allocator).
+inline constexpr uint64_t kMaxChunkCount = 1ull << 32;
+
+// The geometry rules (docs/FORMAT.md, "Label", reader check 5), for the
+// label, pgring.meta and mkfs alike. Each returns kInvalidArgument with a
+// message that names the value and the rule it breaks; a decoder turns that
+// into its own kDataLoss.
+//
+// A chunk size a store may have, before any block size is known.
+absl::Status CheckChunkSize(uint64_t chunk_size);
+// A logical block size pgring supports, and a chunk size for it.
+absl::Status CheckBlockAndChunkSize(uint32_t block_size, uint32_t chunk_size);
+// Everything: CheckBlockAndChunkSize, then that the partition holds the label
+// region and `chunk_count` whole chunks after it, and that chunk numbers fit
+// in 32 bits. A partial chunk at the end is allowed (it is unused).
+absl::Status CheckGeometry(uint32_t block_size, uint32_t chunk_size, uint64_t partition_size,
+                           uint64_t chunk_count);
+// A backend a store may name (1 or 2).
+absl::Status CheckBackend(Backend backend);
 
 struct Label {
   uint32_t format_version = kFormatVersion;
@@ -50,9 +74,18 @@ struct Label {
   static absl::StatusOr<Label> Decode(std::string_view bytes);
 };
 
-// Computes the geometry for a partition of `size` bytes.
-absl::StatusOr<Label> MakeLabel(uint64_t device_size, uint32_t block_size,
-                                const MkfsOptions& options);
+// Whether a device of `device_size` bytes holds the store the label
+// describes; kFailedPrecondition naming `partition` (a path, or how the caller
+// calls the device) when it is shorter.
+absl::Status CheckDeviceSize(const Label& label, uint64_t device_size,
+                             std::string_view partition);
+
+// A new store's label (fresh UUID) for a device of `device_size` bytes with
+// `block_size`-byte logical blocks: `size` bytes of it (0: all of it) cut
+// into chunks of `chunk_size`. kInvalidArgument when the geometry breaks a
+// rule, or when a ring store would have fewer than 4 chunks.
+absl::StatusOr<Label> MakeLabel(uint64_t device_size, uint32_t block_size, uint64_t size,
+                                uint32_t chunk_size, Backend backend);
 
 }  // namespace pgring
 

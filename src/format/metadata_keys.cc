@@ -12,10 +12,6 @@ namespace {
 
 constexpr uint8_t kValueFormat = 1;
 
-void Seal(std::string* v) {
-  PutFixed32(v, crc32c::Mask(crc32c::Value(v->data(), v->size())));
-}
-
 // The pointer's value formats: 1 is fixed width (57 bytes, still read), 2 is
 // varints (written). The other values have only format 1 (kValueFormat).
 constexpr uint8_t kPointerFormatFixed = 1;
@@ -23,7 +19,7 @@ constexpr uint8_t kPointerFormatVarint = 2;
 
 // Checks the size and CRC; returns the value without its CRC (format byte
 // first). The caller checks the format byte.
-absl::StatusOr<std::string_view> CheckSeal(std::string_view v, const char* what) {
+absl::StatusOr<std::string_view> CheckSeal(std::string_view v, std::string_view what) {
   if (v.size() < 5) {
     return absl::DataLossError(absl::StrFormat("%s value is truncated (%u bytes)", what, v.size()));
   }
@@ -34,18 +30,13 @@ absl::StatusOr<std::string_view> CheckSeal(std::string_view v, const char* what)
   return v.substr(0, v.size() - 4);
 }
 
-absl::Status UnknownFormat(const char* what, uint8_t format) {
+absl::Status UnknownFormat(std::string_view what, uint8_t format) {
   return absl::DataLossError(
       absl::StrFormat("%s value has unknown format %u", what, static_cast<unsigned>(format)));
 }
 
-// Checks the format byte and CRC; returns the fields between them.
-absl::StatusOr<std::string_view> Unseal(std::string_view v, const char* what) {
-  auto sealed = CheckSeal(v, what);
-  if (!sealed.ok()) return sealed.status();
-  const auto format = static_cast<uint8_t>(v[0]);
-  if (format != kValueFormat) return UnknownFormat(what, format);
-  return sealed->substr(1);
+absl::StatusOr<std::string_view> Unseal(std::string_view v, std::string_view what) {
+  return UnsealValue(v, what, kValueFormat);
 }
 
 // A format 1 (fixed-width) version: epoch:u32 version:u64.
@@ -54,6 +45,19 @@ bool GetVersion(std::string_view* in, Version* v) {
 }
 
 }  // namespace
+
+void SealValue(std::string* v) {
+  PutFixed32(v, crc32c::Mask(crc32c::Value(v->data(), v->size())));
+}
+
+absl::StatusOr<std::string_view> UnsealValue(std::string_view v, std::string_view what,
+                                             uint8_t format) {
+  auto sealed = CheckSeal(v, what);
+  if (!sealed.ok()) return sealed.status();
+  const auto got = static_cast<uint8_t>(v[0]);
+  if (got != format) return UnknownFormat(what, got);
+  return sealed->substr(1);
+}
 
 std::string EncodePgKey(const PgId& pg) {
   std::string k;
@@ -74,6 +78,58 @@ bool DecodePgKey(std::string_view key, PgId* pg) {
 std::string PgPointerKey(const PgId& pg) { return std::string(kPgPointerPrefix) + EncodePgKey(pg); }
 std::string PgChunksKey(const PgId& pg) { return std::string(kPgChunksPrefix) + EncodePgKey(pg); }
 
+StoreMeta StoreMeta::ForLabel(const Label& label) {
+  StoreMeta m;
+  m.uuid = label.uuid;
+  m.block_size = label.block_size;
+  m.chunk_size = label.chunk_size;
+  m.partition_size = label.partition_size;
+  m.chunk_count = label.chunk_count;
+  m.backend = label.backend;
+  return m;
+}
+
+Label StoreMeta::ToLabel() const {
+  Label l;
+  l.uuid = uuid;
+  l.block_size = block_size;
+  l.chunk_size = chunk_size;
+  l.partition_size = partition_size;
+  l.chunk_count = chunk_count;
+  l.backend = backend;
+  return l;
+}
+
+absl::Status CheckMetaGeometry(const StoreMeta& m) {
+  absl::Status s = CheckGeometry(m.block_size, m.chunk_size, m.partition_size, m.chunk_count);
+  return s.ok() ? CheckBackend(m.backend) : s;
+}
+
+absl::Status CheckMetaMatchesLabel(const Label& label, const StoreMeta& meta,
+                                   std::string_view partition, std::string_view db) {
+  if (!(meta.uuid == label.uuid)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s belongs to store %s but %s holds store %s: the partition and the RocksDB do not "
+        "belong together",
+        partition, label.uuid.ToString(), db, meta.uuid.ToString()));
+  }
+  std::string differ;
+  auto compare = [&](const char* field, uint64_t in_label, uint64_t in_meta) {
+    if (in_label == in_meta) return;
+    absl::StrAppendFormat(&differ, "%s %s %u in the label, %u in the metadata",
+                          differ.empty() ? "" : ";", field, in_label, in_meta);
+  };
+  compare("block_size", label.block_size, meta.block_size);
+  compare("chunk_size", label.chunk_size, meta.chunk_size);
+  compare("partition_size", label.partition_size, meta.partition_size);
+  compare("chunk_count", label.chunk_count, meta.chunk_count);
+  compare("backend", static_cast<uint64_t>(label.backend), static_cast<uint64_t>(meta.backend));
+  if (differ.empty()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrFormat(
+      "the label on %s and the metadata in %s disagree about the store's geometry:%s", partition,
+      db, differ));
+}
+
 std::string StoreMeta::Encode() const {
   std::string v(1, static_cast<char>(kValueFormat));
   PutFixed32(&v, format_version);
@@ -84,7 +140,7 @@ std::string StoreMeta::Encode() const {
   PutFixed64(&v, chunk_count);
   v.push_back(static_cast<char>(backend));
   PutFixed32(&v, next_pg_stamp);
-  Seal(&v);
+  SealValue(&v);
   return v;
 }
 
@@ -110,7 +166,7 @@ absl::StatusOr<StoreMeta> StoreMeta::Decode(std::string_view value) {
 }
 
 std::string PgPointer::Encode() const {
-  // Format 2: format:u8, then varints, then the CRC (docs/FORMAT.md).
+  // Format 2 (docs/FORMAT.md, "PgPointer").
   std::string v(1, static_cast<char>(kPointerFormatVarint));
   PutVarint64(&v, stamp);
   PutVarint64(&v, head);
@@ -120,7 +176,7 @@ std::string PgPointer::Encode() const {
   PutVarint64(&v, entries_trimmed_to.version);
   PutVarint64(&v, dups_trimmed_to.epoch);
   PutVarint64(&v, dups_trimmed_to.version);
-  Seal(&v);
+  SealValue(&v);
   return v;
 }
 
@@ -128,8 +184,7 @@ namespace {
 
 constexpr const char* kPointerWhat = "PG pointer";
 
-// Format 1: fixed-width fields (u32 stamp, u64 head/tail/tail_seq, two
-// 12-byte versions), 52 bytes between the format byte and the CRC.
+// Format 1: fixed-width fields (docs/FORMAT.md, "PgPointer, format 1").
 absl::Status DecodePointerFixed(std::string_view in, PgPointer* p) {
   if (!(GetFixed32(&in, &p->stamp) && GetFixed64(&in, &p->head) && GetFixed64(&in, &p->tail) &&
         GetFixed64(&in, &p->tail_seq) && GetVersion(&in, &p->entries_trimmed_to) &&
@@ -232,7 +287,7 @@ std::string PgChunkList::Encode() const {
   PutFixed64(&v, base);
   PutFixed32(&v, static_cast<uint32_t>(chunks.size()));
   for (uint32_t c : chunks) PutFixed32(&v, c);
-  Seal(&v);
+  SealValue(&v);
   return v;
 }
 
@@ -248,6 +303,21 @@ absl::StatusOr<PgChunkList> PgChunkList::Decode(std::string_view value) {
   l.chunks.resize(n);
   for (uint32_t i = 0; i < n; ++i) GetFixed32(&in, &l.chunks[i]);
   return l;
+}
+
+absl::Status CheckChunkListBase(const PgChunkList& chunks, uint32_t chunk_size) {
+  if (chunks.base % chunk_size == 0) return absl::OkStatus();
+  return absl::DataLossError(absl::StrFormat(
+      "chunk list base %u is not chunk-aligned (not a multiple of the chunk size %u)", chunks.base,
+      chunk_size));
+}
+
+absl::Status CheckPointerInChunks(uint64_t head, uint64_t tail, const PgChunkList& chunks,
+                                  uint32_t chunk_size) {
+  const uint64_t end = chunks.End(chunk_size);
+  if (head >= chunks.base && tail <= end) return absl::OkStatus();
+  return absl::DataLossError(absl::StrFormat("pointer [%u, %u) lies outside its chunks [%u, %u)",
+                                             head, tail, chunks.base, end));
 }
 
 }  // namespace pgring

@@ -1,20 +1,7 @@
-// metadata_keys.h — what pgring keeps in RocksDB for the ring backend, and how it
-// is encoded. Specified in docs/FORMAT.md ("RocksDB keys").
-//
-//   "pgring.meta"              StoreMeta: UUID, geometry, next PG stamp
-//   "pgring.ptr."  + pgkey     PgPointer: head/tail, sequence, trim points
-//                              (rewritten by every transaction on the PG)
-//   "pgring.chunks." + pgkey   PgChunkList: the ring's chunks, in ring order
-//                              (rewritten only when the chunk list changes)
-//
-// pgkey (13 bytes, sorts like PgId): pool as u64 big-endian with the sign bit
-// flipped, seed u32 big-endian, shard+1 as u8.
-//
-// Every value is: format:u8, fields, masked crc32c:u32 of the bytes before
-// it. StoreMeta and PgChunkList are format 1 (fixed-width little-endian
-// fields). PgPointer is written as format 2 (LEB128 varints, 13 to 70 bytes,
-// about 30 for a busy PG); format 1 pointers (fixed width, 57 bytes) are
-// still read. Nothing per entry, nothing per trim.
+// metadata_keys.h — the store metadata (pgring.meta, both backends) and what
+// the ring backend keeps per PG in RocksDB (pointer, chunk list): keys,
+// encodings, and the checks a value must pass beyond decoding. Keys, values
+// and their byte layouts: docs/FORMAT.md, "RocksDB keys and values".
 #ifndef PGRING_FORMAT_METADATA_KEYS_H_
 #define PGRING_FORMAT_METADATA_KEYS_H_
 
@@ -35,6 +22,14 @@ inline constexpr std::string_view kPgChunksPrefix = "pgring.chunks.";
 inline constexpr std::string_view kKeyPrefix = "pgring.";
 inline constexpr size_t kPgKeySize = 13;
 
+// Every value pgring frames is format:u8 fields crc:u32 (docs/FORMAT.md,
+// "RocksDB keys and values"). SealValue appends the CRC of what `v` holds; UnsealValue checks
+// the size, the CRC and that the format byte is `format`, and returns the
+// fields (kDataLoss naming `what` otherwise).
+void SealValue(std::string* v);
+absl::StatusOr<std::string_view> UnsealValue(std::string_view v, std::string_view what,
+                                             uint8_t format);
+
 std::string EncodePgKey(const PgId& pg);
 bool DecodePgKey(std::string_view key, PgId* pg);
 std::string PgPointerKey(const PgId& pg);
@@ -50,9 +45,27 @@ struct StoreMeta {
   Backend backend = Backend::kRing;
   uint32_t next_pg_stamp = 1;  // stamps are never reused
 
+  // The label's fields, with a first PG stamp.
+  static StoreMeta ForLabel(const Label& label);
+  // The label these fields describe (what mkfs wrote).
+  Label ToLabel() const;
+
   std::string Encode() const;
+  // Checks the CRC and the length, not the geometry: see CheckMetaGeometry.
   static absl::StatusOr<StoreMeta> Decode(std::string_view value);
 };
+
+// The label's geometry rules (CheckGeometry, CheckBackend) applied to the
+// metadata's copy of the label's fields; kInvalidArgument naming the rule.
+absl::Status CheckMetaGeometry(const StoreMeta& meta);
+
+// Whether `meta` is the metadata of the store whose label is `label`:
+// kFailedPrecondition when the UUIDs differ (the RocksDB is another store's),
+// kDataLoss when one store's label and metadata disagree about its geometry
+// (naming each field that differs). `partition` and `db` are how the message
+// names the two, e.g. a path and "RocksDB at PATH".
+absl::Status CheckMetaMatchesLabel(const Label& label, const StoreMeta& meta,
+                                   std::string_view partition, std::string_view db);
 
 struct PgPointer {
   uint32_t stamp = 0;      // the PG's record stamp
@@ -73,9 +86,22 @@ struct PgChunkList {
   std::vector<uint32_t> chunks;   // chunk numbers, in ring order
 
   friend bool operator==(const PgChunkList&, const PgChunkList&) = default;
+  // lpos just past the last chunk.
+  uint64_t End(uint32_t chunk_size) const {
+    return base + static_cast<uint64_t>(chunks.size()) * chunk_size;
+  }
   std::string Encode() const;
   static absl::StatusOr<PgChunkList> Decode(std::string_view value);
 };
+
+// What a PG's pointer and chunk list must satisfy before its ring is read
+// (docs/FORMAT.md, "Reading a PG's log"). kDataLoss, without the PG's name.
+//
+// The chunk list's base is a multiple of the chunk size.
+absl::Status CheckChunkListBase(const PgChunkList& chunks, uint32_t chunk_size);
+// A pointer's [head, tail) lies within the chunks' [base, End).
+absl::Status CheckPointerInChunks(uint64_t head, uint64_t tail, const PgChunkList& chunks,
+                                  uint32_t chunk_size);
 
 }  // namespace pgring
 

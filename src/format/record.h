@@ -1,28 +1,7 @@
 // record.h — the record format of a PG's ring: constants, the encoder and the
-// decoder. The layout is specified in docs/FORMAT.md ("Records") and held to
-// by tests/unit/record_test.cc byte for byte.
-//
-// Format (little-endian):
-//   record := header body
-//   header := crc:u32 type:u8 length:u24 pg:u32 lap:u32 seq:u64   (24 bytes)
-//     crc    masked CRC32C of bytes [4, 24 + length): the rest of the header
-//            and the body
-//     type   bit 7 set: an older reader may skip the record; bits 0..6 the kind
-//     length body bytes
-//     pg     the PG's stamp (a store-wide serial given at PG creation and
-//            never reused, so records of a removed PG never match a new one)
-//     lap    the ring lap: lpos / chunk_size of the record's first byte, so a
-//            record left in a chunk by an earlier use never matches
-//     seq    the PG's record sequence, +1 per record
-//   body   := item*
-//   item   := kind:u8 len:varint data[len]
-//     kind bit 7 set: an older reader may skip the item
-//     kEntry  data = epoch:u32 version:u64 payload
-//     kInfo   data = payload                 (the PG info; latest wins)
-//     kDup    data = epoch:u32 version:u64 payload
-//     kRewind data = epoch:u32 version:u64   (drop entries after version)
-//     kReset  data = empty                   (drop every entry and dup)
-//     kPad    data = zeros                   (fills a record to a block end)
+// decoder. The byte layout (header fields, item kinds, padding) is specified
+// in docs/FORMAT.md, "Records", and held to byte for byte by
+// tests/unit/record_test.cc and tests/unit/format_golden_test.cc.
 #ifndef PGRING_FORMAT_RECORD_H_
 #define PGRING_FORMAT_RECORD_H_
 

@@ -5,7 +5,6 @@
 #include "absl/strings/str_format.h"
 #include "format/metadata_keys.h"
 #include "util/coding.h"
-#include "util/crc32c.h"
 
 namespace pgring {
 
@@ -49,6 +48,43 @@ bool ParseLogKeyName(std::string_view name, Version* v) {
   return true;
 }
 
+StoreKeyKind ClassifyStoreKey(std::string_view key) {
+  auto starts = [&](std::string_view prefix) { return key.substr(0, prefix.size()) == prefix; };
+  if (key == kMetaKey) return StoreKeyKind::kMeta;
+  if (starts(kPgPointerPrefix)) return StoreKeyKind::kPgPointer;
+  if (starts(kPgChunksPrefix)) return StoreKeyKind::kPgChunks;
+  if (starts(kLogKeyPrefix)) return StoreKeyKind::kPgLog;
+  return StoreKeyKind::kUnknown;
+}
+
+bool SplitPgLogKey(std::string_view key, PgId* pg, std::string_view* name) {
+  if (key.substr(0, kLogKeyPrefix.size()) != kLogKeyPrefix) return false;
+  std::string_view rest = key.substr(kLogKeyPrefix.size());
+  if (rest.size() < kPgKeySize + 1 || rest[kPgKeySize] != '.' ||
+      !DecodePgKey(rest.substr(0, kPgKeySize), pg)) {
+    return false;
+  }
+  *name = rest.substr(kPgKeySize + 1);
+  return true;
+}
+
+PgLogKeyClass ClassifyPgLogKeyName(std::string_view name) {
+  PgLogKeyClass c;
+  if (!name.empty() && name[0] >= '0' && name[0] <= '9') {
+    c.kind = ParseLogKeyName(name, &c.version) ? PgLogKeyKind::kEntry
+                                               : PgLogKeyKind::kMalformedEntry;
+  } else if (name.substr(0, kDupKeyNamePrefix.size()) == kDupKeyNamePrefix) {
+    c.kind = ParseLogKeyName(name.substr(kDupKeyNamePrefix.size()), &c.version)
+                 ? PgLogKeyKind::kDup
+                 : PgLogKeyKind::kMalformedDup;
+  } else if (name == kInfoKeyName) {
+    c.kind = PgLogKeyKind::kInfo;
+  } else if (name == kStateKeyName) {
+    c.kind = PgLogKeyKind::kState;
+  }
+  return c;
+}
+
 namespace {
 
 constexpr uint8_t kStateFormat = 1;
@@ -73,23 +109,14 @@ std::string PgStateValue::Encode() const {
   PutVersionVarint(&v, dups_trimmed_to);
   PutVersionVarint(&v, last_version);
   PutVersionVarint(&v, last_dup_version);
-  PutFixed32(&v, crc32c::Mask(crc32c::Value(v.data(), v.size())));
+  SealValue(&v);
   return v;
 }
 
 absl::StatusOr<PgStateValue> PgStateValue::Decode(std::string_view value) {
-  if (value.size() < 5) {
-    return absl::DataLossError(absl::StrFormat("_state value is truncated (%u bytes)", value.size()));
-  }
-  uint32_t stored = crc32c::Unmask(DecodeFixed32(value.data() + value.size() - 4));
-  if (stored != crc32c::Value(value.data(), value.size() - 4)) {
-    return absl::DataLossError("_state value is damaged: CRC mismatch");
-  }
-  if (static_cast<uint8_t>(value[0]) != kStateFormat) {
-    return absl::DataLossError(absl::StrFormat(
-        "_state value has unknown format %u", static_cast<unsigned>(static_cast<uint8_t>(value[0]))));
-  }
-  std::string_view in = value.substr(1, value.size() - 5);
+  auto fields = UnsealValue(value, "_state", kStateFormat);
+  if (!fields.ok()) return fields.status();
+  std::string_view in = *fields;
   PgStateValue s;
   if (!(GetVersionVarint(&in, &s.entries_trimmed_to) && GetVersionVarint(&in, &s.dups_trimmed_to) &&
         GetVersionVarint(&in, &s.last_version) && GetVersionVarint(&in, &s.last_dup_version) &&
@@ -98,6 +125,5 @@ absl::StatusOr<PgStateValue> PgStateValue::Decode(std::string_view value) {
   }
   return s;
 }
-
 
 }  // namespace pgring

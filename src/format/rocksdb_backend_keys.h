@@ -1,17 +1,13 @@
 // rocksdb_backend_keys.h — the keys and values of the RocksDB backend
 // (Backend::kRocksDb), which keeps the PG log the way BlueStore keeps it in
-// its pgmeta omap. Specified in docs/FORMAT.md ("RocksDB backend keys") and
-// docs/ROCKSDB_BACKEND.md; held to byte for byte by the format tests.
-//
-//   prefix(pg) = "pgring.log." + pgkey + "."     pgkey: EncodePgKey
-//   prefix + "%010u.%020llu" (epoch.version)      an entry; value = payload
-//   prefix + "dup_%010u.%020llu"                  a dup;    value = payload
-//   prefix + "_info"                              the info; value = the blob
-//   prefix + "_state"                             PgStateValue (below)
+// its pgmeta omap, and what each key under a PG's prefix is. Keys, values and
+// their byte layouts: docs/FORMAT.md, "RocksDB backend keys" (and
+// docs/ROCKSDB_BACKEND.md); held to byte for byte by the format tests.
 #ifndef PGRING_FORMAT_ROCKSDB_BACKEND_KEYS_H_
 #define PGRING_FORMAT_ROCKSDB_BACKEND_KEYS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -36,11 +32,42 @@ std::string LogKeyName(const Version& v);
 // Parses exactly what LogKeyName prints (31 bytes, values in range).
 bool ParseLogKeyName(std::string_view name, Version* v);
 
-// The value of "_state". Encoded as format:u8 (1), eight LEB128 varints
-// (entries_trimmed_to epoch, version; dups_trimmed_to epoch, version;
-// last_version epoch, version; last_dup_version epoch, version), masked
-// crc32c:u32 (little-endian) of the bytes before it. 13 to 65 bytes; about 25
-// for a busy PG.
+// Which of a store's keys `key` is, by its prefix alone (the rest is not
+// parsed): fsck and the tool tell a key of the other backend from one pgring
+// never writes.
+enum class StoreKeyKind : uint8_t {
+  kMeta,       // "pgring.meta"
+  kPgPointer,  // "pgring.ptr." ...    (ring backend)
+  kPgChunks,   // "pgring.chunks." ... (ring backend)
+  kPgLog,      // "pgring.log." ...    (RocksDB backend)
+  kUnknown,
+};
+StoreKeyKind ClassifyStoreKey(std::string_view key);
+
+// Splits a key of this backend into its PG and the name after the PG's
+// prefix. False when `key` is not "pgring.log." + a 13-byte pgkey + "." +
+// name.
+bool SplitPgLogKey(std::string_view key, PgId* pg, std::string_view* name);
+
+// What a name under a PG's prefix holds. Entry names begin with a digit and
+// dup names with "dup_"; a name that begins so but does not parse is
+// malformed rather than unknown.
+enum class PgLogKeyKind : uint8_t {
+  kEntry,           // LogKeyName(version)
+  kDup,             // "dup_" + LogKeyName(version)
+  kInfo,            // "_info"
+  kState,           // "_state"
+  kMalformedEntry,  // a digit first, but not a LogKeyName
+  kMalformedDup,    // "dup_" first, but not followed by a LogKeyName
+  kUnknown,         // anything else
+};
+struct PgLogKeyClass {
+  PgLogKeyKind kind = PgLogKeyKind::kUnknown;
+  Version version;  // kEntry and kDup
+};
+PgLogKeyClass ClassifyPgLogKeyName(std::string_view name);
+
+// The value of "_state" (RdbPgState in docs/FORMAT.md, "RocksDB backend keys").
 struct PgStateValue {
   Version entries_trimmed_to;  // entries <= this were trimmed
   Version dups_trimmed_to;     // dups <= this were trimmed

@@ -49,9 +49,7 @@ struct Extent {
 };
 
 // lpos just past the ring's last chunk.
-inline uint64_t RingEnd(const PgChunkList& c, const Geometry& g) {
-  return c.base + static_cast<uint64_t>(c.chunks.size()) * g.chunk_size;
-}
+inline uint64_t RingEnd(const PgChunkList& c, const Geometry& g) { return c.End(g.chunk_size); }
 
 // The lap a record starting at `lpos` is stamped with.
 inline uint32_t LapOf(uint64_t lpos, const Geometry& g) {

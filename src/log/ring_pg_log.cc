@@ -13,20 +13,28 @@ namespace pgring {
 RingPgLog::RingPgLog(const PgId& id_in, uint32_t stamp_in, uint32_t block_size)
     : PgLogState(id_in),
       stamp(stamp_in),
-      tail_block(std::make_unique<AlignedBuffer>(block_size)) {
-  ptr.stamp = stamp_in;
-}
+      tail_block(std::make_unique<AlignedBuffer>(block_size)) {}
 
 PgPointer RingPgLog::Pointer() const {
-  PgPointer p = ptr;
+  PgPointer p;
+  p.stamp = stamp;
+  p.head = bounds.head;
+  p.tail = bounds.tail;
+  p.tail_seq = bounds.tail_seq;
   p.entries_trimmed_to = entries_trimmed_to;
   p.dups_trimmed_to = dups_trimmed_to;
   return p;
 }
 
+void RingPgLog::LoadPointer(const PgPointer& p) {
+  bounds = RingBounds{p.head, p.tail, p.tail_seq};
+  entries_trimmed_to = p.entries_trimmed_to;
+  dups_trimmed_to = p.dups_trimmed_to;
+}
+
 uint64_t RingPgLog::ComputeHead(uint64_t tail) const {
   uint64_t head = tail;
-  const uint64_t anchor = ptr.head;
+  const uint64_t anchor = bounds.head;
   if (!entries.empty()) head = std::min(head, MappingTable::Pos(entries.front(), anchor));
   if (!dups.empty()) head = std::min(head, MappingTable::Pos(dups.front(), anchor));
   if (has_info) head = std::min(head, info_pos);
@@ -38,7 +46,7 @@ RingPgLogUndo::RingPgLogUndo(RingPgLog* pg)
     : pg_(pg),
       log_(pg),
       chunks_(pg->chunks),
-      ptr_(pg->ptr),
+      bounds_(pg->bounds),
       info_pos_(pg->info_pos),
       has_rewind_pin_(pg->has_rewind_pin),
       rewind_pin_pos_(pg->rewind_pin_pos) {}
@@ -46,7 +54,7 @@ RingPgLogUndo::RingPgLogUndo(RingPgLog* pg)
 void RingPgLogUndo::Restore() {
   log_.Restore();
   pg_->chunks = chunks_;
-  pg_->ptr = ptr_;
+  pg_->bounds = bounds_;
   pg_->info_pos = info_pos_;
   pg_->has_rewind_pin = has_rewind_pin_;
   pg_->rewind_pin_pos = rewind_pin_pos_;
@@ -92,35 +100,22 @@ absl::Status ReplayRecord(std::string_view body, uint64_t lpos, RingPgLog* pg) {
 }
 
 absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg) {
-  const PgPointer& p = pg->ptr;
-  if (p.head < pg->chunks.base || p.tail > RingEnd(pg->chunks, geo)) {
-    return absl::DataLossError(absl::StrFormat(
-        "PG %s: pointer [%u, %u) lies outside its chunks [%u, %u)", pg->name, p.head, p.tail,
-        pg->chunks.base, RingEnd(pg->chunks, geo)));
+  const RingBounds& p = pg->bounds;
+  for (const absl::Status& s : {CheckPointerInChunks(p.head, p.tail, pg->chunks, geo.chunk_size),
+                                CheckChunkListBase(pg->chunks, geo.chunk_size)}) {
+    if (!s.ok()) return absl::DataLossError(absl::StrFormat("PG %s: %s", pg->name, s.message()));
   }
-  if (pg->chunks.base % geo.chunk_size != 0) {
-    return absl::DataLossError(absl::StrFormat("PG %s: chunk list base %u is not chunk-aligned",
-                                               pg->name, pg->chunks.base));
-  }
-  pg->entries_trimmed_to = p.entries_trimmed_to;
-  pg->dups_trimmed_to = p.dups_trimmed_to;
   RingReader reader(device, geo, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
   RingRecord rec;
-  uint64_t records = 0;
   while (true) {
     absl::Status s = reader.Next(&rec);
     if (absl::IsOutOfRange(s)) break;
     if (!s.ok()) return s;
-    ++records;
-    if ((rec.header.type & ~kSkippableBit) != kRecordTxn) continue;  // skippable, unknown
+    if (!rec.is_txn()) continue;  // skippable, of a kind this version does not read
     s = ReplayRecord(rec.body, rec.lpos, pg);
     if (!s.ok()) return reader.Damage(rec.lpos, std::string(s.message()));
   }
-  if (records > 0 && reader.next_seq() != p.tail_seq) {
-    return absl::DataLossError(absl::StrFormat(
-        "PG %s: the last record before the tail has sequence %u, the pointer expects %u",
-        pg->name, reader.next_seq() - 1, p.tail_seq - 1));
-  }
+  RETURN_IF_ERROR(reader.CheckTailSeq(p.tail_seq));
   FinishReplay(pg, nullptr);
   if (p.tail % geo.block_size != 0) {
     std::vector<Extent> ex;

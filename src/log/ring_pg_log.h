@@ -22,15 +22,22 @@ namespace pgring {
 
 class BlockDevice;
 
+// Where a PG's committed records lie in its ring, and the sequence the next
+// record takes. The pointer RocksDB stores adds the stamp and the trim
+// points, which PgLogState keeps.
+struct RingBounds {
+  uint64_t head = 0;      // lpos of the first record that still matters
+  uint64_t tail = 0;      // lpos just past the last record
+  uint64_t tail_seq = 1;  // sequence of the next record
+};
+
 struct RingPgLog : PgLogState {
   RingPgLog(const PgId& id, uint32_t stamp, uint32_t block_size);
 
   const uint32_t stamp;  // the PG's record stamp
 
   PgChunkList chunks;
-  // head/tail/sequence as staged. Its trim points are PgLogState's, copied
-  // in by Pointer() when it is written.
-  PgPointer ptr;
+  RingBounds bounds;  // as staged
   uint64_t info_pos = 0;  // the record holding the latest info
   // A rewind that dropped every live entry leaves its version only in its
   // marker: until an entry is appended after it, the marker's record must
@@ -38,14 +45,15 @@ struct RingPgLog : PgLogState {
   // on versions. Set while that is so.
   bool has_rewind_pin = false;
   uint64_t rewind_pin_pos = 0;
-  // The block holding ptr.tail; bytes before ptr.tail % block_size are the
+  // The block holding bounds.tail; bytes before it in the block are the
   // committed (or staged) records a rewrite of the block must keep.
   std::unique_ptr<AlignedBuffer> tail_block;
   uint64_t record_bytes_written = 0;
   uint64_t payload_bytes_written = 0;
 
-  // The pointer as RocksDB stores it.
+  // The pointer as RocksDB stores it, and back.
   PgPointer Pointer() const;
+  void LoadPointer(const PgPointer& p);
   // Position of the first record that still matters: the oldest live entry,
   // dup or info; the tail if there is none.
   uint64_t ComputeHead(uint64_t tail) const;
@@ -64,7 +72,7 @@ class RingPgLogUndo {
   RingPgLog* pg_;
   PgLogUndo log_;
   PgChunkList chunks_;
-  PgPointer ptr_;
+  RingBounds bounds_;
   uint64_t info_pos_;
   bool has_rewind_pin_;
   uint64_t rewind_pin_pos_;
@@ -101,7 +109,7 @@ absl::Status ReplayRecord(std::string_view body, uint64_t lpos, RingPgLog* pg);
 // Recovery of one PG at open: checks its pointer against its chunk list,
 // reads every record between head and tail from `device` (RingReader),
 // replays them (ReplayRecord, FinishReplay) and loads the partial tail block.
-// `pg` holds its pointer (trim points included) and chunk list on entry.
+// `pg` holds its pointer (LoadPointer) and chunk list on entry.
 // kDataLoss names the PG and the position of the damage; I/O errors pass
 // through.
 absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg);

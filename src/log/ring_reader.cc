@@ -1,60 +1,82 @@
 #include "log/ring_reader.h"
 
 #include <algorithm>
-#include <cstring>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 
 namespace pgring {
 namespace {
-// Reads ahead this much at a time: recovery reads whole logs.
+// A transaction record, or one an older reader may skip; anything else is a
+// kind this version cannot read past safely.
+bool IsReadableRecordType(uint8_t type) {
+  return (type & ~kSkippableBit) == kRecordTxn || (type & kSkippableBit) != 0;
+}
+// Reads ahead this much at a time: recovery and fsck read whole logs.
 constexpr uint64_t kWindowBytes = 1 << 20;
+// Said of every problem after which the log cannot be read further.
+constexpr char kRestUnreadable[] = "the rest of the log cannot be read";
 }  // namespace
 
-RingReader::RingReader(BlockDevice* device, const Geometry& geometry,
-                       const PgChunkList& chunks, std::string pg_name,
-                       uint32_t stamp, uint64_t from, uint64_t limit,
-                       uint64_t first_seq)
+RingReader::RingReader(BlockDevice* device, const Geometry& geometry, const PgChunkList& chunks,
+                       std::string pg_name, uint32_t stamp, uint64_t from, uint64_t limit,
+                       uint64_t first_seq, Reporter* reporter)
     : device_(device),
       geometry_(geometry),
       chunks_(chunks),
       pg_name_(std::move(pg_name)),
       stamp_(stamp),
+      reporter_(reporter),
+      align_(std::max<uint64_t>(geometry.block_size, device->logical_block_size())),
       pos_(from),
       limit_(limit),
       next_seq_(first_seq) {}
 
-absl::Status RingReader::Damage(uint64_t lpos, std::string_view what) const {
-  ChunkPos cp = Locate(chunks_, geometry_, lpos);
-  return absl::DataLossError(absl::StrFormat(
-      "PG %s: record at lpos %u (chunk %d, offset %u): %s", pg_name_, lpos,
-      cp.chunk, cp.offset, what));
+absl::Status RingReader::Report(std::string_view kind, uint64_t lpos, std::string what,
+                                bool ends_log, bool whole_log) {
+  RingDamage d;
+  d.kind = kind;
+  d.lpos = lpos;
+  d.where = Locate(chunks_, geometry_, lpos);
+  d.what = std::move(what);
+  d.ends_log = ends_log;
+  d.whole_log = whole_log;
+  if (reporter_ != nullptr) reporter_->Corruption(d);
+  if (whole_log) return absl::DataLossError(absl::StrFormat("PG %s: %s", pg_name_, d.what));
+  return absl::DataLossError(absl::StrFormat("PG %s: record at lpos %u (chunk %d, offset %u): %s",
+                                             pg_name_, lpos, d.where.chunk, d.where.offset,
+                                             d.what));
 }
 
-absl::StatusOr<const char*> RingReader::Fetch(uint64_t lpos, uint64_t n) {
-  if (lpos >= window_start_ && lpos + n <= window_start_ + window_len_) {
+absl::Status RingReader::Damage(uint64_t lpos, std::string_view what, std::string_view kind) {
+  return Report(kind, lpos, std::string(what), /*ends_log=*/false);
+}
+
+absl::StatusOr<const char*> RingReader::Fetch(uint64_t lpos, uint64_t n, uint64_t ahead_limit) {
+  if (window_ && lpos >= window_start_ && lpos + n <= window_start_ + window_len_) {
     return window_->data() + (lpos - window_start_);
   }
-  uint64_t start = geometry_.AlignDown(lpos);
-  uint64_t end = geometry_.AlignUp(std::max(lpos + n, std::min(start + kWindowBytes, limit_)));
-  end = std::min(end, RingEnd(chunks_, geometry_));
-  if (start < chunks_.base || lpos + n > end) {
-    return Damage(lpos, "range lies outside the PG's chunks");
+  const uint64_t ring_end = RingEnd(chunks_, geometry_);
+  if (lpos < chunks_.base || lpos + n > ring_end) {
+    return absl::DataLossError(absl::StrFormat("[%u, %u) lies outside the PG's chunks [%u, %u)",
+                                                 lpos, lpos + n, chunks_.base, ring_end));
   }
-  uint64_t len = end - start;
+  const uint64_t start = lpos - (lpos - chunks_.base) % align_;
+  const uint64_t want = std::max(lpos + n, std::min(start + kWindowBytes, ahead_limit));
+  const uint64_t end =
+      std::min(ring_end, chunks_.base + (want - chunks_.base + align_ - 1) / align_ * align_);
+  const uint64_t len = end - start;
   if (!window_ || window_->size() < len) {
     window_ = std::make_unique<AlignedBuffer>(std::max<uint64_t>(len, kWindowBytes));
   }
+  window_len_ = 0;
   std::vector<Extent> extents;
   MapRange(chunks_, geometry_, start, len, &extents);
   uint64_t filled = 0;
   for (const Extent& e : extents) {
     absl::Status s = device_->Read(e.device_offset, {window_->data() + filled, e.length});
-    if (!s.ok()) {
-      window_len_ = 0;
-      return absl::Status(s.code(), absl::StrFormat("PG %s: reading lpos %u: %s", pg_name_,
-                                                     start + filled, s.message()));
-    }
+    if (!s.ok()) return s;
     filled += e.length;
   }
   bytes_read_ += len;
@@ -63,47 +85,107 @@ absl::StatusOr<const char*> RingReader::Fetch(uint64_t lpos, uint64_t n) {
   return window_->data() + (lpos - window_start_);
 }
 
+absl::StatusOr<std::string_view> RingReader::Bytes(uint64_t lpos, uint64_t n) {
+  auto p = Fetch(lpos, n, lpos + n);
+  if (!p.ok()) return p.status();
+  return std::string_view(*p, n);
+}
+
 absl::Status RingReader::Next(RingRecord* out) {
-  if (pos_ >= limit_) return absl::OutOfRangeError("end of the committed log");
-  if (limit_ - pos_ < kRecordHeaderSize) {
-    return Damage(pos_, absl::StrFormat("%u bytes before the committed tail at %u are "
-                                        "too few for a record header",
-                                        limit_ - pos_, limit_));
+  while (true) {
+    if (pos_ >= limit_) return absl::OutOfRangeError("end of the committed log");
+    const uint64_t pos = pos_;
+    if (limit_ - pos < kRecordHeaderSize) {
+      return Report("record-short", pos,
+                    absl::StrFormat("%u bytes before the committed tail at %u are too few for a "
+                                    "record header; %s",
+                                    limit_ - pos, limit_, kRestUnreadable),
+                    true);
+    }
+    auto hp = Fetch(pos, kRecordHeaderSize, limit_);
+    if (!hp.ok()) {
+      absl::Status s = Report("read-error", pos,
+                              absl::StrFormat("reading the record header: %s; %s",
+                                              hp.status().message(), kRestUnreadable),
+                              true);
+      // Keep the device's code (an I/O error is not damage on disk).
+      return absl::Status(hp.status().code(), s.message());
+    }
+    const RecordHeader h = DecodeRecordHeader(*hp);
+    // The length is only trusted once the CRC matches, but it must at least
+    // keep the record inside the committed range before we read that far.
+    if (h.length > limit_ - pos - kRecordHeaderSize) {
+      return Report("record-length", pos,
+                    absl::StrFormat("length %u runs past the committed tail at %u (damaged "
+                                    "header); %s",
+                                    h.length, limit_, kRestUnreadable),
+                    true);
+    }
+    const uint64_t size = kRecordHeaderSize + h.length;
+    auto rp = Fetch(pos, size, limit_);
+    if (!rp.ok()) {
+      absl::Status s = Report("read-error", pos,
+                              absl::StrFormat("reading the record: %s; %s",
+                                              rp.status().message(), kRestUnreadable),
+                              true);
+      return absl::Status(rp.status().code(), s.message());
+    }
+    const std::string_view rec(*rp, size);
+    if (!RecordCrcMatches(rec)) {
+      return Report("record-crc", pos,
+                    absl::StrFormat("CRC mismatch; the record's length cannot be trusted, so %s",
+                                    kRestUnreadable),
+                    true);
+    }
+    // From here the length is trustworthy: a reporter hears of every rule the
+    // record breaks and reading goes on with the next record.
+    ++records_;
+    last_record_lpos_ = pos;
+    pos_ = pos + size;
+    const uint64_t expected_seq = next_seq_;
+    next_seq_ = h.seq + 1;
+    std::vector<std::pair<std::string_view, std::string>> broken;  // kind, what
+    if (!IsReadableRecordType(h.type)) {
+      broken.emplace_back("record-type", absl::StrFormat("unknown record type %u", h.type));
+    }
+    if (h.pg_stamp != stamp_) {
+      broken.emplace_back("record-pg", absl::StrFormat("record belongs to PG stamp %u, not %u (a "
+                                                       "record of another PG)",
+                                                       h.pg_stamp, stamp_));
+    }
+    if (h.lap != LapOf(pos, geometry_)) {
+      broken.emplace_back("record-lap",
+                          absl::StrFormat("record is from lap %u, expected lap %u (a stale record "
+                                          "from an earlier use of the chunk)",
+                                          h.lap, LapOf(pos, geometry_)));
+    }
+    if (expected_seq != 0 && h.seq != expected_seq) {
+      broken.emplace_back("record-seq",
+                          absl::StrFormat("sequence %u, expected %u", h.seq, expected_seq));
+    }
+    if (!broken.empty()) {
+      absl::Status first;
+      for (auto& [kind, what] : broken) {
+        absl::Status s = Report(kind, pos, std::move(what), false);
+        if (first.ok()) first = s;
+      }
+      if (reporter_ == nullptr) return first;
+      continue;
+    }
+    out->lpos = pos;
+    out->header = h;
+    out->body = rec.substr(kRecordHeaderSize);
+    return absl::OkStatus();
   }
-  auto hp = Fetch(pos_, kRecordHeaderSize);
-  if (!hp.ok()) return hp.status();
-  RecordHeader h = DecodeRecordHeader(*hp);
-  // The length is only trusted once the CRC matches, but it must at least
-  // keep the record inside the committed range before we read that far.
-  if (h.length > limit_ - pos_ - kRecordHeaderSize) {
-    return Damage(pos_, absl::StrFormat("length %u runs past the committed tail at %u "
-                                        "(damaged header)", h.length, limit_));
-  }
-  auto rp = Fetch(pos_, kRecordHeaderSize + h.length);
-  if (!rp.ok()) return rp.status();
-  std::string_view rec(*rp, kRecordHeaderSize + h.length);
-  if (!RecordCrcMatches(rec)) return Damage(pos_, "CRC mismatch");
-  if ((h.type & ~kSkippableBit) != kRecordTxn && !(h.type & kSkippableBit)) {
-    return Damage(pos_, absl::StrFormat("unknown record type %u", h.type));
-  }
-  if (h.pg_stamp != stamp_) {
-    return Damage(pos_, absl::StrFormat("record belongs to PG stamp %u, not %u "
-                                        "(a record of another PG)", h.pg_stamp, stamp_));
-  }
-  if (h.lap != LapOf(pos_, geometry_)) {
-    return Damage(pos_, absl::StrFormat("record is from lap %u, expected lap %u (a stale "
-                                        "record from an earlier use of the chunk)",
-                                        h.lap, LapOf(pos_, geometry_)));
-  }
-  if (next_seq_ != 0 && h.seq != next_seq_) {
-    return Damage(pos_, absl::StrFormat("sequence %u, expected %u", h.seq, next_seq_));
-  }
-  out->lpos = pos_;
-  out->header = h;
-  out->body = rec.substr(kRecordHeaderSize);
-  next_seq_ = h.seq + 1;
-  pos_ += rec.size();
-  return absl::OkStatus();
+}
+
+absl::Status RingReader::CheckTailSeq(uint64_t tail_seq) {
+  if (records_ == 0 || next_seq_ == tail_seq) return absl::OkStatus();
+  return Report("tail-seq", last_record_lpos_,
+                absl::StrFormat("the last record before the tail has sequence %u, the pointer "
+                                "expects %u",
+                                next_seq_ - 1, tail_seq - 1),
+                false, /*whole_log=*/true);
 }
 
 }  // namespace pgring

@@ -1,25 +1,38 @@
-// ring_reader.h — reads a PG's records in order from a logical position up to
-// a limit (the committed tail), with large aligned reads, and verifies each
-// one: length within the limit, CRC, PG stamp, lap and consecutive sequence.
-// Used by recovery (head to tail), by reads of entries, and by fsck.
+// ring_reader.h — the one reader of a PG's ring: reads its records in order
+// from a logical position up to a limit (the committed tail) with large
+// aligned reads, and verifies each one as docs/FORMAT.md ("Reading a PG's
+// log") specifies: length within the limit, CRC, type, PG stamp, lap and
+// consecutive sequence. Recovery, reads of entries, fsck and every tool
+// command read through it.
 //
-// Everything between a PG's head and its committed tail was written by
-// committed transactions, so any record that fails a check there is damage,
-// reported as kDataLoss naming the PG, lpos, chunk, chunk offset and the
-// failed check. Bytes at or past the limit are never read as records.
+// What happens at a problem is the caller's choice, as with LevelDB's
+// log::Reader::Reporter:
+//  - no reporter (open, reads): everything between a PG's head and its
+//    committed tail was written by committed transactions, so the first
+//    record that fails a check is damage; Next returns kDataLoss naming the
+//    PG, lpos, chunk, chunk offset and the failed check.
+//  - a reporter (fsck, the tool's scan): every problem goes to it. A record
+//    whose CRC matches but which breaks a rule (unknown type, another PG's
+//    stamp, a stale lap, a sequence gap) is reported and skipped, because its
+//    length can be trusted; a problem after which nothing can be read (a CRC
+//    mismatch, a length past the limit, too few bytes for a header, a read
+//    error) is reported and ends the log: Next returns its error.
+// Bytes at or past the limit are never read as committed records.
 #ifndef PGRING_LOG_RING_READER_H_
 #define PGRING_LOG_RING_READER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "device/aligned_buffer.h"
 #include "device/block_device.h"
+#include "format/metadata_keys.h"
 #include "format/record.h"
 #include "log/ring_layout.h"
-#include "format/metadata_keys.h"
 
 namespace pgring {
 
@@ -28,39 +41,94 @@ struct RingRecord {
   RecordHeader header;
   std::string_view body;  // valid until the next call to Next()
   uint64_t size() const { return kRecordHeaderSize + header.length; }
+  // A transaction record (the only kind this version writes); anything else
+  // Next returns is skippable and carries nothing this version reads.
+  bool is_txn() const { return (header.type & ~kSkippableBit) == kRecordTxn; }
+};
+
+// One check a PG's log failed, and where.
+struct RingDamage {
+  // Short, stable name of the check (docs/TOOL.md): "record-short",
+  // "record-length", "record-crc", "read-error", "record-type", "record-pg",
+  // "record-lap", "record-seq", "tail-seq"; and what callers report through
+  // Damage ("record-body", "entry-order", "dup-order").
+  std::string_view kind;
+  uint64_t lpos = 0;
+  ChunkPos where;
+  std::string what;  // in words, without the location
+  // Nothing after it can be read (the record's length cannot be trusted, or
+  // the device failed).
+  bool ends_log = false;
+  // About the log as a whole (the tail's sequence), not one record.
+  bool whole_log = false;
 };
 
 class RingReader {
  public:
+  class Reporter {
+   public:
+    virtual ~Reporter() = default;
+    virtual void Corruption(const RingDamage& damage) = 0;
+  };
+
   // `pg_name` is used in error messages. `first_seq` is the sequence the
   // first record must have (0: take the first record's sequence as given).
-  RingReader(BlockDevice* device, const Geometry& geometry,
-             const PgChunkList& chunks, std::string pg_name, uint32_t stamp,
-             uint64_t from, uint64_t limit, uint64_t first_seq = 0);
+  // With `reporter`, problems are reported and reading goes on where it can
+  // (see above); without, the first one is returned.
+  RingReader(BlockDevice* device, const Geometry& geometry, const PgChunkList& chunks,
+             std::string pg_name, uint32_t stamp, uint64_t from, uint64_t limit,
+             uint64_t first_seq = 0, Reporter* reporter = nullptr);
 
-  // Reads the next record into *out. Returns kOutOfRange at the limit,
-  // kDataLoss on damage, or the device's error.
+  // Reads the next readable record into *out. Returns kOutOfRange at the
+  // limit; otherwise the damage that stopped it (kDataLoss) or the device's
+  // error.
   absl::Status Next(RingRecord* out);
+
+  // After Next returned kOutOfRange: whether the last record's sequence is
+  // the one before `tail_seq` (the pointer's), as a committed tail requires.
+  // Nothing to check when no record was read.
+  absl::Status CheckTailSeq(uint64_t tail_seq);
+
+  // A problem the caller found at `lpos` in a record Next returned (a
+  // malformed body, items out of order; `kind` names it as RingDamage::kind
+  // does), in the reader's words: kDataLoss naming the place; with a
+  // reporter, also reported (the caller decides whether to go on).
+  absl::Status Damage(uint64_t lpos, std::string_view what,
+                      std::string_view kind = "record-body");
+
+  // [lpos, lpos + n) of the PG's ring, read through the same window
+  // (anywhere in its chunks, the limit not applying): what lies past a tail.
+  absl::StatusOr<std::string_view> Bytes(uint64_t lpos, uint64_t n);
 
   uint64_t position() const { return pos_; }
   uint64_t next_seq() const { return next_seq_; }
   uint64_t bytes_read() const { return bytes_read_; }
-
-  // "PG 1.2a: record at lpos 8192 (chunk 7, offset 8192): <what>"
-  absl::Status Damage(uint64_t lpos, std::string_view what) const;
+  // Records whose length could be trusted, skipped ones included.
+  uint64_t records() const { return records_; }
 
  private:
-  // Makes [lpos, lpos + n) available in the window; returns a pointer to it.
-  absl::StatusOr<const char*> Fetch(uint64_t lpos, uint64_t n);
+  // Reports a problem (if there is a reporter) and returns it as the error
+  // that names it.
+  absl::Status Report(std::string_view kind, uint64_t lpos, std::string what, bool ends_log,
+                      bool whole_log = false);
+  // Makes [lpos, lpos + n) available in the window, reading ahead up to
+  // `ahead_limit`; returns a pointer to it.
+  absl::StatusOr<const char*> Fetch(uint64_t lpos, uint64_t n, uint64_t ahead_limit);
 
   BlockDevice* device_;
   const Geometry geometry_;
   const PgChunkList& chunks_;
   const std::string pg_name_;
   const uint32_t stamp_;
+  Reporter* const reporter_;
+  // Reads start on this boundary (relative to the ring's base): the store's
+  // block, or the device's logical block if larger (O_DIRECT).
+  const uint64_t align_;
   uint64_t pos_;
   const uint64_t limit_;
   uint64_t next_seq_;
+  uint64_t records_ = 0;
+  uint64_t last_record_lpos_ = 0;
   std::unique_ptr<AlignedBuffer> window_;
   uint64_t window_start_ = 0;
   uint64_t window_len_ = 0;

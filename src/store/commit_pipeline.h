@@ -21,9 +21,9 @@
 // same disk and its gates open when those writes complete, unflushed; the
 // partition flush must then start after the gates open, and it makes both
 // durable. There is no data flush left to overlap with, so the committer
-// flushes, once per group, just before the RocksDB write: measured with the
-// fio engine (docs/BENCHMARKS.md), one flush per group gave 17% more IOPS
-// than the eager flusher, which flushed 1.8 times per group.
+// flushes, once per group, just before the RocksDB write: fewer flushes per
+// group than flushing as soon as ring writes complete (docs/BENCHMARKS.md,
+// "the committer flushes once per group").
 //
 // With Options::metadata_sync_flushes_partition the synced RocksDB write is
 // a cache flush of the partition's disk too: the transactions whose writes

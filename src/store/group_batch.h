@@ -6,9 +6,8 @@
 // pointer and chunk list, the RocksDB backend's PG info and state. A commit
 // group is written as one atomic batch, so nothing ever reads such a key
 // between two of its writes in a group, and only the last one matters.
-// Writing that one alone is what a commit group saves on these keys: at
-// 128 PGs and queue depth 32 it is a few percent of the RocksDB keys and
-// bytes the ring backend writes (docs/BENCHMARKS.md).
+// Writing that one alone is what a commit group saves on these keys
+// (docs/BENCHMARKS.md has the measured share).
 //
 // StoreKeyWriter writes such keys into a transaction's batch and notes where
 // each record lies; MergeGroupBatches concatenates a group's batches in

@@ -1,8 +1,8 @@
 // pg_map.h — the PGs of a store by id, as both backends keep them, and the
 // staging of one transaction's ops against them: PG creation and removal
-// (with their codes and messages), the damaged-PG rule, one Touch per PG the
+// (with their codes and messages), the damaged-PG rule, one PgChange per PG the
 // transaction changes, and the undo of all of it when the transaction is
-// refused. A backend supplies its PG and Touch types and three steps: make a
+// refused. A backend supplies its PG and PgChange types and three steps: make a
 // PG, apply an op to a touched PG, and note a removal.
 //
 // Everything here runs under the store's staging lock.
@@ -68,10 +68,10 @@ class PgMap {
   absl::flat_hash_map<PgId, std::shared_ptr<Pg>> pgs_;
 };
 
-// One transaction's ops staged against a PgMap. `Touch` is constructed from
+// One transaction's ops staged against a PgMap. `PgChange` is constructed from
 // a std::shared_ptr<Pg>, has a Restore() that puts its PG back as it was,
 // and the fields `pg`, `created`, `removed` and `payload`.
-template <typename Pg, typename Touch>
+template <typename Pg, typename PgChange>
 class TransactionStaging {
  public:
   TransactionStaging(PgMap<Pg>* pgs, const Limits& limits, uint64_t live_items)
@@ -81,8 +81,8 @@ class TransactionStaging {
 
   // Applies every op of `txn` in order, stopping at the first refusal.
   //   new_pg(id) -> absl::StatusOr<std::shared_ptr<Pg>>   a PG to create
-  //   apply(op, Touch*, uint64_t* live) -> absl::Status    an op on a PG
-  //   removed(Touch*)                                      a PG removed
+  //   apply(op, PgChange*, uint64_t* live) -> absl::Status    an op on a PG
+  //   removed(PgChange*)                                      a PG removed
   template <typename NewPg, typename Apply, typename Removed>
   absl::Status StageOps(const Transaction& txn, NewPg&& new_pg, Apply&& apply,
                         Removed&& removed) {
@@ -100,14 +100,14 @@ class TransactionStaging {
         if (!pg.ok()) return pg.status();
         pgs_->pgs_.emplace(op.pg, *pg);
         map_journal_.emplace_back(true, op.pg, *pg);
-        Touched(*pg)->created = true;
+        ChangeOf(*pg)->created = true;
         continue;
       }
       if (it == pgs_->pgs_.end()) {
         return absl::NotFoundError(absl::StrCat("PG ", op.pg.ToString(), " does not exist"));
       }
       std::shared_ptr<Pg> pg = it->second;
-      Touch* t = Touched(pg);
+      PgChange* t = ChangeOf(pg);
       if (op.type == Transaction::OpType::kRemovePg) {
         live_ -= pg->live_items();
         t->removed = true;
@@ -129,7 +129,7 @@ class TransactionStaging {
 
   // Puts every touched PG and the map back as they were before StageOps.
   void Rollback() {
-    for (auto it = touches_.rbegin(); it != touches_.rend(); ++it) (*it)->Restore();
+    for (auto it = changes_.rbegin(); it != changes_.rend(); ++it) (*it)->Restore();
     for (auto it = map_journal_.rbegin(); it != map_journal_.rend(); ++it) {
       auto& [added, id, pg] = *it;
       if (added) {
@@ -141,24 +141,24 @@ class TransactionStaging {
   }
 
   // The PGs the transaction touched, in the order it first touched them.
-  const std::vector<std::unique_ptr<Touch>>& touches() const { return touches_; }
+  const std::vector<std::unique_ptr<PgChange>>& changes() const { return changes_; }
   // The store-wide count of live entries and dups with the ops applied.
   uint64_t live_items() const { return live_; }
 
  private:
-  Touch* Touched(const std::shared_ptr<Pg>& pg) {
-    auto it = touch_of_.find(pg.get());
-    if (it != touch_of_.end()) return it->second;
-    touches_.push_back(std::make_unique<Touch>(pg));
-    touch_of_[pg.get()] = touches_.back().get();
-    return touches_.back().get();
+  PgChange* ChangeOf(const std::shared_ptr<Pg>& pg) {
+    auto it = change_of_.find(pg.get());
+    if (it != change_of_.end()) return it->second;
+    changes_.push_back(std::make_unique<PgChange>(pg));
+    change_of_[pg.get()] = changes_.back().get();
+    return changes_.back().get();
   }
 
   PgMap<Pg>* pgs_;
   const Limits& limits_;
   uint64_t live_;
-  std::vector<std::unique_ptr<Touch>> touches_;
-  absl::flat_hash_map<Pg*, Touch*> touch_of_;
+  std::vector<std::unique_ptr<PgChange>> changes_;
+  absl::flat_hash_map<Pg*, PgChange*> change_of_;
   // (added?, id, pg) in the order the map changed, to undo in reverse.
   std::vector<std::tuple<bool, PgId, std::shared_ptr<Pg>>> map_journal_;
 };

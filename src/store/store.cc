@@ -93,7 +93,8 @@ absl::Status MkfsWithHooks(const std::string& device_path, const MetadataLocatio
           name, " holds a damaged pgring label; mkfs refuses to overwrite it without force"));
     }
   }
-  ASSIGN_OR_RETURN(Label label, MakeLabel(dev->size(), dev->logical_block_size(), options));
+  ASSIGN_OR_RETURN(Label label, MakeLabel(dev->size(), dev->logical_block_size(), options.size,
+                                          options.chunk_size, options.backend));
   ASSIGN_OR_RETURN(rocksdb::Env* env, MetadataEnv(meta, options.rocksdb_env, hooks));
   ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, /*create=*/true, false, env));
   rocksdb::WriteBatch batch;
@@ -108,14 +109,7 @@ absl::Status MkfsWithHooks(const std::string& device_path, const MetadataLocatio
         db->description(), " already holds a pgring store; mkfs refuses to overwrite it without force"));
   }
   for (const auto& k : old_keys) batch.Delete(db->cf(), k);
-  StoreMeta m;
-  m.uuid = label.uuid;
-  m.block_size = label.block_size;
-  m.chunk_size = label.chunk_size;
-  m.partition_size = label.partition_size;
-  m.chunk_count = label.chunk_count;
-  m.backend = label.backend;
-  batch.Put(db->cf(), std::string(kMetaKey), m.Encode());
+  batch.Put(db->cf(), std::string(kMetaKey), StoreMeta::ForLabel(label).Encode());
   RETURN_IF_ERROR(db->WriteSync(&batch));
   // The label last: a partition with a label always has its metadata.
   std::string enc = label.Encode();
@@ -133,11 +127,7 @@ absl::StatusOr<std::unique_ptr<Store>> OpenWithHooks(const std::string& device_p
                                         options.io_engine, options.io_queue_depth));
   const std::string name = DeviceName(device_path, hooks);
   ASSIGN_OR_RETURN(Label label, ReadLabel(dev.get(), name));
-  if (dev->size() < label.partition_size) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s is %u bytes but its label says the store spans %u bytes (truncated, or the wrong "
-        "device)", name, dev->size(), label.partition_size));
-  }
+  RETURN_IF_ERROR(CheckDeviceSize(label, dev->size(), name));
   if (dev->logical_block_size() > label.block_size) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s has %u-byte logical blocks but the store was made with %u-byte blocks", name,
@@ -153,18 +143,7 @@ absl::StatusOr<std::unique_ptr<Store>> OpenWithHooks(const std::string& device_p
   }
   auto m = StoreMeta::Decode(*value);
   if (!m.ok()) return absl::DataLossError(absl::StrCat(db->description(), ": ", m.status().message()));
-  if (!(m->uuid == label.uuid)) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s belongs to store %s but %s holds store %s: the partition and the RocksDB do not "
-        "belong together", name, label.uuid.ToString(), db->description(), m->uuid.ToString()));
-  }
-  if (m->chunk_size != label.chunk_size || m->partition_size != label.partition_size ||
-      m->chunk_count != label.chunk_count || m->block_size != label.block_size ||
-      m->backend != label.backend) {
-    return absl::DataLossError(absl::StrCat(
-        "the label on ", name, " and the metadata in ", db->description(),
-        " disagree about the store's geometry"));
-  }
+  RETURN_IF_ERROR(CheckMetaMatchesLabel(label, *m, name, db->description()));
   if (label.backend == Backend::kRocksDb) {
     return RocksDbLogStore::Open(std::move(dev), std::move(db), label, *m, options);
   }

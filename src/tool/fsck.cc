@@ -44,10 +44,11 @@ void CheckStore(const OfflineStore& s, FsckResult* r, bool* pg_checks_ok) {
   const auto& label = s.label();
   const auto& meta = s.meta();
   const bool meta_ok = meta && meta->ok();
+  const absl::Status meta_geometry = meta_ok ? CheckMetaGeometry(**meta) : absl::OkStatus();
   if (!label.ok()) {
     Problem p = StoreProblem("label-damaged", std::string(label.status().message()));
     p.offset = 0;
-    if (meta_ok && MetaGeometrySane(**meta)) {
+    if (meta_ok && meta_geometry.ok()) {
       p.fixable = true;
       absl::StrAppend(&p.message,
                       "; pgring.meta holds every field of the label, so `repair` "
@@ -59,37 +60,24 @@ void CheckStore(const OfflineStore& s, FsckResult* r, bool* pg_checks_ok) {
     r->problems.push_back(StoreProblem(
         "meta-damaged", absl::StrCat("RocksDB key pgring.meta: ", meta->status().message())));
   }
-  if (meta_ok && !MetaGeometrySane(**meta)) {
+  if (!meta_geometry.ok()) {
     const StoreMeta& m = **meta;
     r->problems.push_back(StoreProblem(
         "meta-damaged", absl::StrFormat("RocksDB key pgring.meta: inconsistent geometry (block %u, "
                                         "chunk %u, size %u, %u chunks, "
-                                        "backend %u) under a valid CRC",
+                                        "backend %u) under a valid CRC: %s",
                                         m.block_size, m.chunk_size, m.partition_size, m.chunk_count,
-                                        static_cast<int>(m.backend))));
+                                        static_cast<int>(m.backend), meta_geometry.message())));
   }
-  if (label.ok() && meta_ok && MetaGeometrySane(**meta)) {
-    const StoreMeta& m = **meta;
-    if (!(m.uuid == label->uuid)) {
-      r->problems.push_back(StoreProblem(
-          "uuid-mismatch",
-          absl::StrFormat(
-              "the partition belongs to store %s but the RocksDB holds store %s: they are not one "
-              "store's partition and RocksDB",
-              label->uuid.ToString(), m.uuid.ToString())));
+  if (label.ok() && meta_ok && meta_geometry.ok()) {
+    const absl::Status binding =
+        CheckMetaMatchesLabel(*label, **meta, "the partition", "the RocksDB");
+    if (absl::IsFailedPrecondition(binding)) {
+      r->problems.push_back(StoreProblem("uuid-mismatch", std::string(binding.message())));
       r->not_checked.push_back("the PGs: the partition is not this RocksDB's");
       *pg_checks_ok = false;
-    } else if (m.chunk_size != label->chunk_size || m.partition_size != label->partition_size ||
-               m.chunk_count != label->chunk_count || m.block_size != label->block_size ||
-               m.backend != label->backend) {
-      r->problems.push_back(StoreProblem(
-          "geometry-mismatch",
-          absl::StrFormat(
-              "the label says block %u, chunk %u, size %u, %u chunks, backend %u; pgring.meta says "
-              "block %u, chunk %u, size %u, %u chunks, backend %u",
-              label->block_size, label->chunk_size, label->partition_size, label->chunk_count,
-              static_cast<int>(label->backend), m.block_size, m.chunk_size, m.partition_size,
-              m.chunk_count, static_cast<int>(m.backend))));
+    } else if (!binding.ok()) {
+      r->problems.push_back(StoreProblem("geometry-mismatch", std::string(binding.message())));
       r->not_checked.push_back("the PGs: the label and pgring.meta disagree about the geometry");
       *pg_checks_ok = false;
     }
@@ -184,19 +172,16 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
     }
     if (k.chunks.ok()) {
       const PgChunkList& c = *k.chunks;
-      if (c.base % g.chunk_size != 0) {
-        out.push_back(
-            PgProblem(id, "chunk-list-misaligned",
-                      absl::StrFormat("chunk list base %u is not a multiple of the chunk size %u",
-                                      c.base, g.chunk_size)));
+      if (absl::Status b = CheckChunkListBase(c, g.chunk_size); !b.ok()) {
+        out.push_back(PgProblem(id, "chunk-list-misaligned", std::string(b.message())));
         usable = false;
       }
-      if (k.pointer.ok() && (k.pointer->head < c.base || k.pointer->tail > RingEnd(c, g))) {
-        out.push_back(PgProblem(
-            id, "pointer-outside-ring",
-            absl::StrFormat("pointer [%u, %u) lies outside its chunks, which hold lpos [%u, %u)",
-                            k.pointer->head, k.pointer->tail, c.base, RingEnd(c, g))));
-        usable = false;
+      if (k.pointer.ok()) {
+        if (absl::Status b = CheckPointerInChunks(k.pointer->head, k.pointer->tail, c, g.chunk_size);
+            !b.ok()) {
+          out.push_back(PgProblem(id, "pointer-outside-ring", std::string(b.message())));
+          usable = false;
+        }
       }
       bool missing = false;
       for (size_t i = 0; i < c.chunks.size(); ++i) {
@@ -320,10 +305,10 @@ absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
   std::vector<Problem> store_problems;
   std::map<PgId, std::vector<Problem>> pg_problems;
   RETURN_IF_ERROR(s.db()->Scan(kKeyPrefix, [&](std::string_view k, std::string_view v) {
-    if (k == kMetaKey) return absl::OkStatus();
-    if (k.substr(0, kLogKeyPrefix.size()) != kLogKeyPrefix) {
-      const bool ring = k.substr(0, kPgPointerPrefix.size()) == kPgPointerPrefix ||
-                        k.substr(0, kPgChunksPrefix.size()) == kPgChunksPrefix;
+    const StoreKeyKind kind = ClassifyStoreKey(k);
+    if (kind == StoreKeyKind::kMeta) return absl::OkStatus();
+    if (kind != StoreKeyKind::kPgLog) {
+      const bool ring = kind == StoreKeyKind::kPgPointer || kind == StoreKeyKind::kPgChunks;
       store_problems.push_back(StoreProblem(
           "key-malformed",
           absl::StrCat("RocksDB key '", absl::CHexEscape(std::string(k)), "' ",
@@ -331,53 +316,50 @@ absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
                             : "is not a key pgring writes")));
       return absl::OkStatus();
     }
-    std::string_view rest = k.substr(kLogKeyPrefix.size());
     PgId id;
-    if (rest.size() < kPgKeySize + 1 || rest[kPgKeySize] != '.' ||
-        !DecodePgKey(rest.substr(0, kPgKeySize), &id)) {
+    std::string_view suffix;
+    if (!SplitPgLogKey(k, &id, &suffix)) {
       store_problems.push_back(StoreProblem(
           "key-malformed", absl::StrCat("RocksDB key '", absl::CHexEscape(std::string(k)),
                                         "' is not a valid PG log key (bad PG id)")));
       return absl::OkStatus();
     }
     RdbPg& pg = pgs[id];
-    std::string_view suffix = rest.substr(kPgKeySize + 1);
-    Version ver;
-    if (!suffix.empty() && suffix[0] >= '0' && suffix[0] <= '9') {
-      if (!ParseLogKeyName(suffix, &ver)) {
-        pg_problems[id].push_back(
-            PgProblem(id, "rdb-key-malformed",
-                      absl::StrCat("entry key name '", absl::CHexEscape(std::string(suffix)),
-                                   "' is not EPOCH.VERSION (%010u.%020u)")));
-      } else {
-        if (!pg.first_entry) pg.first_entry = ver;
+    auto bad_name = [&](const char* kind, const char* what, const char* expected) {
+      pg_problems[id].push_back(PgProblem(
+          id, kind,
+          absl::StrCat(what, "key name '", absl::CHexEscape(std::string(suffix)), "' ", expected)));
+    };
+    const PgLogKeyClass key = ClassifyPgLogKeyName(suffix);
+    switch (key.kind) {
+      case PgLogKeyKind::kEntry:
+        if (!pg.first_entry) pg.first_entry = key.version;
         ++pg.entries;
-      }
-    } else if (suffix.substr(0, kDupKeyNamePrefix.size()) == kDupKeyNamePrefix) {
-      if (!ParseLogKeyName(suffix.substr(kDupKeyNamePrefix.size()), &ver)) {
-        pg_problems[id].push_back(
-            PgProblem(id, "rdb-key-malformed",
-                      absl::StrCat("dup key name '", absl::CHexEscape(std::string(suffix)),
-                                   "' is not dup_EPOCH.VERSION")));
-      } else {
-        if (!pg.first_dup) pg.first_dup = ver;
+        break;
+      case PgLogKeyKind::kDup:
+        if (!pg.first_dup) pg.first_dup = key.version;
         ++pg.dups;
-      }
-    } else if (suffix == kInfoKeyName) {
-      // Opaque.
-    } else if (suffix == kStateKeyName) {
-      pg.has_state = true;
-      pg.state = PgStateValue::Decode(v);
-      if (!pg.state.ok()) {
-        pg_problems[id].push_back(
-            PgProblem(id, "rdb-state-damaged",
-                      absl::StrCat("RocksDB key _state: ", pg.state.status().message())));
-      }
-    } else {
-      pg_problems[id].push_back(
-          PgProblem(id, "rdb-key-unknown",
-                    absl::StrCat("key name '", absl::CHexEscape(std::string(suffix)),
-                                 "' is not an entry, a dup, _info or _state")));
+        break;
+      case PgLogKeyKind::kInfo:  // opaque
+        break;
+      case PgLogKeyKind::kState:
+        pg.has_state = true;
+        pg.state = PgStateValue::Decode(v);
+        if (!pg.state.ok()) {
+          pg_problems[id].push_back(
+              PgProblem(id, "rdb-state-damaged",
+                        absl::StrCat("RocksDB key _state: ", pg.state.status().message())));
+        }
+        break;
+      case PgLogKeyKind::kMalformedEntry:
+        bad_name("rdb-key-malformed", "entry ", "is not EPOCH.VERSION (%010u.%020u)");
+        break;
+      case PgLogKeyKind::kMalformedDup:
+        bad_name("rdb-key-malformed", "dup ", "is not dup_EPOCH.VERSION");
+        break;
+      case PgLogKeyKind::kUnknown:
+        bad_name("rdb-key-unknown", "", "is not an entry, a dup, _info or _state");
+        break;
     }
     return absl::OkStatus();
   }));

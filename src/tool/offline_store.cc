@@ -12,14 +12,6 @@
 
 namespace pgring::tool {
 
-bool MetaGeometrySane(const StoreMeta& m) {
-  return (m.block_size == 512 || m.block_size == 4096) && m.chunk_size >= (64u << 10) &&
-         m.chunk_size <= (256u << 20) && (m.chunk_size & (m.chunk_size - 1)) == 0 &&
-         m.chunk_size % m.block_size == 0 && m.partition_size >= kLabelRegionSize &&
-         m.chunk_count <= (m.partition_size - kLabelRegionSize) / m.chunk_size &&
-         (m.backend == Backend::kRing || m.backend == Backend::kRocksDb);
-}
-
 OfflineStore::~OfflineStore() { Release(); }
 
 void OfflineStore::Release() {
@@ -76,7 +68,7 @@ std::optional<Geometry> OfflineStore::geometry() const {
     // The label's decoder checks its geometry; pgring.meta's does not, so
     // check it here before anything divides by it.
     const StoreMeta& m = **meta_;
-    if (MetaGeometrySane(m)) return MakeGeometry(m.block_size, m.chunk_size, m.chunk_count);
+    if (CheckMetaGeometry(m).ok()) return MakeGeometry(m.block_size, m.chunk_size, m.chunk_count);
   }
   return std::nullopt;
 }
@@ -90,32 +82,13 @@ std::optional<Backend> OfflineStore::backend() const {
 absl::Status OfflineStore::CheckBinding() const {
   if (!label_.ok())
     return absl::DataLossError(absl::StrCat(dev_path_, ": ", label_.status().message()));
-  if (device_ && device_->size() < label_->partition_size) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s is %u bytes but its label says the store spans %u bytes (truncated, or the wrong "
-        "device)",
-        dev_path_, device_->size(), label_->partition_size));
-  }
+  if (device_) RETURN_IF_ERROR(CheckDeviceSize(*label_, device_->size(), dev_path_));
   if (!meta_) return absl::OkStatus();
   if (!meta_->ok()) {
     return absl::DataLossError(
         absl::StrCat("RocksDB at ", db_path_, ": ", meta_->status().message()));
   }
-  const StoreMeta& m = **meta_;
-  if (!(m.uuid == label_->uuid)) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s belongs to store %s but RocksDB at %s holds store %s: the partition and the RocksDB "
-        "do not belong together",
-        dev_path_, label_->uuid.ToString(), db_path_, m.uuid.ToString()));
-  }
-  if (m.chunk_size != label_->chunk_size || m.partition_size != label_->partition_size ||
-      m.chunk_count != label_->chunk_count || m.block_size != label_->block_size ||
-      m.backend != label_->backend) {
-    return absl::DataLossError(absl::StrCat("the label on ", dev_path_,
-                                            " and the metadata in RocksDB at ", db_path_,
-                                            " disagree about the store's geometry"));
-  }
-  return absl::OkStatus();
+  return CheckMetaMatchesLabel(*label_, **meta_, dev_path_, absl::StrCat("RocksDB at ", db_path_));
 }
 
 absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pgs,
@@ -128,35 +101,30 @@ absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pg
     problems->push_back(std::move(p));
   };
   return db.Scan(kKeyPrefix, [&](std::string_view k, std::string_view v) {
-    PgId id;
-    if (k == kMetaKey) return absl::OkStatus();
-    if (k.substr(0, kPgPointerPrefix.size()) == kPgPointerPrefix) {
-      if (!DecodePgKey(k.substr(kPgPointerPrefix.size()), &id)) {
-        malformed(k, "is not a valid pointer key (bad PG id)");
+    const StoreKeyKind kind = ClassifyStoreKey(k);
+    if (kind == StoreKeyKind::kMeta) return absl::OkStatus();
+    if (kind == StoreKeyKind::kPgPointer || kind == StoreKeyKind::kPgChunks) {
+      const bool pointer = kind == StoreKeyKind::kPgPointer;
+      PgId id;
+      if (!DecodePgKey(k.substr((pointer ? kPgPointerPrefix : kPgChunksPrefix).size()), &id)) {
+        malformed(k, pointer ? "is not a valid pointer key (bad PG id)"
+                             : "is not a valid chunk-list key (bad PG id)");
         return absl::OkStatus();
       }
       RingPgKeys& e = (*pgs)[id];
       e.id = id;
-      e.has_pointer_key = true;
-      e.pointer = PgPointer::Decode(v);
-      return absl::OkStatus();
-    }
-    if (k.substr(0, kPgChunksPrefix.size()) == kPgChunksPrefix) {
-      if (!DecodePgKey(k.substr(kPgChunksPrefix.size()), &id)) {
-        malformed(k, "is not a valid chunk-list key (bad PG id)");
-        return absl::OkStatus();
+      if (pointer) {
+        e.has_pointer_key = true;
+        e.pointer = PgPointer::Decode(v);
+      } else {
+        e.has_chunks_key = true;
+        e.chunks = PgChunkList::Decode(v);
       }
-      RingPgKeys& e = (*pgs)[id];
-      e.id = id;
-      e.has_chunks_key = true;
-      e.chunks = PgChunkList::Decode(v);
       return absl::OkStatus();
     }
-    if (k.substr(0, kLogKeyPrefix.size()) == kLogKeyPrefix) {
-      malformed(k, "belongs to the RocksDB backend, but this is a ring store");
-      return absl::OkStatus();
-    }
-    malformed(k, "is not a key pgring writes");
+    malformed(k, kind == StoreKeyKind::kPgLog
+                     ? "belongs to the RocksDB backend, but this is a ring store"
+                     : "is not a key pgring writes");
     return absl::OkStatus();
   });
 }
@@ -164,16 +132,8 @@ absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pg
 absl::Status CheckRingPgKeys(const RingPgKeys& pg, const Geometry& g) {
   if (!pg.pointer.ok()) return pg.pointer.status();
   if (!pg.chunks.ok()) return pg.chunks.status();
-  const PgPointer& p = *pg.pointer;
-  const PgChunkList& c = *pg.chunks;
-  if (c.base % g.chunk_size != 0) {
-    return absl::DataLossError(absl::StrFormat("chunk list base %u is not chunk-aligned", c.base));
-  }
-  if (p.head < c.base || p.tail > RingEnd(c, g)) {
-    return absl::DataLossError(absl::StrFormat("pointer [%u, %u) lies outside its chunks [%u, %u)",
-                                               p.head, p.tail, c.base, RingEnd(c, g)));
-  }
-  return absl::OkStatus();
+  RETURN_IF_ERROR(CheckChunkListBase(*pg.chunks, g.chunk_size));
+  return CheckPointerInChunks(pg.pointer->head, pg.pointer->tail, *pg.chunks, g.chunk_size);
 }
 
 absl::StatusOr<PgId> ParsePgId(const std::string& text) {

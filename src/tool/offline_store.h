@@ -81,10 +81,6 @@ class OfflineStore {
   std::optional<absl::StatusOr<StoreMeta>> meta_;
 };
 
-// pgring.meta's decoder checks its CRC, not its geometry (the label's does):
-// the checks Label::Decode applies, applied to the metadata.
-bool MetaGeometrySane(const StoreMeta& m);
-
 // One ring-backend PG as its two RocksDB keys hold it. Either may be missing
 // or damaged; fsck reports which.
 struct RingPgKeys {

@@ -76,10 +76,6 @@ PgScan ScanRingPg(BlockDevice* device, const Geometry& geometry, const PgId& pg,
                   const PgPointer& pointer, const PgChunkList& chunks,
                   const PgScanOptions& options);
 
-// Reads [lpos, lpos + n) of a PG's ring (within its chunks) into *out.
-absl::Status ReadRing(BlockDevice* device, const Geometry& g, const PgChunkList& chunks,
-                      uint64_t lpos, uint64_t n, std::string* out);
-
 }  // namespace pgring::tool
 
 #endif  // PGRING_TOOL_PG_SCAN_H_

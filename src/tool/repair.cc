@@ -91,16 +91,8 @@ Plan MakePlan(const FsckResult& r) {
 }
 
 absl::Status RewriteLabel(OfflineStore& s) {
-  const StoreMeta& m = **s.meta();
-  Label l;
-  l.uuid = m.uuid;
-  l.block_size = m.block_size;
-  l.chunk_size = m.chunk_size;
-  l.partition_size = m.partition_size;
-  l.chunk_count = m.chunk_count;
-  l.backend = m.backend;
   AlignedBuffer buf(kLabelRegionSize);
-  const std::string enc = l.Encode();
+  const std::string enc = (*s.meta())->ToLabel().Encode();
   std::memcpy(buf.data(), enc.data(), enc.size());
   RETURN_IF_ERROR(s.device()->Write(0, buf.span()));
   return s.device()->Flush();

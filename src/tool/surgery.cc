@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "format/label.h"
 #include "pgring/store.h"
 #include "tool/offline_store.h"
 #include "util/status_macros.h"
@@ -105,13 +106,10 @@ int MkfsCommand(const ToolContext& ctx, const MkfsArgs& args) {
     return Fail(ctx, "mkfs needs a RocksDB directory for the store's metadata: give --db PATH",
                 kExitUsage);
   }
-  if (args.chunk_size < (64u << 10) || args.chunk_size > (256u << 20) ||
-      (args.chunk_size & (args.chunk_size - 1)) != 0) {
-    return Fail(ctx,
-                absl::StrFormat("chunk size %u must be a power of two between 64 KiB and "
-                                "256 MiB",
-                                args.chunk_size),
-                kExitUsage);
+  // Checked before the narrowing to MkfsOptions' 32 bits, which could turn a
+  // size too large into a valid one.
+  if (absl::Status c = CheckChunkSize(args.chunk_size); !c.ok()) {
+    return Fail(ctx, c, kExitUsage);
   }
   if (args.backend != "ring" && args.backend != "rocksdb") {
     return Fail(ctx, absl::StrCat("unknown backend '", args.backend, "': ring or rocksdb"),

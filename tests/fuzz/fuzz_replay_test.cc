@@ -113,7 +113,7 @@ TEST(RingScanRegression, ToolScanTakesTheRewindVersionAsRecoveryDoes) {
   const PgId id{1, 0x2a, -1};
 
   RingPgLog pg(id, 7, 4096);
-  pg.ptr = p;
+  pg.LoadPointer(p);
   pg.chunks = c;
   RingReader reader(&dev, g, c, "1.2a", 7, p.head, p.tail);
   RingRecord r;

@@ -599,7 +599,7 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
                    p.dups_trimmed_to != m.dups_trimmed_to;
 
   RingPgLog pg(kPg, p.stamp, g.block_size);
-  pg.ptr = p;
+  pg.LoadPointer(p);
   pg.chunks = c;
   const absl::Status s = RecoverRingPgLog(ring.device(), g, &pg);
   FUZZ_CHECK(s.ok() || absl::IsDataLoss(s), s.ToString());

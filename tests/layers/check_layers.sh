@@ -6,7 +6,8 @@
 # Layers, bottom to top (each may include its own and those below it):
 #   util, device, format, alloc, log, store, tool
 # Every layer may include the public API (include/pgring/), Abseil, RocksDB
-# and system headers. Front ends (examples/, tools/pgring_tool.cc, the fio
+# and system headers; format (the encodings) takes only the public value
+# types (pgring/types.h), not the store's options or API. Front ends (examples/, tools/pgring_tool.cc, the fio
 # engine, bench's end-to-end programs) include the public API only.
 #
 # Usage: check_layers.sh [ROOT]     check the tree at ROOT (default: repo)
@@ -46,6 +47,10 @@ check_tree() {
     fi
     while IFS= read -r inc; do
       target=${inc%%/*}
+      if [[ $layer == format && $target == pgring && $inc != pgring/types.h ]]; then
+        echo "layers: $f includes \"$inc\": format takes only pgring/types.h from the public API"
+        bad=1
+      fi
       trank=$(rank_of "$target")
       [[ $trank -lt 0 ]] && continue  # pgring/, absl/, rocksdb/, ...
       if [[ $trank -gt $rank ]]; then
@@ -87,6 +92,15 @@ self_test() {
   if ! check_tree "$tmp" >/dev/null; then
     echo "self-test: a downward include (store -> format) was refused"; rc=1
   fi
+  echo '#include "pgring/options.h"' > "$tmp/src/format/opts.h"
+  if check_tree "$tmp" >/dev/null; then
+    echo "self-test: format including pgring/options.h was not caught"; rc=1
+  fi
+  echo '#include "pgring/types.h"' > "$tmp/src/format/opts.h"
+  if ! check_tree "$tmp" >/dev/null; then
+    echo "self-test: format including pgring/types.h was refused"; rc=1
+  fi
+  rm "$tmp/src/format/opts.h"
   echo '#include "store/x.h"' > "$tmp/examples/x/main.cc"
   if check_tree "$tmp" >/dev/null; then
     echo "self-test: a front end including src/ was not caught"; rc=1

@@ -648,7 +648,10 @@ TEST_F(DamageTest, StoreMetaDisagreeingWithTheLabelIsRefused) {
   ASSERT_OK(m);
   m->chunk_count -= 1;
   DbPut(std::string(kMetaKey), m->Encode());
-  ExpectRefused(absl::StatusCode::kDataLoss, {"disagree about the store's geometry"});
+  ExpectRefused(absl::StatusCode::kDataLoss,
+                {"disagree about the store's geometry",
+                 absl::StrFormat("chunk_count %d in the label, %d in the metadata",
+                                 m->chunk_count + 1, m->chunk_count)});
 }
 
 TEST_F(DamageTest, StoreMetaNextStampRolledBackIsRefused) {

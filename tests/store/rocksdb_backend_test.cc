@@ -73,7 +73,7 @@ TEST_F(RocksDbBackendTest, KeyLayoutIsBlueStores) {
   expected_prefix += std::string("\0", 1);                     // shard -1 + 1
   expected_prefix += ".";
   EXPECT_EQ(PgLogKeyPrefix(pg), expected_prefix);
-  auto keys = RdbPgKeys(all, pg);
+  auto keys = PgLogKeysOf(all, pg);
   std::map<std::string, std::string> want;
   for (uint64_t v = 13; v <= 20; ++v) want[CephKeyName(7, v)] = TestPayload(v);
   for (uint64_t v = 9; v <= 12; ++v) want["dup_" + CephKeyName(7, v)] = "dup" + std::to_string(v);
@@ -89,13 +89,13 @@ TEST_F(RocksDbBackendTest, KeyLayoutIsBlueStores) {
   // The key names sort as Ceph's: entries in version order, then _info,
   // _state, then the dups.
   std::vector<std::string> order;
-  for (const auto& [k, v] : RdbPgKeys(all, pg)) order.push_back(k);
+  for (const auto& [k, v] : PgLogKeysOf(all, pg)) order.push_back(k);
   EXPECT_EQ(order.front(), CephKeyName(7, 13));
   EXPECT_EQ(order[8], "_info");
   EXPECT_EQ(order[9], "_state");
   EXPECT_EQ(order[10], "dup_" + CephKeyName(7, 9));
-  EXPECT_EQ(RdbPgKeys(all, Pg(1, 4)).size(), 2u);  // entry + _state
-  EXPECT_EQ(RdbPgKeys(all, Pg(1, 4)).count(CephKeyName(1, 1)), 1u);
+  EXPECT_EQ(PgLogKeysOf(all, Pg(1, 4)).size(), 2u);  // entry + _state
+  EXPECT_EQ(PgLogKeysOf(all, Pg(1, 4)).count(CephKeyName(1, 1)), 1u);
   // Large versions keep the fixed widths.
   EXPECT_EQ(LogKeyName(V(UINT32_MAX, UINT64_MAX)), "4294967295.18446744073709551615");
   Version back;

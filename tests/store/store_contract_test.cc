@@ -158,7 +158,7 @@ TEST_P(StoreContractTest, ErrorsChangeNothing) {
   auto all = DumpDb();
   EXPECT_EQ(all.count("osd.refused"), 0u);
   if (IsRocksDb()) {
-    EXPECT_EQ(RdbPgKeys(all, Pg(1)).size(), 5u + 2u);  // 5 entries, _info, _state
+    EXPECT_EQ(PgLogKeysOf(all, Pg(1)).size(), 5u + 2u);  // 5 entries, _info, _state
   }
 }
 
@@ -213,7 +213,7 @@ TEST_P(StoreContractTest, TrimRewindReset) {
   EXPECT_EQ(*store_->ReadInfo(Pg(1)), "info@20");
   if (IsRocksDb()) {
     // Nothing of the old log is left: the two entries, _info and _state.
-    auto keys = RdbPgKeys(DumpDb(), Pg(1));
+    auto keys = PgLogKeysOf(DumpDb(), Pg(1));
     EXPECT_EQ(keys.size(), 2u + 2u);
     EXPECT_EQ(keys.count(CephKeyName(3, 1)), 1u);
     EXPECT_EQ(keys.count(CephKeyName(3, 2)), 1u);
@@ -287,7 +287,7 @@ TEST_P(StoreContractTest, RemovePgAndRecreate) {
     // No key of the removed PG is left in RocksDB.
     auto all = DumpDb();
     if (IsRocksDb()) {
-      EXPECT_TRUE(RdbPgKeys(all, Pg(1)).empty());
+      EXPECT_TRUE(PgLogKeysOf(all, Pg(1)).empty());
     } else {
       EXPECT_EQ(all.count(PgPointerKey(Pg(1))), 0u);
       EXPECT_EQ(all.count(PgChunksKey(Pg(1))), 0u);
@@ -311,7 +311,7 @@ TEST_P(StoreContractTest, RemovePgAndRecreate) {
   EXPECT_EQ(store_->GetPgStats(Pg(1))->first_version, V(2, 3));
   EXPECT_EQ(Versions(Pg(2)), Range(1, 3));
   if (IsRocksDb()) {
-    EXPECT_EQ(RdbPgKeys(DumpDb(), Pg(1)).size(), 3u);  // the entry, _info, _state
+    EXPECT_EQ(PgLogKeysOf(DumpDb(), Pg(1)).size(), 3u);  // the entry, _info, _state
   }
 }
 
@@ -324,7 +324,7 @@ TEST_P(StoreContractTest, EmbedderKeysCommitWithTheLog) {
   auto all = DumpDb();
   EXPECT_EQ(all["osd.onode.obj1"], "onode-value");
   if (IsRocksDb()) {
-    EXPECT_EQ(RdbPgKeys(all, Pg(1))[CephKeyName(1, 1)], TestPayload(1));
+    EXPECT_EQ(PgLogKeysOf(all, Pg(1))[CephKeyName(1, 1)], TestPayload(1));
   }
   // And the entry is there after the reopen.
   ASSERT_OK(Open(options_));

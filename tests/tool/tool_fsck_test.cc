@@ -330,6 +330,20 @@ TEST_F(ToolFsckTest, PartitionOfAnotherStore) {
   EXPECT_THAT(j["not_checked"][0].get<std::string>(), HasSubstr("not this RocksDB's"));
 }
 
+TEST_F(ToolFsckTest, LabelAndMetadataDisagreeAboutTheGeometry) {
+  auto m = StoreMeta::Decode(store_.DbContents()[std::string(kMetaKey)]);
+  ASSERT_TRUE(m.ok());
+  m->chunk_count -= 1;  // still a geometry of its own, but not the label's
+  store_.PutDbValue(std::string(kMetaKey), m->Encode());
+  Fsck f = Run(true);
+  EXPECT_EQ(f.exit_code, 1);
+  ASSERT_THAT(ProblemKinds(f.j), ElementsAre("geometry-mismatch"));
+  EXPECT_THAT(f.j["problems"][0]["message"].get<std::string>(),
+              HasSubstr(absl::StrFormat("chunk_count %d in the label, %d in the metadata",
+                                        m->chunk_count + 1, m->chunk_count)));
+  EXPECT_THAT(f.j["not_checked"][0].get<std::string>(), HasSubstr("disagree about the geometry"));
+}
+
 TEST_F(ToolFsckTest, TruncatedPartition) {
   ASSERT_EQ(::truncate(store_.dev().c_str(), 1 << 20), 0);
   Fsck f = Run(true);

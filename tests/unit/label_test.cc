@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "pgring/options.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/test_util.h"
@@ -107,47 +108,59 @@ TEST(LabelDecode, UnexpectedEncodedSize) {
   ExpectError(Label::Decode(enc), absl::StatusCode::kDataLoss, "unexpected encoded size");
 }
 
-// Each geometry a writer could not have produced, with a valid CRC.
+// Each geometry a writer could not have produced, with a valid CRC; the
+// message names the rule it breaks.
 TEST(LabelDecode, InconsistentGeometry) {
   struct Case {
     const char* name;
     void (*damage)(Label*);
+    const char* why;
   };
   const Case cases[] = {
-      {"block 1024", [](Label* l) { l->block_size = 1024; }},
-      {"block 0", [](Label* l) { l->block_size = 0; }},
-      {"chunk 0", [](Label* l) { l->chunk_size = 0; }},
-      {"chunk 32 KiB", [](Label* l) { l->chunk_size = 32 * 1024; }},
-      {"chunk not power of two", [](Label* l) { l->chunk_size = 3 << 20; }},
+      {"block 1024", [](Label* l) { l->block_size = 1024; },
+       "logical block size 1024 is not supported"},
+      {"block 0", [](Label* l) { l->block_size = 0; }, "logical block size 0 is not supported"},
+      {"chunk 0", [](Label* l) { l->chunk_size = 0; }, "chunk size 0 must be a power of two"},
+      {"chunk 32 KiB", [](Label* l) { l->chunk_size = 32 * 1024; },
+       "chunk size 32768 must be a power of two between 64 KiB and 256 MiB"},
+      {"chunk not power of two", [](Label* l) { l->chunk_size = 3 << 20; },
+       "chunk size 3145728 must be a power of two"},
       {"chunk 512 MiB", [](Label* l) {
          l->chunk_size = 512u << 20;
          l->partition_size = 4096 + (512ull << 20);
          l->chunk_count = 1;
-       }},
-      {"data offset 8192", [](Label* l) { l->data_offset = 8192; }},
-      {"data offset 0", [](Label* l) { l->data_offset = 0; }},
-      {"one chunk too many", [](Label* l) { l->chunk_count = 17; }},
+       }, "chunk size 536870912 must be a power of two"},
+      {"data offset 8192", [](Label* l) { l->data_offset = 8192; },
+       "data offset 8192 is not 4096"},
+      {"data offset 0", [](Label* l) { l->data_offset = 0; }, "data offset 0 is not 4096"},
+      {"one chunk too many", [](Label* l) { l->chunk_count = 17; },
+       "17 chunks of 1048576 bytes do not fit a partition of 16781312 bytes (it holds 16"},
       {"partition smaller than the label region", [](Label* l) {
          l->partition_size = 512;
          l->chunk_count = 0;
-       }},
+       }, "partition of 512 bytes is too small: the label region alone takes 4096 bytes"},
       // 2^44 chunks of 1 MiB = 2^64 bytes: a multiplication would wrap to 0.
-      {"chunk count that wraps 2^64", [](Label* l) { l->chunk_count = 1ull << 44; }},
+      {"chunk count that wraps 2^64", [](Label* l) { l->chunk_count = 1ull << 44; },
+       "17592186044416 chunks of 1048576 bytes do not fit"},
       // 2^32 + 1 chunks fit the partition but not a u32 chunk number.
       {"more chunks than u32 numbers", [](Label* l) {
          l->chunk_size = 64 * 1024;
          l->partition_size = 4096 + ((1ull << 32) + 1) * 64 * 1024;
          l->chunk_count = (1ull << 32) + 1;
-       }},
-      {"backend 0", [](Label* l) { l->backend = static_cast<Backend>(0); }},
-      {"backend 3", [](Label* l) { l->backend = static_cast<Backend>(3); }},
+       }, "4294967297 chunks of 65536 bytes; chunk numbers are 32-bit, so at most 4294967296"},
+      {"backend 0", [](Label* l) { l->backend = static_cast<Backend>(0); },
+       "backend 0 is neither 1 (ring) nor 2 (RocksDB)"},
+      {"backend 3", [](Label* l) { l->backend = static_cast<Backend>(3); },
+       "backend 3 is neither 1 (ring) nor 2 (RocksDB)"},
   };
   for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
     Label l = GoodLabel();
     c.damage(&l);
     std::string enc = l.Encode();  // Encode writes what it is given, CRC included
     ExpectError(Label::Decode(enc), absl::StatusCode::kDataLoss,
                 "pgring label has inconsistent geometry");
+    ExpectError(Label::Decode(enc), absl::StatusCode::kDataLoss, c.why);
     EXPECT_FALSE(Label::Decode(enc).ok()) << c.name;
   }
 }
@@ -181,6 +194,12 @@ MkfsOptions Mkfs(uint32_t chunk_size, uint64_t size = 0, Backend b = Backend::kR
   o.size = size;
   o.backend = b;
   return o;
+}
+
+// MakeLabel as Mkfs calls it (format itself does not see MkfsOptions).
+using pgring::MakeLabel;
+absl::StatusOr<Label> MakeLabel(uint64_t device_size, uint32_t block_size, const MkfsOptions& o) {
+  return MakeLabel(device_size, block_size, o.size, o.chunk_size, o.backend);
 }
 
 TEST(MakeLabel, Geometry) {

@@ -23,7 +23,7 @@ std::map<std::string, std::string> ReadAllKeys(const std::string& path) {
   return out;
 }
 
-std::map<std::string, std::string> RdbPgKeys(const std::map<std::string, std::string>& all,
+std::map<std::string, std::string> PgLogKeysOf(const std::map<std::string, std::string>& all,
                                              const PgId& pg) {
   const std::string prefix = "pgring.log." + EncodePgKey(pg) + ".";
   std::map<std::string, std::string> out;

@@ -19,7 +19,7 @@ std::map<std::string, std::string> ReadAllKeys(const std::string& path);
 
 // The RocksDB backend's keys of `pg` ("pgring.log." + pgkey + "." + name),
 // by name, with the prefix taken off.
-std::map<std::string, std::string> RdbPgKeys(const std::map<std::string, std::string>& all,
+std::map<std::string, std::string> PgLogKeysOf(const std::map<std::string, std::string>& all,
                                              const PgId& pg);
 
 // Ceph's eversion_t::get_key_name(): "%010u.%020llu".

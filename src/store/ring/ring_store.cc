@@ -26,7 +26,7 @@ constexpr size_t kRecoveryThreads = 8;
 }  // namespace
 
 // What one transaction does to one PG, and how to undo it.
-struct RingStore::Touch {
+struct RingStore::PgChange {
   std::shared_ptr<RingPg> pg;
   RingPgLogUndo undo;
   RecordBodyBuilder body;
@@ -38,8 +38,8 @@ struct RingStore::Touch {
   uint64_t payload = 0;
   std::vector<uint32_t> allocated;  // chunks taken for this PG (back on rollback)
 
-  explicit Touch(std::shared_ptr<RingPg> p)
-      : pg(std::move(p)), undo(pg.get()), record_pos(pg->ptr.tail) {}
+  explicit PgChange(std::shared_ptr<RingPg> p)
+      : pg(std::move(p)), undo(pg.get()), record_pos(pg->bounds.tail) {}
   void Restore() { undo.Restore(); }
 };
 
@@ -115,7 +115,7 @@ absl::Status RingStore::Recover() {
                                                  sit->second.ToString(), id.ToString(), p->stamp));
     }
     auto pg = std::make_shared<RingPg>(id, p->stamp, geo_.block_size);
-    pg->ptr = *p;
+    pg->LoadPointer(*p);
     pg->chunks = std::move(it->second);
     lists.erase(it);
     pgs_.Insert(std::move(pg));
@@ -180,7 +180,7 @@ absl::Status RingStore::Recover() {
 
 absl::Status RingStore::RecoverPg(RingPg* pg) {
   RETURN_IF_ERROR(RecoverRingPgLog(device_.get(), geo_, pg));
-  const PgPointer& p = pg->ptr;
+  const RingBounds& p = pg->bounds;
   pg->durable_head.store(p.head);
   MutexLock l(&pg->io_mu);
   pg->written_upto = p.tail;
@@ -194,14 +194,14 @@ absl::Status RingStore::ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32
   PgChunkList& c = pg->chunks;
   if (c.chunks.empty()) {
     // An empty ring restarts at the tail's chunk boundary.
-    c.base = pg->ptr.tail / geo_.chunk_size * geo_.chunk_size;
+    c.base = pg->bounds.tail / geo_.chunk_size * geo_.chunk_size;
   }
   const uint64_t durable_head = pg->durable_head.load();
   while (RingEnd(c, geo_) < end) {
     // Reuse the first chunk if it lies wholly behind the durable head: its
     // records are no longer needed by any pointer that may survive a crash.
     if (!c.chunks.empty() && c.base + geo_.chunk_size <= durable_head &&
-        c.base + geo_.chunk_size <= pg->ptr.head) {
+        c.base + geo_.chunk_size <= pg->bounds.head) {
       uint32_t first = c.chunks.front();
       c.chunks.erase(c.chunks.begin());
       c.chunks.push_back(first);
@@ -263,7 +263,7 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
     absl::Status status = staging.StageOps(
         txn,
         [&](const PgId& id) ABSL_NO_THREAD_SAFETY_ANALYSIS { return NewPg(id); },
-        [&](const Transaction::Op& op, Touch* t, uint64_t* live) {
+        [&](const Transaction::Op& op, PgChange* t, uint64_t* live) {
           RingPgLogEffects effects(t->pg.get(), t->record_pos, &t->body);
           RETURN_IF_ERROR(
               ApplyOp(op, options_.limits, live, t->pg.get(), &t->undo.log(), &effects));
@@ -273,11 +273,11 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
           t->info_set |= op.type == T::kSetInfo;
           return absl::OkStatus();
         },
-        [](Touch*) {});
+        [](PgChange*) {});
     std::vector<std::string> records;
     if (status.ok()) status = PlaceRecords(&staging, &records);
     if (!status.ok()) {
-      for (const auto& t : staging.touches()) {
+      for (const auto& t : staging.changes()) {
         for (uint32_t c : t->allocated) alloc_.Release(c);
       }
       staging.Rollback();
@@ -295,16 +295,16 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
 }
 
 absl::Status RingStore::PlaceRecords(Staging* staging, std::vector<std::string>* records) {
-  records->resize(staging->touches().size());
-  for (size_t i = 0; i < staging->touches().size(); ++i) {
-    Touch* t = staging->touches()[i].get();
+  records->resize(staging->changes().size());
+  for (size_t i = 0; i < staging->changes().size(); ++i) {
+    PgChange* t = staging->changes()[i].get();
     if (t->removed) continue;
     RETURN_IF_ERROR(PlaceRecord(t, &(*records)[i]));
   }
   return absl::OkStatus();
 }
 
-absl::Status RingStore::PlaceRecord(Touch* t, std::string* record) {
+absl::Status RingStore::PlaceRecord(PgChange* t, std::string* record) {
   RingPg* pg = t->pg.get();
   // Carry the info forward when it alone would keep the head from moving
   // past what the transaction trimmed.
@@ -314,10 +314,10 @@ absl::Status RingStore::PlaceRecord(Touch* t, std::string* record) {
   if (t->trims && pg->has_info && !t->info_set) {
     uint64_t others = t->record_pos;
     if (!pg->entries.empty()) {
-      others = std::min(others, MappingTable::Pos(pg->entries.front(), pg->ptr.head));
+      others = std::min(others, MappingTable::Pos(pg->entries.front(), pg->bounds.head));
     }
     if (!pg->dups.empty()) {
-      others = std::min(others, MappingTable::Pos(pg->dups.front(), pg->ptr.head));
+      others = std::min(others, MappingTable::Pos(pg->dups.front(), pg->bounds.head));
     }
     if (pg->info_pos < others) {
       without_info = t->body;
@@ -338,7 +338,7 @@ absl::Status RingStore::PlaceRecord(Touch* t, std::string* record) {
           "transaction writes %u bytes to PG %s; a transaction may write at most %u "
           "bytes to one PG", t->body.size(), pg->name, kMaxRecordBody));
     }
-    AppendRecord(record, kRecordTxn, pg->stamp, LapOf(t->record_pos, geo_), pg->ptr.tail_seq,
+    AppendRecord(record, kRecordTxn, pg->stamp, LapOf(t->record_pos, geo_), pg->bounds.tail_seq,
                  t->body.body());
     const size_t allocated_before = t->allocated.size();
     absl::Status status = ReserveRing(pg, t->record_pos + record->size(), &t->allocated);
@@ -373,8 +373,8 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
   StoreKeyWriter wb(ctxn->batch.get(), db_->cf(), &ctxn->store_keys);
   std::vector<uint32_t> to_free;
   std::vector<std::pair<std::shared_ptr<RingPg>, uint64_t>> heads;
-  for (size_t i = 0; i < staging.touches().size(); ++i) {
-    Touch* t = staging.touches()[i].get();
+  for (size_t i = 0; i < staging.changes().size(); ++i) {
+    PgChange* t = staging.changes()[i].get();
     RingPg* pg = t->pg.get();
     if (t->removed) {
       // Chunks go back to the free map only once the removal is durable.
@@ -390,27 +390,27 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
       w->pg = t->pg;
       w->txn = ctxn;
       writes->push_back(std::move(w));
-      pg->ptr.tail = t->record_pos + records[i].size();
-      pg->ptr.tail_seq += 1;
+      pg->bounds.tail = t->record_pos + records[i].size();
+      pg->bounds.tail_seq += 1;
       pg->record_bytes_written += records[i].size();
       pg->payload_bytes_written += t->payload;
       record_bytes_.fetch_add(records[i].size());
       payload_bytes_.fetch_add(t->payload);
     }
-    pg->ptr.head = pg->ComputeHead(pg->ptr.tail);
+    pg->bounds.head = pg->ComputeHead(pg->bounds.tail);
     // Give back chunks wholly behind the head, beyond the reserve.
     while (pg->chunks.chunks.size() > options_.reserve_chunks_per_pg &&
-           pg->chunks.base + geo_.chunk_size <= pg->ptr.head) {
+           pg->chunks.base + geo_.chunk_size <= pg->bounds.head) {
       to_free.push_back(pg->chunks.chunks.front());
       pg->chunks.chunks.erase(pg->chunks.chunks.begin());
       pg->chunks.base += geo_.chunk_size;
     }
-    if (pg->chunks.chunks.empty()) pg->chunks.base = pg->ptr.tail / geo_.chunk_size * geo_.chunk_size;
+    if (pg->chunks.chunks.empty()) pg->chunks.base = pg->bounds.tail / geo_.chunk_size * geo_.chunk_size;
     wb.Put(PgPointerKey(pg->id), pg->Pointer().Encode());
     if (t->created || !(pg->chunks == t->undo.old_chunks())) {
       wb.Put(PgChunksKey(pg->id), pg->chunks.Encode());
     }
-    heads.emplace_back(t->pg, pg->ptr.head);
+    heads.emplace_back(t->pg, pg->bounds.head);
   }
   if (meta_.next_pg_stamp != old_meta.next_pg_stamp) {
     wb.Put(std::string(kMetaKey), meta_.Encode());
@@ -529,12 +529,12 @@ absl::Status RingStore::ReadRecords(
     RingPg* pg, uint64_t first, uint64_t last,
     const std::function<void(uint64_t, std::string_view)>& fn) const {
   RETURN_IF_ERROR(WaitWritten(pg, last));
-  RingReader reader(device_.get(), geo_, pg->chunks, pg->name, pg->stamp, first, pg->ptr.tail);
+  RingReader reader(device_.get(), geo_, pg->chunks, pg->name, pg->stamp, first, pg->bounds.tail);
   RingRecord rec;
   while (true) {
     absl::Status s = reader.Next(&rec);
     if (!s.ok()) return s;
-    if ((rec.header.type & ~kSkippableBit) == kRecordTxn) fn(rec.lpos, rec.body);
+    if (rec.is_txn()) fn(rec.lpos, rec.body);
     if (rec.lpos >= last) return absl::OkStatus();
   }
 }
@@ -545,7 +545,7 @@ absl::StatusOr<std::vector<LogEntry>> RingStore::ReadSlots(RingPg* pg, const Map
   std::vector<LogEntry> out;
   if (i >= j) return out;
   out.reserve(j - i);
-  const uint64_t anchor = pg->ptr.head;
+  const uint64_t anchor = pg->bounds.head;
   size_t k = i;
   absl::Status s = ReadRecords(
       pg, MappingTable::Pos(table.at(i), anchor), MappingTable::Pos(table.at(j - 1), anchor),
@@ -599,7 +599,7 @@ absl::StatusOr<PgStats> RingStore::GetPgStats(const PgId& id) const {
   ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
   PgStats s = pg->Stats();
   s.chunks = static_cast<uint32_t>(pg->chunks.chunks.size());
-  s.ring_bytes_used = pg->ptr.tail - pg->ptr.head;
+  s.ring_bytes_used = pg->bounds.tail - pg->bounds.head;
   s.bytes_written = pg->record_bytes_written;
   s.payload_bytes_written = pg->payload_bytes_written;
   return s;

@@ -50,8 +50,8 @@ class RingStore final : public StoreCore {
   Backend backend() const override { return Backend::kRing; }
 
  private:
-  struct Touch;
-  using Staging = TransactionStaging<RingPg, Touch>;
+  struct PgChange;
+  using Staging = TransactionStaging<RingPg, PgChange>;
   RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
             const Label& label, const StoreMeta& meta, const Options& options);
 
@@ -66,7 +66,7 @@ class RingStore final : public StoreCore {
   // Each touched PG's record, placed at its tail with room reserved.
   absl::Status PlaceRecords(Staging* staging, std::vector<std::string>* records)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status PlaceRecord(Touch* t, std::string* record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status PlaceRecord(PgChange* t, std::string* record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves the PGs' pointers past their records, gives back chunks behind
   // the heads, fills the batch and plans the writes. Nothing fails.
   void CommitPointers(const Staging& staging, const std::vector<std::string>& records,

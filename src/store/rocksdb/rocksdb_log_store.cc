@@ -21,6 +21,11 @@ namespace {
 std::string Escaped(std::string_view s) {
   return absl::CHexEscape(absl::string_view(s.data(), s.size()));
 }
+
+// A key under a PG's prefix that is not one this backend writes.
+absl::Status BadKey(const std::string& pg_name, const char* what, std::string_view name) {
+  return absl::DataLossError(absl::StrCat("PG ", pg_name, ": ", what, " '", Escaped(name), "'"));
+}
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -58,8 +63,8 @@ struct RocksDbLogStore::Pg : PgLogState {
 };
 
 // What one transaction does to one PG object, and how to undo it.
-struct RocksDbLogStore::Touch {
-  explicit Touch(std::shared_ptr<Pg> p)
+struct RocksDbLogStore::PgChange {
+  explicit PgChange(std::shared_ptr<Pg> p)
       : pg(std::move(p)),
         undo(pg.get()),
         old_entry_bytes(pg->entry_bytes),
@@ -87,17 +92,18 @@ struct RocksDbLogStore::Touch {
 struct RocksDbLogStore::KeyOp {
   enum Kind : uint8_t { kPutEntry, kPutDup, kDeleteEntry, kDeleteDup, kRemovePg };
   Kind kind;
-  Touch* touch;
+  PgChange* change;
   Version version;
   std::string_view value;  // the op's payload (puts)
 };
 
 // PG-log changes as BlueStore writes them: a put per appended item, a
 // delete per dropped one, "_info" and "_state" rewritten when they change.
-// Loading (no touch) only keeps the byte counts.
+// Loading (no change) only keeps the byte counts.
 class RocksDbLogStore::KeyEffects final : public PgLogEffects {
  public:
-  KeyEffects(Pg* pg, Touch* t, std::vector<KeyOp>* ops) : pg_(pg), t_(t), ops_(ops) {}
+  KeyEffects(Pg* pg, PgChange* change, std::vector<KeyOp>* ops)
+      : pg_(pg), change_(change), ops_(ops) {}
 
   uint32_t Locator(std::string_view payload) override {
     return static_cast<uint32_t>(std::min<size_t>(payload.size(), UINT32_MAX));
@@ -111,7 +117,7 @@ class RocksDbLogStore::KeyEffects final : public PgLogEffects {
     Op(KeyOp::kPutDup, v, payload);
   }
   void InfoSet(std::string_view) override {
-    if (t_ != nullptr) t_->info_set = true;  // one put at the end: latest wins
+    if (change_ != nullptr) change_->info_set = true;  // one put at the end: latest wins
   }
   void EntryDropped(const MappingTable::Slot& s, bool) override {
     pg_->entry_bytes -= s.locator;
@@ -127,14 +133,14 @@ class RocksDbLogStore::KeyEffects final : public PgLogEffects {
 
  private:
   void Op(KeyOp::Kind kind, const Version& v, std::string_view value) {
-    if (t_ != nullptr) ops_->push_back({kind, t_, v, value});
+    if (change_ != nullptr) ops_->push_back({kind, change_, v, value});
   }
   void StateChanged() {
-    if (t_ != nullptr) t_->state_dirty = true;
+    if (change_ != nullptr) change_->state_dirty = true;
   }
 
   Pg* pg_;
-  Touch* t_;
+  PgChange* change_;
   std::vector<KeyOp>* ops_;
 };
 
@@ -179,29 +185,33 @@ absl::Status RocksDbLogStore::LoadKey(std::string_view suffix, std::string_view 
                                       bool* have_state, PgStateValue* state) {
   Item item;
   item.payload = value;
-  if (!suffix.empty() && suffix[0] >= '0' && suffix[0] <= '9') {
-    if (!ParseLogKeyName(suffix, &item.version)) {
-      return absl::DataLossError(absl::StrCat("PG ", pg->name, ": malformed entry key '",
-                                              Escaped(suffix), "'"));
+  const PgLogKeyClass key = ClassifyPgLogKeyName(suffix);
+  item.version = key.version;
+  switch (key.kind) {
+    case PgLogKeyKind::kEntry:
+      item.kind = ItemKind::kEntry;
+      break;
+    case PgLogKeyKind::kDup:
+      item.kind = ItemKind::kDup;
+      break;
+    case PgLogKeyKind::kInfo:
+      item.kind = ItemKind::kInfo;
+      break;
+    case PgLogKeyKind::kState: {
+      auto s = PgStateValue::Decode(value);
+      if (!s.ok()) {
+        return absl::DataLossError(absl::StrCat("PG ", pg->name, ": ", s.status().message()));
+      }
+      *state = *s;
+      *have_state = true;
+      return absl::OkStatus();
     }
-    item.kind = ItemKind::kEntry;
-  } else if (suffix.substr(0, kDupKeyNamePrefix.size()) == kDupKeyNamePrefix) {
-    if (!ParseLogKeyName(suffix.substr(kDupKeyNamePrefix.size()), &item.version)) {
-      return absl::DataLossError(absl::StrCat("PG ", pg->name, ": malformed dup key '",
-                                              Escaped(suffix), "'"));
-    }
-    item.kind = ItemKind::kDup;
-  } else if (suffix == kInfoKeyName) {
-    item.kind = ItemKind::kInfo;
-  } else if (suffix == kStateKeyName) {
-    auto s = PgStateValue::Decode(value);
-    if (!s.ok()) return absl::DataLossError(absl::StrCat("PG ", pg->name, ": ", s.status().message()));
-    *state = *s;
-    *have_state = true;
-    return absl::OkStatus();
-  } else {
-    return absl::DataLossError(absl::StrCat("PG ", pg->name, ": unknown key '",
-                                            Escaped(suffix), "'"));
+    case PgLogKeyKind::kMalformedEntry:
+      return BadKey(pg->name, "malformed entry key", suffix);
+    case PgLogKeyKind::kMalformedDup:
+      return BadKey(pg->name, "malformed dup key", suffix);
+    case PgLogKeyKind::kUnknown:
+      return BadKey(pg->name, "unknown key", suffix);
   }
   KeyEffects effects(pg, nullptr, nullptr);
   absl::Status s = ReplayItem(item, pg, &effects);
@@ -261,10 +271,9 @@ absl::Status RocksDbLogStore::Load() {
   };
   RETURN_IF_ERROR(db_->Scan(kLogKeyPrefix, [&](std::string_view k, std::string_view v)
                                                ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    std::string_view rest = k.substr(kLogKeyPrefix.size());
     PgId id;
-    if (rest.size() < kPgKeySize + 1 || rest[kPgKeySize] != '.' ||
-        !DecodePgKey(rest.substr(0, kPgKeySize), &id)) {
+    std::string_view name;
+    if (!SplitPgLogKey(k, &id, &name)) {
       return absl::DataLossError(absl::StrCat(db_->description(), ": malformed PG log key '",
                                               Escaped(k), "'"));
     }
@@ -276,7 +285,7 @@ absl::Status RocksDbLogStore::Load() {
       cur_status = absl::OkStatus();
     }
     if (!cur_status.ok()) return absl::OkStatus();  // already damaged: skip its keys
-    cur_status = LoadKey(rest.substr(kPgKeySize + 1), v, cur.get(), &have_state, &state);
+    cur_status = LoadKey(name, v, cur.get(), &have_state, &state);
     return absl::OkStatus();
   }));
   return finish();
@@ -298,11 +307,11 @@ absl::Status RocksDbLogStore::Submit(Transaction txn, CommitCallback done) {
         txn, [](const PgId& id) -> absl::StatusOr<std::shared_ptr<Pg>> {
           return std::make_shared<Pg>(id);
         },
-        [&](const Transaction::Op& op, Touch* t, uint64_t* live) {
+        [&](const Transaction::Op& op, PgChange* t, uint64_t* live) {
           KeyEffects effects(t->pg.get(), t, &key_ops);
           return ApplyOp(op, options_.limits, live, t->pg.get(), &t->undo, &effects);
         },
-        [&](Touch* t) { key_ops.push_back({KeyOp::kRemovePg, t, {}, {}}); });
+        [&](PgChange* t) { key_ops.push_back({KeyOp::kRemovePg, t, {}, {}}); });
     if (!status.ok()) {
       staging.Rollback();
       return status;
@@ -334,7 +343,7 @@ void RocksDbLogStore::FillBatch(const Staging& staging, const std::vector<KeyOp>
   {
     MutexLock pl(&pending_mu_);
     for (const KeyOp& k : key_ops) {
-      Pg* pg = k.touch->pg.get();
+      Pg* pg = k.change->pg.get();
       key = pg->prefix;
       switch (k.kind) {
         case KeyOp::kPutEntry:
@@ -345,7 +354,7 @@ void RocksDbLogStore::FillBatch(const Staging& staging, const std::vector<KeyOp>
           wb->Put(cf, key, rocksdb::Slice(k.value.data(), k.value.size()));
           auto& overlay = dup ? pg->pending_dups : pg->pending_entries;
           overlay[k.version] = Pg::Pending{seq, std::string(k.value)};
-          puts.emplace_back(k.touch->pg, dup, k.version);
+          puts.emplace_back(k.change->pg, dup, k.version);
           value_bytes += k.value.size();
           pg->value_bytes_written += k.value.size();
           break;
@@ -366,7 +375,7 @@ void RocksDbLogStore::FillBatch(const Staging& staging, const std::vector<KeyOp>
   // commit group keeps only the last write of each (group_batch.h). The
   // log entries are keys of their own, each written once.
   StoreKeyWriter store_keys(wb, cf, &ctxn->store_keys);
-  for (const auto& t : staging.touches()) {
+  for (const auto& t : staging.changes()) {
     Pg* pg = t->pg.get();
     if (t->removed) continue;
     if (t->info_set) {

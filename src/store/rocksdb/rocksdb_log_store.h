@@ -3,26 +3,12 @@
 // measured against it side by side. Same public interface and semantics as
 // the ring backend; the partition is used for nothing but its label.
 //
-// Key layout (specified in docs/FORMAT.md, "RocksDB backend keys"), after
-// BlueStore's pgmeta omap (one omap object per PG; Ceph's PGLog writes one
-// key per entry named by eversion_t::get_key_name(), "dup_" + that name per
-// dup, the info under "_info" & co., and removes trimmed entries key by key):
-//
-//   prefix(pg) = "pgring.log." + pgkey + "."     pgkey: 13 bytes, EncodePgKey
-//
-//   prefix + "%010u.%020llu" (epoch.version)      an entry; value = payload
-//   prefix + "dup_%010u.%020llu"                  a dup;    value = payload
-//   prefix + "_info"                              the info; value = the blob
-//                                                 (rewritten by every
-//                                                 transaction that sets it)
-//   prefix + "_state"                             PgStateValue (below): the PG
-//                                                 exists, its trim points and
-//                                                 the floors of its last
-//                                                 versions
-//
-// Within a PG the keys sort: entries ('0'-'9', in version order because the
-// fields are fixed-width decimal), then "_info", "_state", then the dups
-// ('d'). The store-wide key "pgring.meta" is shared with the ring backend.
+// Keys (docs/FORMAT.md, "RocksDB backend keys"; encoded in
+// format/rocksdb_backend_keys.h) follow BlueStore's pgmeta omap: one key per
+// entry named by eversion_t::get_key_name(), "dup_" + that name per dup,
+// "_info", and "_state" (the PG exists, its trim points and last-version
+// floors), under a per-PG prefix; the store-wide "pgring.meta" is shared
+// with the ring backend.
 //
 // What one transaction writes, per PG it touches, in one WriteBatch:
 //   - a Put per appended entry and per appended dup;
@@ -94,10 +80,10 @@ class RocksDbLogStore final : public StoreCore {
 
  private:
   struct Pg;
-  struct Touch;
+  struct PgChange;
   struct KeyOp;
   class KeyEffects;
-  using Staging = TransactionStaging<Pg, Touch>;
+  using Staging = TransactionStaging<Pg, PgChange>;
   RocksDbLogStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
                   const Options& options);
   absl::Status Load();

@@ -1,0 +1,199 @@
+// The ring's one reader: the same checks in both of its modes — the first
+// problem as an error (open, reads), or every problem to a reporter with
+// reading going on where a record's length can be trusted (fsck).
+#include "log/ring_reader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "device/aligned_buffer.h"
+#include "device/fault_injection_device.h"
+#include "device/memory_block_device.h"
+#include "format/record.h"
+#include "util/coding.h"
+
+namespace pgring {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr uint32_t kStamp = 7;
+
+class Collect final : public RingReader::Reporter {
+ public:
+  void Corruption(const RingDamage& d) override {
+    seen.push_back(absl::StrFormat("%s@%d", d.kind, d.lpos));
+    ends.push_back(d.ends_log);
+  }
+  std::vector<std::string> seen;
+  std::vector<bool> ends;
+};
+
+// A PG's ring of two 64 KiB chunks (numbers 3 and 1, so it wraps on the
+// device) holding `records`, written whole at lpos = base.
+class RingReaderTest : public ::testing::Test {
+ protected:
+  RingReaderTest()
+      : mem_(std::make_shared<MemoryBlockDevice>(1 << 20, 4096)), dev_(mem_) {
+    g_ = MakeGeometry(512, 64 << 10, 8);
+    chunks_.base = 2ull * g_.chunk_size;
+    chunks_.chunks = {3, 1};
+  }
+
+  // Appends a record at the end of what is built; returns its lpos.
+  uint64_t Add(uint64_t seq, uint32_t stamp = kStamp, int lap_delta = 0, uint8_t type = kRecordTxn,
+               size_t payload = 100) {
+    const uint64_t lpos = chunks_.base + bytes_.size();
+    RecordBodyBuilder b;
+    b.AddEntry(Version{1, seq}, std::string(payload, 'x'));
+    AppendRecord(&bytes_, type, stamp, LapOf(lpos, g_) + lap_delta, seq, b.body());
+    return lpos;
+  }
+  uint64_t end() const { return chunks_.base + bytes_.size(); }
+
+  void WriteRing() {
+    const uint64_t len = (bytes_.size() + 4095) / 4096 * 4096;
+    AlignedBuffer buf(len);
+    std::memset(buf.data(), 0, len);
+    std::memcpy(buf.data(), bytes_.data(), bytes_.size());
+    std::vector<Extent> ex;
+    MapRange(chunks_, g_, chunks_.base, len, &ex);
+    uint64_t done = 0;
+    for (const Extent& e : ex) {
+      AlignedBuffer piece(e.length);
+      std::memcpy(piece.data(), buf.data() + done, e.length);
+      ASSERT_TRUE(dev_.Write(e.device_offset, piece.span()).ok());
+      done += e.length;
+    }
+  }
+
+  RingReader Reader(uint64_t limit, RingReader::Reporter* r = nullptr) {
+    return RingReader(&dev_, g_, chunks_, "1.2a", kStamp, chunks_.base, limit, 0, r);
+  }
+
+  std::shared_ptr<MemoryBlockDevice> mem_;
+  FaultInjectionDevice dev_;
+  Geometry g_;
+  PgChunkList chunks_;
+  std::string bytes_;
+};
+
+TEST_F(RingReaderTest, ReadsRecordsAcrossChunksUpToTheLimit) {
+  std::vector<uint64_t> at;
+  // Enough records to cross from chunk 3 into chunk 1.
+  for (uint64_t seq = 1; seq <= 80; ++seq) at.push_back(Add(seq, kStamp, 0, kRecordTxn, 1000));
+  ASSERT_GT(end(), chunks_.base + g_.chunk_size);
+  WriteRing();
+  RingReader r = Reader(end());
+  RingRecord rec;
+  std::vector<uint64_t> got;
+  absl::Status s;
+  while ((s = r.Next(&rec)).ok()) got.push_back(rec.lpos);
+  EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
+  EXPECT_EQ(got, at);
+  EXPECT_EQ(r.records(), 80u);
+  EXPECT_TRUE(r.CheckTailSeq(81).ok());
+  absl::Status tail = r.CheckTailSeq(85);
+  EXPECT_EQ(tail.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(tail.message(),
+              HasSubstr("PG 1.2a: the last record before the tail has sequence 80, the pointer "
+                        "expects 84"));
+}
+
+TEST_F(RingReaderTest, WithoutAReporterTheFirstProblemIsTheError) {
+  Add(1);
+  const uint64_t bad = Add(2, kStamp + 1);  // another PG's record, CRC valid
+  Add(3, kStamp, 1);                        // and a stale lap after it
+  WriteRing();
+  RingReader r = Reader(end());
+  RingRecord rec;
+  ASSERT_TRUE(r.Next(&rec).ok());
+  absl::Status s = r.Next(&rec);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  const ChunkPos where = Locate(chunks_, g_, bad);
+  EXPECT_EQ(s.message(),
+            absl::StrFormat("PG 1.2a: record at lpos %d (chunk %d, offset %d): record belongs to "
+                            "PG stamp 8, not 7 (a record of another PG)",
+                            bad, where.chunk, where.offset));
+}
+
+TEST_F(RingReaderTest, AReporterHearsEveryProblemAndReadingGoesOnWhileLengthsHold) {
+  const uint64_t r1 = Add(1);
+  const uint64_t other = Add(2, kStamp + 1);
+  const uint64_t stale = Add(3, kStamp, 1);
+  const uint64_t gap = Add(9);
+  const uint64_t unknown = Add(10, kStamp, 0, 0x05);
+  const uint64_t skippable = Add(11, kStamp, 0, 0x85);
+  const uint64_t good = Add(12);
+  const uint64_t torn = Add(13);
+  Add(14);
+  bytes_[torn - chunks_.base + 30] ^= 1;  // body byte: the CRC no longer matches
+  WriteRing();
+  Collect c;
+  RingReader r = Reader(end(), &c);
+  RingRecord rec;
+  std::vector<uint64_t> got;
+  absl::Status s;
+  while ((s = r.Next(&rec)).ok()) got.push_back(rec.lpos);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(s.message(), HasSubstr("CRC mismatch"));
+  // Records that break a rule are skipped; a skippable one is returned.
+  EXPECT_THAT(got, ElementsAre(r1, skippable, good));
+  EXPECT_THAT(c.seen, ElementsAre(absl::StrFormat("record-pg@%d", other),
+                                  absl::StrFormat("record-lap@%d", stale),
+                                  absl::StrFormat("record-seq@%d", gap),
+                                  absl::StrFormat("record-type@%d", unknown),
+                                  absl::StrFormat("record-crc@%d", torn)));
+  EXPECT_THAT(c.ends, ElementsAre(false, false, false, false, true));
+  EXPECT_EQ(r.records(), 7u);  // every record whose length held
+}
+
+TEST_F(RingReaderTest, ALengthPastTheLimitEndsTheLog) {
+  Add(1);
+  const uint64_t last = Add(2);
+  WriteRing();
+  Collect c;
+  RingReader r = Reader(end() - 1, &c);  // the tail cuts the last record short
+  RingRecord rec;
+  ASSERT_TRUE(r.Next(&rec).ok());
+  absl::Status s = r.Next(&rec);
+  EXPECT_THAT(s.message(), HasSubstr("runs past the committed tail"));
+  EXPECT_THAT(c.seen, ElementsAre(absl::StrFormat("record-length@%d", last)));
+  RingReader few = Reader(chunks_.base + 10);
+  EXPECT_THAT(few.Next(&rec).message(), HasSubstr("too few for a record header"));
+}
+
+TEST_F(RingReaderTest, ReadErrorsKeepTheDevicesCode) {
+  Add(1);
+  WriteRing();
+  dev_.FailOps(FaultInjectionDevice::OpKind::kRead, 0, 1, absl::UnavailableError("EIO"));
+  Collect c;
+  RingReader r = Reader(end(), &c);
+  RingRecord rec;
+  absl::Status s = r.Next(&rec);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(s.message(), HasSubstr("EIO"));
+  EXPECT_THAT(c.seen, ElementsAre(absl::StrFormat("read-error@%d", chunks_.base)));
+}
+
+TEST_F(RingReaderTest, CallersReportTheirOwnFindingsThroughIt) {
+  Add(1);
+  WriteRing();
+  Collect c;
+  RingReader r = Reader(end(), &c);
+  absl::Status s = r.Damage(chunks_.base + 30, "versions out of order", "entry-order");
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(s.message(), HasSubstr("record at lpos"));
+  EXPECT_THAT(c.seen, ElementsAre(absl::StrFormat("entry-order@%d", chunks_.base + 30)));
+}
+
+}  // namespace
+}  // namespace pgring
