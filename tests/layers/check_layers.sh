@@ -83,36 +83,26 @@ self_test() {
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
   mkdir -p "$tmp/src/format" "$tmp/src/store" "$tmp/examples/x"
-  echo '#include "store/x.h"' > "$tmp/src/format/up.h"
-  if check_tree "$tmp" >/dev/null; then
-    echo "self-test: an upward include (format -> store) was not caught"; rc=1
-  fi
-  rm "$tmp/src/format/up.h"
-  echo '#include "format/x.h"' > "$tmp/src/store/down.h"
-  if ! check_tree "$tmp" >/dev/null; then
-    echo "self-test: a downward include (store -> format) was refused"; rc=1
-  fi
-  echo '#include "pgring/options.h"' > "$tmp/src/format/opts.h"
-  if check_tree "$tmp" >/dev/null; then
-    echo "self-test: format including pgring/options.h was not caught"; rc=1
-  fi
-  echo '#include "pgring/types.h"' > "$tmp/src/format/opts.h"
-  if ! check_tree "$tmp" >/dev/null; then
-    echo "self-test: format including pgring/types.h was refused"; rc=1
-  fi
-  rm "$tmp/src/format/opts.h"
-  echo '#include "store/x.h"' > "$tmp/examples/x/main.cc"
-  if check_tree "$tmp" >/dev/null; then
-    echo "self-test: a front end including src/ was not caught"; rc=1
-  fi
-  echo 'auto* r = dynamic_cast<RingStore*>(store);' > "$tmp/examples/x/main.cc"
-  if check_tree "$tmp" >/dev/null; then
-    echo "self-test: a front end using dynamic_cast was not caught"; rc=1
-  fi
-  echo '#include "pgring/store.h"' > "$tmp/examples/x/main.cc"
-  if ! check_tree "$tmp" >/dev/null; then
-    echo "self-test: a front end using the public API only was refused"; rc=1
-  fi
+  # expect caught|accepted FILE LINE WHAT: FILE (under the tree) holds LINE
+  # alone among the files the step writes; the check must fail / pass.
+  expect() {
+    local want=$1 file=$tmp/$2 line=$3 what=$4 got=accepted
+    echo "$line" > "$file"
+    check_tree "$tmp" >/dev/null || got=caught
+    rm "$file"
+    if [[ $got != "$want" ]]; then
+      echo "self-test: $what was $got"; rc=1
+    fi
+  }
+  expect caught src/format/up.h '#include "store/x.h"' "an upward include (format -> store)"
+  expect accepted src/store/down.h '#include "format/x.h"' "a downward include (store -> format)"
+  expect caught src/format/opts.h '#include "pgring/options.h"' "format including pgring/options.h"
+  expect accepted src/format/opts.h '#include "pgring/types.h"' "format including pgring/types.h"
+  expect caught examples/x/main.cc '#include "store/x.h"' "a front end including src/"
+  expect caught examples/x/main.cc 'auto* r = dynamic_cast<RingStore*>(store);' \
+         "a front end using dynamic_cast"
+  expect accepted examples/x/main.cc '#include "pgring/store.h"' \
+         "a front end using the public API only"
   [[ $rc -eq 0 ]] && echo "self-test: each rule fails when broken"
   return $rc
 }
