@@ -83,8 +83,10 @@ class Device {
   // Copies `data` and starts writing it at `offset`; `done` is called
   // exactly once, on a device thread (inline for argument errors and for an
   // in-memory device), when the write has completed or failed. A completed
-  // write is readable, and durable after a later Flush(). `done` must not
-  // destroy the device. May block while the queue is full.
+  // write is readable, and durable after a later Flush(). `done` may call
+  // WriteAsync, Read and Flush (an embedder flushing before it opens a
+  // CommitGate), must not destroy the device, and must not take a lock the
+  // caller of WriteAsync holds. May block while the queue is full.
   void WriteAsync(uint64_t offset, std::string_view data, std::function<void(absl::Status)> done);
   // Reads `buf.size()` bytes at `offset` (bounced through an aligned buffer
   // when `buf` is not block-aligned).
