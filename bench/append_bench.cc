@@ -1,5 +1,5 @@
 // append_bench — the append path end to end, through the public Store API,
-// for both backends, on the in-memory device (MemoryBlockDevice + RocksDB's
+// for both backends, on the in-memory device (Device::InMemory + RocksDB's
 // in-memory Env: CPU cost only) and on a real file (O_DIRECT + io_uring,
 // fdatasync, RocksDB WAL fsync; under $PGRING_BENCH_DIR or the temp dir).
 //
@@ -50,7 +50,6 @@
 #include "absl/strings/str_cat.h"
 #include "bench_util.h"
 #include "pgring/store.h"
-#include "util/status_macros.h"
 
 // Counting operator new (opt-in, so the default run pays one predictable
 // branch per allocation). Replaces the global one for the whole process,
@@ -180,9 +179,13 @@ class AppendFixture {
       const uint64_t n = kLogEntries + rng_.Uniform(kTrimMin);
       for (uint64_t k = 0; k < n; ++k) t.AppendEntry(Pg(i), Version{1, next_[i]++}, payload_);
       in_txn += n;
-      if (in_txn >= 2048) RETURN_IF_ERROR(submit());
+      if (in_txn >= 2048) {
+        if (absl::Status s = submit(); !s.ok()) return s;
+      }
     }
-    if (in_txn > 0) RETURN_IF_ERROR(submit());
+    if (in_txn > 0) {
+      if (absl::Status s = submit(); !s.ok()) return s;
+    }
     inflight.Drain();
     if (absl::Status s = inflight.status(); !s.ok()) return s;
     return store()->Sync();

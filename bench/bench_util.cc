@@ -10,16 +10,13 @@
 #include <cstring>
 #include <filesystem>
 
+#include <map>
+
 #include <rocksdb/env.h>
 #include <rocksdb/statistics.h>
 
 #include "absl/strings/str_cat.h"
-#include "device/aligned_buffer.h"
-#include "device/memory_block_device.h"
-#include "store/metadata_db.h"
-#include "store/open_store.h"
-#include "store/ring/ring_store.h"
-#include "store/rocksdb/rocksdb_log_store.h"
+#include "pgring/device.h"
 
 namespace pgring::bench {
 namespace {
@@ -29,10 +26,17 @@ std::string& ScratchPath() {
   return *path;
 }
 
-const MetadataDb* MetadataDbOf(const Store* store) {
-  if (auto* r = dynamic_cast<const RingStore*>(store)) return r->metadata_db();
-  if (auto* r = dynamic_cast<const RocksDbLogStore*>(store)) return r->metadata_db();
-  return nullptr;
+// O_DIRECT wants an aligned buffer.
+constexpr size_t kDirectIoAlignment = 4096;
+
+// A ticker's count from the "pgring.rocksdb_tickers" property.
+uint64_t Ticker(const std::map<std::string, std::string>& tickers, rocksdb::Tickers t) {
+  for (const auto& [ticker, name] : rocksdb::TickersNameMap) {
+    if (ticker != t) continue;
+    auto it = tickers.find(name);
+    return it == tickers.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -72,9 +76,15 @@ absl::Status EnsureZeroFile(const std::string& path, uint64_t size) {
   }
   // Files this function made are multiples of kStep; start from there.
   uint64_t have = static_cast<uint64_t>(st.st_size) / kStep * kStep;
-  AlignedBuffer zeros(kStep);
+  std::unique_ptr<char, decltype(&std::free)> zeros(
+      static_cast<char*>(std::aligned_alloc(kDirectIoAlignment, kStep)), &std::free);
+  if (zeros == nullptr) {
+    close(fd);
+    return absl::ResourceExhaustedError("no memory for a zero buffer");
+  }
+  std::memset(zeros.get(), 0, kStep);
   for (uint64_t off = have; off < size; off += kStep) {
-    ssize_t n = pwrite(fd, zeros.data(), kStep, static_cast<off_t>(off));
+    ssize_t n = pwrite(fd, zeros.get(), kStep, static_cast<off_t>(off));
     if (n != static_cast<ssize_t>(kStep)) {
       int e = errno;
       close(fd);
@@ -116,12 +126,13 @@ absl::StatusOr<std::unique_ptr<BenchStore>> BenchStore::Create(const BenchStoreC
   Options o = config.options;
   if (o.log_sink == nullptr) o.log_sink = NullLogSink();
   if (config.device == DeviceKind::kMemory) {
-    b->mem_env_.reset(rocksdb::NewMemEnv(rocksdb::Env::Default()));
-    OpenHooks h;
-    h.device = std::make_shared<MemoryBlockDevice>(config.device_size);
-    h.env = b->mem_env_.get();
-    if (absl::Status s = MkfsWithHooks("mem", meta, m, h); !s.ok()) return s;
-    auto store = OpenWithHooks("mem", meta, o, h);
+    std::shared_ptr<rocksdb::Env> mem_env(rocksdb::NewMemEnv(rocksdb::Env::Default()));
+    m.rocksdb_env = mem_env;
+    o.rocksdb_env = mem_env;
+    auto device = Device::InMemory(config.device_size);
+    if (!device.ok()) return device.status();
+    if (absl::Status s = Mkfs(*device, meta, m); !s.ok()) return s;
+    auto store = Store::Open(*device, meta, o);
     if (!store.ok()) return store.status();
     b->store_ = std::move(store).value();
   } else {
@@ -139,7 +150,6 @@ absl::StatusOr<std::unique_ptr<BenchStore>> BenchStore::Create(const BenchStoreC
 BenchStore::~BenchStore() {
   if (store_) (void)store_->Close();
   store_.reset();
-  mem_env_.reset();
   if (config_.device == DeviceKind::kFile) {
     std::error_code ec;
     std::filesystem::remove_all(db_path_, ec);
@@ -148,14 +158,13 @@ BenchStore::~BenchStore() {
 
 RocksDbCounters BenchStore::rocksdb_counters() const {
   RocksDbCounters c;
-  const MetadataDb* db = MetadataDbOf(store_.get());
-  if (db == nullptr || db->statistics() == nullptr) return c;
-  const rocksdb::Statistics& st = *db->statistics();
-  c.wal_bytes = st.getTickerCount(rocksdb::WAL_FILE_BYTES);
-  c.flush_bytes = st.getTickerCount(rocksdb::FLUSH_WRITE_BYTES);
-  c.compact_bytes = st.getTickerCount(rocksdb::COMPACT_WRITE_BYTES);
-  c.keys_written = st.getTickerCount(rocksdb::NUMBER_KEYS_WRITTEN);
-  c.wal_syncs = st.getTickerCount(rocksdb::WAL_FILE_SYNCED);
+  std::map<std::string, std::string> tickers;
+  if (!store_->GetMapProperty("pgring.rocksdb_tickers", &tickers)) return c;
+  c.wal_bytes = Ticker(tickers, rocksdb::WAL_FILE_BYTES);
+  c.flush_bytes = Ticker(tickers, rocksdb::FLUSH_WRITE_BYTES);
+  c.compact_bytes = Ticker(tickers, rocksdb::COMPACT_WRITE_BYTES);
+  c.keys_written = Ticker(tickers, rocksdb::NUMBER_KEYS_WRITTEN);
+  c.wal_syncs = Ticker(tickers, rocksdb::WAL_FILE_SYNCED);
   c.available = true;
   return c;
 }

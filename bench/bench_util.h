@@ -16,10 +16,6 @@
 #include "pgring/options.h"
 #include "pgring/store.h"
 
-namespace rocksdb {
-class Env;
-}  // namespace rocksdb
-
 namespace pgring::bench {
 
 // The process's scratch directory: $PGRING_BENCH_DIR (or the system temp
@@ -36,8 +32,8 @@ void RemoveScratch();
 absl::Status EnsureZeroFile(const std::string& path, uint64_t size);
 
 enum class DeviceKind {
-  // MemoryBlockDevice for the partition and RocksDB's in-memory Env for the
-  // metadata: no I/O at all, so this measures CPU cost.
+  // An in-memory partition (Device::InMemory) and RocksDB's in-memory Env
+  // for the metadata: no I/O at all, so this measures CPU cost.
   kMemory,
   // A real file opened O_DIRECT (io_uring) under ScratchDir() and a RocksDB
   // directory next to it: fdatasync and WAL fsync included.
@@ -83,8 +79,7 @@ class BenchStore {
   explicit BenchStore(const BenchStoreConfig& config);
   BenchStoreConfig config_;
   std::string db_path_;
-  std::unique_ptr<rocksdb::Env> mem_env_;  // kMemory; outlives the store
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<Store> store_;  // kMemory: holds its device and RocksDB Env
 };
 
 // Bounds the transactions in flight, as an OSD's queue depth does:

@@ -13,6 +13,11 @@
 # Output: FIO_SOURCE_DIR, FIO_IOOPS_VERSION, FIO_PACKAGE_VERSION, and the
 #         INTERFACE target pgring_fio_headers (include path, config-host.h
 #         forced in, the preprocessor flags Debian builds fio with).
+#
+# Included by pgring's top level (before the tests: the install test builds
+# the engine against an installed pgring with this fio source) and by
+# tools/fio_engine, which also builds on its own; the first include counts.
+include_guard(GLOBAL)
 
 set(PGRING_FIO_SOURCE_DIR "" CACHE PATH
     "Configured fio source tree matching the installed fio (empty: fetch it with scripts/fetch-fio-source.sh)")
@@ -23,7 +28,7 @@ else()
   # Runs at every configure; once the source is there it only checks a stamp
   # against the installed version (milliseconds, no network).
   execute_process(
-    COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/fetch-fio-source.sh" "${CMAKE_BINARY_DIR}/fio-src"
+    COMMAND bash "${CMAKE_CURRENT_LIST_DIR}/../scripts/fetch-fio-source.sh" "${CMAKE_BINARY_DIR}/fio-src"
     RESULT_VARIABLE _fio_rc
     OUTPUT_VARIABLE _fio_out
     ERROR_VARIABLE _fio_err

@@ -2,18 +2,31 @@
 //
 // The "OSD" owns a RocksDB with two column families of its own making:
 // "onodes" (its object metadata) and "pgring" (handed to pgring, which keeps
-// its pointers there). Every client write is one pgring::Transaction that
-// appends a PG log entry, rewrites the PG's info, and puts the object's onode
-// into txn.batch(): pgring commits the log pointers and the onode in the same
-// RocksDB write batch, so the object and its log entry exist together or not
-// at all.
+// its pointers there), and a data partition for its objects' bytes. Every
+// client write is one pgring::Transaction that appends a PG log entry,
+// rewrites the PG's info, and puts the object's onode into txn.batch():
+// pgring commits the log pointers and the onode in the same RocksDB write
+// batch, so the object and its log entry exist together or not at all. The
+// object's data is written in parallel, through a pgring::Device, and the
+// transaction waits for it (a CommitGate).
 //
-// The program makes a fresh partition file (64 MiB, ftruncate) and a fresh
-// RocksDB, runs Mkfs, writes, closes everything, reopens it, and checks that
-// every onode and every log entry is still there. Exit 0 = all good; exit 1
-// with a message on stderr otherwise. Only pgring's public headers are used.
+// Before opening the store the OSD asks pgring/flush_domain.h whether it
+// may promise what two options need: one disk cache behind the data and the
+// log partition (Options::gated_writes_share_flush: the store's partition
+// flush then makes the data durable too, and a data write opens its gate as
+// soon as it completes), and RocksDB's WAL on the partition's disk
+// (Options::metadata_sync_flushes_partition). It sets each only when proven,
+// and prints the verdict with its reason.
 //
-// Usage: embed_osd <partition-file> <rocksdb-dir>   (both must not exist)
+// The program makes a fresh partition file (64 MiB), a data file (16 MiB),
+// both written with zeros as a raw partition is, and a fresh RocksDB, runs
+// Mkfs, writes, closes everything, reopens it, and checks that every onode,
+// every object's data and every log entry is still there. Exit 0 = all good;
+// exit 1 with a message on stderr otherwise. Only pgring's public headers are
+// used.
+//
+// Usage: embed_osd <partition-file> <data-file> <rocksdb-dir>
+//        (none may exist yet)
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -33,6 +46,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "pgring/device.h"
+#include "pgring/flush_domain.h"
 #include "pgring/log_sink.h"
 #include "pgring/options.h"
 #include "pgring/store.h"
@@ -46,6 +61,8 @@
 namespace {
 
 constexpr uint64_t kPartitionBytes = 64ull << 20;
+constexpr uint64_t kDataBytes = 16ull << 20;
+constexpr uint64_t kObjectBytes = 4096;  // one block of the data partition each
 constexpr int kClientWrites = 30;
 constexpr uint32_t kEpoch = 7;
 
@@ -64,18 +81,39 @@ absl::Status Errno(const std::string& what) {
   return absl::InternalError(what + ": " + std::strerror(errno));
 }
 
-// A preallocated partition file, as an OSD would be given a raw partition.
-absl::Status CreatePartitionFile(const std::string& path) {
+// A partition file, as an OSD would be given a raw partition: every block
+// written (zeros), so that writing it later changes no file-system metadata
+// (what pgring/flush_domain.h checks before a flush may be shared).
+absl::Status CreatePartitionFile(const std::string& path, uint64_t bytes) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("create partition file " + path);
+  const std::string zeros(1 << 20, '\0');
   absl::Status st;
-  if (::ftruncate(fd, static_cast<off_t>(kPartitionBytes)) != 0) {
-    st = Errno("ftruncate " + path);
-  } else if (::fsync(fd) != 0) {
-    st = Errno("fsync " + path);
+  for (uint64_t done = 0; done < bytes && st.ok(); done += zeros.size()) {
+    if (::write(fd, zeros.data(), zeros.size()) != static_cast<ssize_t>(zeros.size())) {
+      st = Errno("write " + path);
+    }
   }
+  if (st.ok() && ::fsync(fd) != 0) st = Errno("fsync " + path);
   ::close(fd);
   return st;
+}
+
+// Which flushes the OSD may share, proven for these paths (or not, and why).
+struct FlushPlan {
+  pgring::FlushDomainCheck data_and_log;  // Options::gated_writes_share_flush
+  pgring::FlushDomainCheck wal_and_log;   // Options::metadata_sync_flushes_partition
+};
+
+FlushPlan PlanFlushes(const std::string& partition, const std::string& data,
+                      const std::string& db_path) {
+  FlushPlan plan{pgring::CheckSharedFlush(data, partition),
+                 pgring::CheckSyncCoversPartition(db_path, partition)};
+  std::printf("embed_osd: one flush for data and log: %s (%s)\n",
+              plan.data_and_log.shared ? "yes" : "no", plan.data_and_log.why.c_str());
+  std::printf("embed_osd: RocksDB's sync flushes the log partition: %s (%s)\n",
+              plan.wal_and_log.shared ? "yes" : "no", plan.wal_and_log.why.c_str());
+  return plan;
 }
 
 // The OSD's own RocksDB: "default", "onodes" and "pgring".
@@ -144,6 +182,28 @@ struct Model {
   std::map<pgring::PgId, std::vector<pgring::LogEntry>> entries;
   std::map<pgring::PgId, std::string> info;
   std::map<std::string, std::string> onodes;
+  std::map<int, std::string> data;  // object -> its block on the data partition
+};
+
+// The OSD's data partition and how its writes become durable.
+struct DataPartition {
+  std::shared_ptr<pgring::Device> device;
+  // The store's partition flush covers the data (gated_writes_share_flush):
+  // a write's gate opens when it completes. Otherwise the write is flushed
+  // on its own first.
+  bool shared_flush = false;
+
+  // Writes `bytes` at `offset` and opens `gate` once the write is durable
+  // (or covered by the store's flush).
+  void Write(uint64_t offset, const std::string& bytes,
+             std::shared_ptr<pgring::CommitGate> gate) const {
+    pgring::Device* dev = device.get();  // the callback must not own it
+    const bool shared = shared_flush;
+    dev->WriteAsync(offset, bytes, [dev, shared, gate](absl::Status s) {
+      if (s.ok() && !shared) s = dev->Flush();
+      gate->Open(s);
+    });
+  }
 };
 
 pgring::MetadataLocation Meta(const OsdDb& osd) {
@@ -151,16 +211,35 @@ pgring::MetadataLocation Meta(const OsdDb& osd) {
 }
 
 absl::StatusOr<std::unique_ptr<pgring::Store>> OpenStore(
-    const std::string& partition, const OsdDb& osd) {
+    const std::string& partition, const OsdDb& osd, const FlushPlan& plan) {
   pgring::Options options;  // group commit: a commit is durable when it returns
   options.log_sink = pgring::StderrLogSink(pgring::LogLevel::kWarning);
+  // Promised only where pgring/flush_domain.h proved it: otherwise a crash
+  // could keep a commit whose data or records are gone.
+  options.gated_writes_share_flush = plan.data_and_log.shared;
+  options.metadata_sync_flushes_partition = plan.wal_and_log.shared;
   return pgring::Store::Open(partition, Meta(osd), options);
 }
 
+absl::StatusOr<DataPartition> OpenData(const std::string& path, const FlushPlan& plan) {
+  absl::StatusOr<std::shared_ptr<pgring::Device>> dev =
+      pgring::Device::Open(path, pgring::DeviceOptions());
+  RETURN_IF_ERROR(dev.status());
+  return DataPartition{*dev, plan.data_and_log.shared};
+}
+
+std::string ObjectData(int obj) {
+  std::string bytes(kObjectBytes, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    bytes[i] = static_cast<char>('a' + (obj + i) % 26);
+  }
+  return bytes;
+}
+
 // One client write to object `obj` in `pg`: log entry + PG info + onode, all
-// in one transaction.
-pgring::Transaction ClientWrite(const OsdDb& osd, Model& model,
-                                const pgring::PgId& pg, int obj) {
+// in one transaction that also waits for the object's data write.
+pgring::Transaction ClientWrite(const OsdDb& osd, const DataPartition& data,
+                                Model& model, const pgring::PgId& pg, int obj) {
   const pgring::Version v{kEpoch, static_cast<uint64_t>(obj)};
   const std::string entry = "modify " + pg.ToString() + "/obj_" +
                             std::to_string(obj) + " at " + v.ToString();
@@ -174,14 +253,21 @@ pgring::Transaction ClientWrite(const OsdDb& osd, Model& model,
   txn.AppendEntry(pg, v, entry);
   txn.SetInfo(pg, info);
   txn.batch()->Put(osd.onodes(), onode_key, onode_value);
+  // The data goes to the data partition beside the log records; the commit
+  // waits for it.
+  auto gate = std::make_shared<pgring::CommitGate>();
+  txn.WaitFor(gate);
+  data.Write(static_cast<uint64_t>(obj) * kObjectBytes, ObjectData(obj), gate);
 
   model.entries[pg].push_back(pgring::LogEntry{v, entry});
   model.info[pg] = info;
   model.onodes[onode_key] = onode_value;
+  model.data[obj] = ObjectData(obj);
   return txn;
 }
 
-absl::Status Populate(pgring::Store& store, const OsdDb& osd, Model& model) {
+absl::Status Populate(pgring::Store& store, const OsdDb& osd,
+                      const DataPartition& data, Model& model) {
   model.pgs = {pgring::PgId{1, 0x0, -1}, pgring::PgId{1, 0x2a, -1},
                pgring::PgId{3, 0x7, 2}};
 
@@ -207,7 +293,7 @@ absl::Status Populate(pgring::Store& store, const OsdDb& osd, Model& model) {
   int submitted = 0;
   for (int obj = 1; obj <= kClientWrites; ++obj) {
     const pgring::PgId& pg = model.pgs[obj % model.pgs.size()];
-    pgring::Transaction txn = ClientWrite(osd, model, pg, obj);
+    pgring::Transaction txn = ClientWrite(osd, data, model, pg, obj);
     if (obj % 2 == 0) {
       RETURN_IF_ERROR(store.Commit(std::move(txn)));
       continue;
@@ -253,7 +339,8 @@ std::string Describe(const std::vector<pgring::LogEntry>& log) {
 }
 
 absl::Status Verify(const pgring::Store& store, const OsdDb& osd,
-                    const Model& model, const std::string& when) {
+                    const DataPartition& data, const Model& model,
+                    const std::string& when) {
   auto fail = [&](const std::string& what) {
     return absl::DataLossError(when + ": " + what);
   };
@@ -327,6 +414,15 @@ absl::Status Verify(const pgring::Store& store, const OsdDb& osd,
                 std::to_string(model.onodes.size()));
   }
 
+  // Every object's data, on the data partition.
+  for (const auto& [obj, bytes] : model.data) {
+    std::string got(bytes.size(), '\0');
+    absl::Status st = data.device->Read(static_cast<uint64_t>(obj) * kObjectBytes,
+                                        absl::Span<char>(got.data(), got.size()));
+    if (!st.ok()) return fail("reading object " + std::to_string(obj) + ": " + st.ToString());
+    if (got != bytes) return fail("the data of object " + std::to_string(obj) + " differs");
+  }
+
   // pgring keeps its metadata in the column family it was given, and only
   // there.
   absl::StatusOr<std::map<std::string, std::string>> pgring_keys =
@@ -346,20 +442,26 @@ absl::Status Verify(const pgring::Store& store, const OsdDb& osd,
   return absl::OkStatus();
 }
 
-absl::Status Run(const std::string& partition, const std::string& db_path,
-                 Model& model) {
-  RETURN_IF_ERROR(CreatePartitionFile(partition));
+absl::Status Run(const std::string& partition, const std::string& data_path,
+                 const std::string& db_path, Model& model) {
+  RETURN_IF_ERROR(CreatePartitionFile(partition, kPartitionBytes));
+  RETURN_IF_ERROR(CreatePartitionFile(data_path, kDataBytes));
+  // Once the files are laid out; RocksDB's directory is judged by its
+  // parent until mkfs makes it.
+  const FlushPlan plan = PlanFlushes(partition, data_path, db_path);
 
   // First life: make the OSD's DB, mkfs pgring into its "pgring" CF, write.
   {
     absl::StatusOr<std::unique_ptr<OsdDb>> osd = OsdDb::Open(db_path, true);
     RETURN_IF_ERROR(osd.status());
     RETURN_IF_ERROR(pgring::Mkfs(partition, Meta(**osd), pgring::MkfsOptions()));
+    absl::StatusOr<DataPartition> data = OpenData(data_path, plan);
+    RETURN_IF_ERROR(data.status());
     absl::StatusOr<std::unique_ptr<pgring::Store>> store =
-        OpenStore(partition, **osd);
+        OpenStore(partition, **osd, plan);
     RETURN_IF_ERROR(store.status());
-    RETURN_IF_ERROR(Populate(**store, **osd, model));
-    RETURN_IF_ERROR(Verify(**store, **osd, model, "before close"));
+    RETURN_IF_ERROR(Populate(**store, **osd, *data, model));
+    RETURN_IF_ERROR(Verify(**store, **osd, *data, model, "before close"));
     RETURN_IF_ERROR((*store)->Close());
     store->reset();  // the store goes before the DB it lives in
     RETURN_IF_ERROR((*osd)->Close());
@@ -369,10 +471,12 @@ absl::Status Run(const std::string& partition, const std::string& db_path,
   {
     absl::StatusOr<std::unique_ptr<OsdDb>> osd = OsdDb::Open(db_path, false);
     RETURN_IF_ERROR(osd.status());
+    absl::StatusOr<DataPartition> data = OpenData(data_path, plan);
+    RETURN_IF_ERROR(data.status());
     absl::StatusOr<std::unique_ptr<pgring::Store>> store =
-        OpenStore(partition, **osd);
+        OpenStore(partition, **osd, plan);
     RETURN_IF_ERROR(store.status());
-    RETURN_IF_ERROR(Verify(**store, **osd, model, "after reopen"));
+    RETURN_IF_ERROR(Verify(**store, **osd, *data, model, "after reopen"));
     RETURN_IF_ERROR((*store)->Close());
     store->reset();
     RETURN_IF_ERROR((*osd)->Close());
@@ -383,15 +487,15 @@ absl::Status Run(const std::string& partition, const std::string& db_path,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
+  if (argc != 4) {
     std::fprintf(stderr,
-                 "usage: %s <partition-file> <rocksdb-dir>\n"
-                 "  Both are created and must not exist yet.\n",
+                 "usage: %s <partition-file> <data-file> <rocksdb-dir>\n"
+                 "  All are created and must not exist yet.\n",
                  argv[0]);
     return 2;
   }
   Model model;
-  absl::Status st = Run(argv[1], argv[2], model);
+  absl::Status st = Run(argv[1], argv[2], argv[3], model);
   if (!st.ok()) {
     std::fprintf(stderr, "embed_osd: FAILED: %s\n", st.ToString().c_str());
     return 1;
@@ -399,8 +503,8 @@ int main(int argc, char** argv) {
   size_t entries = 0;
   for (const auto& [pg, log] : model.entries) entries += log.size();
   std::printf(
-      "embed_osd: OK: %zu PGs, %zu log entries and %zu onodes intact after "
-      "reopen\n",
-      model.pgs.size(), entries, model.onodes.size());
+      "embed_osd: OK: %zu PGs, %zu log entries, %zu onodes and %zu objects' "
+      "data intact after reopen\n",
+      model.pgs.size(), entries, model.onodes.size(), model.data.size());
   return 0;
 }

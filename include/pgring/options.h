@@ -9,6 +9,10 @@
 #include "pgring/log_sink.h"
 #include "pgring/types.h"  // Backend
 
+namespace rocksdb {
+class Env;
+}  // namespace rocksdb
+
 namespace pgring {
 
 // When a transaction's commit callback fires, and what a crash can take.
@@ -82,6 +86,9 @@ struct MkfsOptions {
   uint64_t size = 0;
   // Replace an existing pgring label instead of refusing.
   bool force = false;
+  // The Env (and through it the FileSystem) of pgring's own RocksDB, as for
+  // Options::rocksdb_env.
+  std::shared_ptr<rocksdb::Env> rocksdb_env;
 };
 
 // Settings for an open store. None of them are recorded on disk.
@@ -134,6 +141,14 @@ struct Options {
   // Open without writing anything (the debug tool's read commands).
   bool read_only = false;
   std::shared_ptr<LogSink> log_sink;  // null: warnings and errors to stderr
+  // The Env (and through it the FileSystem) pgring's own RocksDB
+  // (MetadataLocation::OwnDb) does its file I/O through: one that counts
+  // what RocksDB writes (rocksdb::NewCompositeEnv over a FileSystemWrapper),
+  // or rocksdb::NewMemEnv for metadata in memory (then give Mkfs and every
+  // Open the same Env: the files live in it). The store holds it until it is
+  // destroyed. Null: rocksdb::Env::Default(). An embedder's RocksDB has the
+  // Env of its own options; Mkfs and Open refuse this one with it.
+  std::shared_ptr<rocksdb::Env> rocksdb_env;
 };
 
 }  // namespace pgring

@@ -21,8 +21,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -37,6 +39,8 @@ class ColumnFamilyHandle;
 }  // namespace rocksdb
 
 namespace pgring {
+
+class Device;
 
 // Called once per submitted transaction, from a pgring thread, when it is
 // committed (OK) or has failed. Must not block for long; may submit more.
@@ -70,12 +74,22 @@ struct MetadataLocation {
 // label unless `options.force`.
 absl::Status Mkfs(const std::string& device_path, const MetadataLocation& meta,
                   const MkfsOptions& options);
+// The same on a device the caller opened (pgring/device.h), e.g. an
+// in-memory one.
+absl::Status Mkfs(std::shared_ptr<Device> device, const MetadataLocation& meta,
+                  const MkfsOptions& options);
 
 class Store {
  public:
   // Opens a store made by Mkfs, recovering every PG's log.
   static absl::StatusOr<std::unique_ptr<Store>> Open(
       const std::string& device_path, const MetadataLocation& meta,
+      const Options& options);
+  // The same on a device the caller opened (pgring/device.h); the store
+  // keeps it. The device's own options apply: Options::io_engine and
+  // io_queue_depth are for a device the store opens from a path.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(
+      std::shared_ptr<Device> device, const MetadataLocation& meta,
       const Options& options);
 
   virtual ~Store() = default;
@@ -125,6 +139,38 @@ class Store {
   virtual absl::StatusOr<PgStats> GetPgStats(const PgId& pg) const = 0;
   virtual StoreStats GetStoreStats() const = 0;
   virtual Backend backend() const = 0;
+
+  // Counters and statistics by name, as RocksDB's DB::GetProperty and
+  // GetMapProperty give them: true and `*value` set for a property the store
+  // has in that form, false otherwise (an unknown name, a map-only property
+  // asked as a string or the reverse, statistics that are not collected).
+  //
+  //   "pgring.stats"            map: every StoreStats counter under its field
+  //                             name ("pgs", "commit_groups", ...), decimal;
+  //                             as a string, one "name: value" line each.
+  //   "pgring.<field>"          string: one StoreStats counter, decimal, e.g.
+  //                             "pgring.transactions_committed".
+  //   "pgring.rocksdb_tickers"  map: every ticker of the RocksDB's statistics
+  //                             (rocksdb::Statistics::getTickerMap: keys such
+  //                             as "rocksdb.wal.bytes"), decimal. pgring's own
+  //                             RocksDB always collects them; an embedder's
+  //                             RocksDB when its DBOptions::statistics is set.
+  //   "rocksdb.<name>"          RocksDB's own property on the column family
+  //                             that holds pgring's keys, passed through:
+  //                             "rocksdb.cfstats" (string or map),
+  //                             "rocksdb.stats", "rocksdb.estimate-num-keys",
+  //                             ... A DB-wide one describes the whole DB (an
+  //                             embedder's keys included).
+  //
+  //   std::map<std::string, std::string> cf;
+  //   if (store->GetMapProperty("rocksdb.cfstats", &cf)) use(cf["compaction.Sum.WriteGB"]);
+  virtual bool GetProperty(std::string_view /*property*/, std::string* /*value*/) const {
+    return false;
+  }
+  virtual bool GetMapProperty(std::string_view /*property*/,
+                              std::map<std::string, std::string>* /*value*/) const {
+    return false;
+  }
 
   // Waits for in-flight transactions, commits what is pending, and closes.
   // Called by the destructor if not called before.

@@ -37,6 +37,8 @@
 
 namespace pgring {
 
+class Device;
+
 using IoCallback = std::function<void(absl::Status)>;
 
 class BlockDevice {
@@ -130,6 +132,10 @@ struct FileBlockDeviceOptions {
 // FileBlockDevice (file_block_device.h) for callers that need its extras.
 absl::StatusOr<std::unique_ptr<BlockDevice>> OpenFileBlockDevice(
     const std::string& path, const FileBlockDeviceOptions& options);
+
+// The BlockDevice behind the public Device (pgring/device.h), for the store
+// that is opened on it.
+std::shared_ptr<BlockDevice> BlockDeviceOf(const Device& device);
 
 }  // namespace pgring
 

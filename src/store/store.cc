@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "format/label.h"
 #include "format/metadata_keys.h"
+#include "pgring/device.h"
 #include "store/metadata_db.h"
 #include "store/open_store.h"
 #include "store/ring/ring_store.h"
@@ -32,6 +33,27 @@ absl::StatusOr<std::shared_ptr<BlockDevice>> OpenDevice(const std::string& path,
 
 std::string DeviceName(const std::string& path, const OpenHooks& hooks) {
   return hooks.device ? std::string("the partition") : path;
+}
+
+// The Env pgring's own RocksDB is opened with: the tests' hook, else the
+// embedder's option, else null (RocksDB's default).
+absl::StatusOr<rocksdb::Env*> MetadataEnv(const MetadataLocation& meta,
+                                          const std::shared_ptr<rocksdb::Env>& option,
+                                          const OpenHooks& hooks) {
+  if (option != nullptr && meta.db != nullptr) {
+    return absl::InvalidArgumentError(
+        "rocksdb_env is for the RocksDB pgring opens itself; the embedder's RocksDB does its "
+        "I/O through the Env of its own options");
+  }
+  return hooks.env != nullptr ? hooks.env : option.get();
+}
+
+// Hooks that put the caller's device under the store.
+absl::StatusOr<OpenHooks> DeviceHooks(const std::shared_ptr<Device>& device) {
+  if (device == nullptr) return absl::InvalidArgumentError("no device (null)");
+  OpenHooks h;
+  h.device = BlockDeviceOf(*device);
+  return h;
 }
 
 // Reads the label region; distinguishes "no label" from "damaged label".
@@ -73,7 +95,8 @@ absl::Status MkfsWithHooks(const std::string& device_path, const MetadataLocatio
   }
   ASSIGN_OR_RETURN(Label label, MakeLabel(dev->size(), dev->logical_block_size(), options.size,
                                           options.chunk_size, options.backend));
-  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, /*create=*/true, false, hooks.env));
+  ASSIGN_OR_RETURN(rocksdb::Env* env, MetadataEnv(meta, options.rocksdb_env, hooks));
+  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, /*create=*/true, false, env));
   rocksdb::WriteBatch batch;
   // Drop whatever an earlier store left in this DB (only with force).
   std::vector<std::string> old_keys;
@@ -110,7 +133,9 @@ absl::StatusOr<std::unique_ptr<Store>> OpenWithHooks(const std::string& device_p
         "%s has %u-byte logical blocks but the store was made with %u-byte blocks", name,
         dev->logical_block_size(), label.block_size));
   }
-  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, false, options.read_only, hooks.env));
+  // The store's copy of `options` holds the Env while the DB is open.
+  ASSIGN_OR_RETURN(rocksdb::Env* env, MetadataEnv(meta, options.rocksdb_env, hooks));
+  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, false, options.read_only, env));
   ASSIGN_OR_RETURN(auto value, db->Get(kMetaKey));
   if (!value) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -134,6 +159,19 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& device_pat
                                                    const MetadataLocation& meta,
                                                    const Options& options) {
   return OpenWithHooks(device_path, meta, options, OpenHooks{});
+}
+
+absl::Status Mkfs(std::shared_ptr<Device> device, const MetadataLocation& meta,
+                  const MkfsOptions& options) {
+  ASSIGN_OR_RETURN(OpenHooks hooks, DeviceHooks(device));
+  return MkfsWithHooks("", meta, options, hooks);
+}
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(std::shared_ptr<Device> device,
+                                                   const MetadataLocation& meta,
+                                                   const Options& options) {
+  ASSIGN_OR_RETURN(OpenHooks hooks, DeviceHooks(device));
+  return OpenWithHooks("", meta, options, hooks);
 }
 
 absl::Status Store::Commit(Transaction txn) {

@@ -1,8 +1,48 @@
 #include "store/store_core.h"
 
+#include <rocksdb/db.h>
+#include <rocksdb/statistics.h>
+
+#include <cstdint>
+#include <iterator>
+
 #include "absl/strings/str_cat.h"
 
 namespace pgring {
+namespace {
+
+constexpr std::string_view kRocksDbPrefix = "rocksdb.";
+constexpr std::string_view kStorePrefix = "pgring.";
+constexpr std::string_view kStatsProperty = "pgring.stats";
+constexpr std::string_view kTickersProperty = "pgring.rocksdb_tickers";
+
+// The StoreStats counters under their property names.
+struct StatsField {
+  const char* name;
+  uint64_t StoreStats::*field;
+};
+constexpr StatsField kStatsFields[] = {
+    {"pgs", &StoreStats::pgs},
+    {"total_chunks", &StoreStats::total_chunks},
+    {"free_chunks", &StoreStats::free_chunks},
+    {"chunk_size", &StoreStats::chunk_size},
+    {"live_entries", &StoreStats::live_entries},
+    {"live_dups", &StoreStats::live_dups},
+    {"transactions_committed", &StoreStats::transactions_committed},
+    {"commit_groups", &StoreStats::commit_groups},
+    {"superseded_key_writes", &StoreStats::superseded_key_writes},
+    {"record_bytes_appended", &StoreStats::record_bytes_appended},
+    {"payload_bytes_appended", &StoreStats::payload_bytes_appended},
+    {"device_bytes_written", &StoreStats::device_bytes_written},
+    {"device_flushes", &StoreStats::device_flushes},
+    {"mapping_table_bytes", &StoreStats::mapping_table_bytes},
+};
+// A counter added to StoreStats must get a name here too.
+static_assert(sizeof(StoreStats) == std::size(kStatsFields) * sizeof(uint64_t));
+
+rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
+
+}  // namespace
 
 StoreCore::StoreCore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
                      const Options& options)
@@ -48,6 +88,50 @@ void StoreCore::AddCommitStats(StoreStats* s) const {
   s->superseded_key_writes = pipeline_ ? pipeline_->superseded_store_writes() : 0;
   s->device_bytes_written = device_->bytes_written();
   s->device_flushes = device_->flushes();
+}
+
+bool StoreCore::GetProperty(std::string_view property, std::string* value) const {
+  if (property.starts_with(kRocksDbPrefix)) {
+    return db_->db()->GetProperty(db_->cf(), ToSlice(property), value);
+  }
+  if (!property.starts_with(kStorePrefix)) return false;
+  const StoreStats stats = GetStoreStats();
+  if (property == kStatsProperty) {
+    value->clear();
+    for (const StatsField& f : kStatsFields) absl::StrAppend(value, f.name, ": ", stats.*f.field, "\n");
+    return true;
+  }
+  const std::string_view name = property.substr(kStorePrefix.size());
+  for (const StatsField& f : kStatsFields) {
+    if (name == f.name) {
+      *value = absl::StrCat(stats.*f.field);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool StoreCore::GetMapProperty(std::string_view property,
+                               std::map<std::string, std::string>* value) const {
+  if (property.starts_with(kRocksDbPrefix)) {
+    return db_->db()->GetMapProperty(db_->cf(), ToSlice(property), value);
+  }
+  if (property == kStatsProperty) {
+    const StoreStats stats = GetStoreStats();
+    value->clear();
+    for (const StatsField& f : kStatsFields) {
+      (*value)[std::string(f.name)] = absl::StrCat(stats.*f.field);
+    }
+    return true;
+  }
+  if (property == kTickersProperty) {
+    std::map<std::string, uint64_t> tickers;
+    if (db_->statistics() == nullptr || !db_->statistics()->getTickerMap(&tickers)) return false;
+    value->clear();
+    for (const auto& [name, count] : tickers) (*value)[name] = absl::StrCat(count);
+    return true;
+  }
+  return false;
 }
 
 absl::Status StoreCore::Sync() { return pipeline_->Sync(); }

@@ -1,13 +1,17 @@
 // store_core.h — what every backend's Store shares around its own staging:
 // the options, the partition device, the metadata DB, the commit pipeline,
 // the staging lock and its closed flag, the writability check, Sync and
-// Close, and the wiring of a transaction's commit gates (the embedder's
-// writes) into the pipeline. A backend derives from it and adds its PGs
-// (PgMap), its staging and its reads.
+// Close, the properties (Store::GetProperty), and the wiring of a
+// transaction's commit gates (the embedder's writes) into the pipeline. A
+// backend derives from it and adds its PGs (PgMap), its staging and its
+// reads.
 #ifndef PGRING_STORE_STORE_CORE_H_
 #define PGRING_STORE_STORE_CORE_H_
 
+#include <map>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "device/block_device.h"
@@ -27,6 +31,14 @@ class StoreCore : public Store {
   // Refuses further transactions, waits for every submitted one to commit
   // and stops the pipeline. Idempotent.
   absl::Status Close() final;
+
+  // The names are documented in pgring/store.h.
+  bool GetProperty(std::string_view property, std::string* value) const final;
+  bool GetMapProperty(std::string_view property,
+                      std::map<std::string, std::string>* value) const final;
+
+  // The metadata DB (tests look at its RocksDB options).
+  const MetadataDb& metadata_db() const { return *db_; }
 
  protected:
   StoreCore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
@@ -60,6 +72,11 @@ class StoreCore : public Store {
   mutable Mutex mu_;  // the staging lock; reads take it shared
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
+
+// The StoreCore behind a store this library opened: every Store is one
+// (Store's constructor is protected, and StoreCore is the library's only
+// subclass), so the cast needs no run-time check.
+inline const StoreCore& CoreOf(const Store& store) { return static_cast<const StoreCore&>(store); }
 
 }  // namespace pgring
 

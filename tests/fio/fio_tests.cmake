@@ -3,8 +3,8 @@
 #
 #   fio_osd_model_test.*   the OSD model against Ceph's trim/dup/info rules,
 #                          on both backends (gtest, in-memory partition)
-#   fio_flush_domain_test.* when the data writes may share the log's flush
-#                          (pgring_shared_flush): files, holes, unwritten extents
+#   fio_shared_flush_test.* pgring_shared_flush and pgring_sync_covers resolved
+#                          from the library's flush-domain checks
 #   fio_engine_options     fio loads the engine (all symbols bound) and lists
 #                          its options
 #   fio_abi_check          the fio source's structure layouts are the
@@ -26,11 +26,11 @@ gtest_discover_tests(fio_osd_model_test DISCOVERY_TIMEOUT 60 TEST_PREFIX "fio_os
                      PROPERTIES LABELS "fio;unit"
                                 ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
 
-add_executable(fio_flush_domain_test ${CMAKE_CURRENT_LIST_DIR}/flush_domain_test.cc)
-target_link_libraries(fio_flush_domain_test PRIVATE pgring_fio_core pgring_test_util
+add_executable(fio_shared_flush_test ${CMAKE_CURRENT_LIST_DIR}/shared_flush_test.cc)
+target_link_libraries(fio_shared_flush_test PRIVATE pgring_fio_core pgring_test_util
                       GTest::gtest GTest::gtest_main)
-gtest_discover_tests(fio_flush_domain_test DISCOVERY_TIMEOUT 60
-                     TEST_PREFIX "fio_flush_domain_test."
+gtest_discover_tests(fio_shared_flush_test DISCOVERY_TIMEOUT 60
+                     TEST_PREFIX "fio_shared_flush_test."
                      PROPERTIES LABELS "fio;unit"
                                 ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
 

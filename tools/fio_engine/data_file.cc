@@ -1,24 +1,20 @@
 #include "data_file.h"
 
-#include <cstring>
-
-#include "device/aligned_buffer.h"
-
 namespace pgring::fio {
 
 absl::StatusOr<std::unique_ptr<DataFile>> DataFile::Open(const std::string& path, bool use_io_uring,
                                                          uint32_t queue_depth,
                                                          bool flush_before_commit) {
-  FileBlockDeviceOptions o;
-  o.use_io_uring = use_io_uring;
-  o.queue_depth = queue_depth;
+  DeviceOptions o;
+  o.io_engine = use_io_uring ? IoEngine::kIoUring : IoEngine::kPsync;
+  o.io_queue_depth = queue_depth;
   o.exclusive_lock = false;
-  auto dev = OpenFileBlockDevice(path, o);
+  auto dev = Device::Open(path, o);
   if (!dev.ok()) return dev.status();
   return std::unique_ptr<DataFile>(new DataFile(path, std::move(*dev), flush_before_commit));
 }
 
-DataFile::DataFile(std::string path, std::unique_ptr<BlockDevice> dev, bool flush_before_commit)
+DataFile::DataFile(std::string path, std::shared_ptr<Device> dev, bool flush_before_commit)
     : path_(std::move(path)), dev_(std::move(dev)), flush_before_commit_(flush_before_commit) {
   if (flush_before_commit_) flusher_ = std::thread([this] { FlusherLoop(); });
 }
@@ -42,14 +38,12 @@ void DataFile::Finished() {
 }
 
 void DataFile::Write(uint64_t offset, const char* data, size_t len, std::shared_ptr<CommitGate> gate) {
-  auto buf = std::make_shared<AlignedBuffer>(len);
-  std::memcpy(buf->data(), data, len);
   {
     std::lock_guard<std::mutex> lk(mu_);
     ++in_flight_;
     ++started_;
   }
-  dev_->WriteAsync(offset, std::move(buf), [this, gate = std::move(gate)](absl::Status s) {
+  dev_->WriteAsync(offset, std::string_view(data, len), [this, gate = std::move(gate)](absl::Status s) {
     if (s.ok() && flush_before_commit_) {
       {
         std::lock_guard<std::mutex> lk(mu_);
@@ -95,12 +89,7 @@ void DataFile::FlusherLoop() {
 }
 
 absl::Status DataFile::Read(uint64_t offset, char* buf, size_t len) {
-  const uint32_t bs = dev_->logical_block_size();
-  if (reinterpret_cast<uintptr_t>(buf) % bs == 0) return dev_->Read(offset, absl::Span<char>(buf, len));
-  AlignedBuffer bounce(len);
-  absl::Status s = dev_->Read(offset, bounce.span());
-  if (s.ok()) std::memcpy(buf, bounce.data(), len);
-  return s;
+  return dev_->Read(offset, absl::Span<char>(buf, len));
 }
 
 }  // namespace pgring::fio

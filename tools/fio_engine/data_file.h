@@ -1,6 +1,7 @@
 // data_file.h — the data partition of the modelled OSD: fio's own file (the
-// job's filename=), written through pgring's BlockDevice (O_DIRECT, io_uring
-// or psync) so the 4 KiB data write runs in parallel with the log write.
+// job's filename=), written through a pgring::Device (O_DIRECT, io_uring or
+// psync: the log partition's engine) so the 4 KiB data write runs in
+// parallel with the log write.
 //
 // Each write opens a CommitGate when it is done; the pgring transaction of
 // the same fio write waits for that gate, so the data and the metadata commit
@@ -26,7 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "device/block_device.h"
+#include "pgring/device.h"
 #include "pgring/transaction.h"
 
 namespace pgring::fio {
@@ -52,7 +53,7 @@ class DataFile {
   // is not block-aligned).
   absl::Status Read(uint64_t offset, char* buf, size_t len);
   absl::Status Flush() { return dev_->Flush(); }
-  // Batch the writes this thread starts until Unplug() (BlockDevice::Plug).
+  // Batch the writes this thread starts until Unplug() (Device::Plug).
   void Plug() { dev_->Plug(); }
   void Unplug() { dev_->Unplug(); }
 
@@ -61,12 +62,12 @@ class DataFile {
   const std::string& path() const { return path_; }
 
  private:
-  DataFile(std::string path, std::unique_ptr<BlockDevice> dev, bool flush_before_commit);
+  DataFile(std::string path, std::shared_ptr<Device> dev, bool flush_before_commit);
   void FlusherLoop();
   void Finished();  // one write (and its gate) is done
 
   const std::string path_;
-  std::unique_ptr<BlockDevice> dev_;
+  std::shared_ptr<Device> dev_;  // this file's only owner
   const bool flush_before_commit_;
 
   std::mutex mu_;

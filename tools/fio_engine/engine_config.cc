@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "flush_domain.h"
+#include "pgring/flush_domain.h"
 
 namespace pgring::fio {
 

@@ -25,7 +25,7 @@ struct EngineConfig {
   IoEngine io_engine = IoEngine::kIoUring;  // pgring_io_engine (log partition and data file)
   // pgring_shared_flush: let the store's partition flush make the data
   // writes durable too (pgring::Options::gated_writes_share_flush) instead
-  // of flushing the data file separately. kAuto: when flush_domain.h proves
+  // of flushing the data file separately. kAuto: when pgring/flush_domain.h proves
   // it safe for every data file; kOn: refuse to start unless it does.
   enum class SharedFlush : uint8_t { kAuto = 0, kOn = 1, kOff = 2 };
   SharedFlush shared_flush = SharedFlush::kAuto;
@@ -35,7 +35,7 @@ struct EngineConfig {
   // pgring_sync_covers: count each commit group's synced RocksDB write as a
   // flush of the log partition too (pgring::Options::
   // metadata_sync_flushes_partition), so the next group needs no partition
-  // flush. kAuto: when flush_domain.h proves it (RocksDB and the partition on
+  // flush. kAuto: when pgring/flush_domain.h proves it (RocksDB and the partition on
   // one disk, written files, a file system whose fdatasync flushes the
   // cache); kOn: refuse to start unless it does. Ring backend only.
   enum class SyncCovers : uint8_t { kAuto = 0, kOn = 1, kOff = 2 };

@@ -1,6 +1,6 @@
 // rocksdb_io_counter.h — a RocksDB FileSystem wrapper that counts the bytes
 // RocksDB writes, by kind of file, and its syncs. The engine opens the store
-// with it (through the internal OpenHooks::env) to report what the metadata
+// with it (through pgring::Options::rocksdb_env) to report what the metadata
 // costs in RocksDB I/O: WAL bytes, SST bytes (flushes plus compactions),
 // MANIFEST and the rest. It counts what RocksDB hands to the file system, so
 // it needs no rocksdb::Statistics.
@@ -49,9 +49,9 @@ class RocksDbIoCounter : public rocksdb::FileSystemWrapper {
   const Counts& counts() const { return *counts_; }
   uint64_t total_bytes() const;
 
-  // An Env over this file system, for rocksdb::Options::env (via
-  // OpenHooks::env). The counter must outlive the Env and the Env the DB.
-  static std::unique_ptr<rocksdb::Env> NewEnv(const std::shared_ptr<RocksDbIoCounter>& fs) {
+  // An Env over this file system, for pgring::Options::rocksdb_env (the Env
+  // holds the counter; the store holds the Env while its RocksDB is open).
+  static std::shared_ptr<rocksdb::Env> NewEnv(const std::shared_ptr<RocksDbIoCounter>& fs) {
     return rocksdb::NewCompositeEnv(fs);
   }
 

@@ -3,7 +3,6 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include <concepts>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -15,11 +14,6 @@
 #include "report.h"
 #include "rocksdb/db.h"
 #include "rocksdb/options.h"
-#include "rocksdb/statistics.h"
-#include "store/metadata_db.h"
-#include "store/open_store.h"
-#include "store/ring/ring_store.h"
-#include "store/rocksdb/rocksdb_log_store.h"
 
 namespace pgring::fio {
 namespace {
@@ -46,31 +40,13 @@ std::string Canonical(const std::string& path) {
   return realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
 }
 
-// The MetadataDb of a store of backend class T, if T exposes one
-// (metadata_db()). RocksDbLogStore does; RingStore is picked up the same way
-// as soon as it gets the accessor.
-template <typename T>
-const MetadataDb* MetadataDbAs(const Store* store) {
-  if constexpr (requires(const T& t) {
-                  { t.metadata_db() } -> std::convertible_to<const MetadataDb*>;
-                }) {
-    if (const T* t = dynamic_cast<const T*>(store)) return t->metadata_db();
-  }
-  return nullptr;
-}
-
-const MetadataDb* MetadataDbOf(const Store* store) {
-  if (const MetadataDb* db = MetadataDbAs<RocksDbLogStore>(store)) return db;
-  return MetadataDbAs<RingStore>(store);
-}
-
 // Reads RocksDB's tickers and compaction statistics into `s`.
-void SnapshotRocksDbStatistics(const Store* store, IoSnapshot* s) {
-  const MetadataDb* db = MetadataDbOf(store);
-  if (db == nullptr || db->statistics() == nullptr) return;
-  s->have_rocksdb_statistics = db->statistics()->getTickerMap(&s->tickers);
+void SnapshotRocksDbStatistics(const Store& store, IoSnapshot* s) {
+  std::map<std::string, std::string> tickers;
+  s->have_rocksdb_statistics = store.GetMapProperty("pgring.rocksdb_tickers", &tickers);
+  for (const auto& [name, count] : tickers) s->tickers[name] = std::strtoull(count.c_str(), nullptr, 10);
   std::map<std::string, std::string> cfstats;
-  if (db->db()->GetMapProperty(db->cf(), rocksdb::DB::Properties::kCFStats, &cfstats)) {
+  if (store.GetMapProperty("rocksdb.cfstats", &cfstats)) {
     // The cumulative columns of the "Sum" row (the others, such as Score or
     // NumFiles, describe the moment, not the run).
     for (const char* col : {"KeyIn", "KeyDrop", "ReadGB", "WriteGB", "WnewGB", "MovedGB",
@@ -106,7 +82,7 @@ IoSnapshot SharedStore::Snapshot() const {
     s.rocksdb_files[k] = c.files[k].load();
   }
   s.rocksdb_syncs = c.syncs.load();
-  SnapshotRocksDbStatistics(store_.get(), &s);
+  SnapshotRocksDbStatistics(*store_, &s);
   return s;
 }
 
@@ -133,10 +109,9 @@ absl::Status SharedStore::Open() {
     reg.made.insert(key);
   }
   rocksdb_io_ = std::make_shared<RocksDbIoCounter>();
-  rocksdb_env_ = RocksDbIoCounter::NewEnv(rocksdb_io_);
-  OpenHooks hooks;
-  hooks.env = rocksdb_env_.get();
-  auto store = OpenWithHooks(config_.log_dev, meta, StoreOptions(config_), hooks);
+  Options options = StoreOptions(config_);
+  options.rocksdb_env = RocksDbIoCounter::NewEnv(rocksdb_io_);
+  auto store = Store::Open(config_.log_dev, meta, options);
   if (!store.ok()) {
     std::string hint;
     if (absl::IsUnavailable(store.status())) {

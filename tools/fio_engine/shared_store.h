@@ -24,7 +24,6 @@
 #include "latency_histogram.h"
 #include "osd_model.h"
 #include "pgring/store.h"
-#include "rocksdb/env.h"
 #include "rocksdb_io_counter.h"
 
 namespace pgring::fio {
@@ -69,9 +68,9 @@ struct IoSnapshot {
   uint64_t rocksdb_bytes[RocksDbIoCounter::kKinds] = {};
   uint64_t rocksdb_files[RocksDbIoCounter::kKinds] = {};
   uint64_t rocksdb_syncs = 0;
-  // RocksDB's own statistics, when the store exposes its MetadataDb: every
-  // ticker, and the "Sum" row of the column family's compaction statistics
-  // (KeyIn, KeyDrop, WriteGB, CompSec, ...).
+  // RocksDB's own statistics (Store::GetMapProperty): every ticker, and the
+  // "Sum" row of the column family's compaction statistics (KeyIn, KeyDrop,
+  // WriteGB, CompSec, ...).
   bool have_rocksdb_statistics = false;
   std::map<std::string, uint64_t> tickers;
   std::map<std::string, double> compaction;
@@ -100,8 +99,7 @@ class SharedStore {
   IoSnapshot Snapshot() const;
 
   const EngineConfig config_;
-  std::shared_ptr<RocksDbIoCounter> rocksdb_io_;
-  std::unique_ptr<rocksdb::Env> rocksdb_env_;  // outlives store_
+  std::shared_ptr<RocksDbIoCounter> rocksdb_io_;  // under the store's RocksDB Env
   std::unique_ptr<AckRecord> ack_record_;     // pgring_ack_file; outlives store_
   AckCheckResult ack_check_;                   // pgring_ack_check, done at open
   std::unique_ptr<Store> store_;

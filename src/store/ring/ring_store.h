@@ -49,9 +49,6 @@ class RingStore final : public StoreCore {
   StoreStats GetStoreStats() const override;
   Backend backend() const override { return Backend::kRing; }
 
-  // The metadata DB (the fio engine reads its RocksDB statistics).
-  const MetadataDb* metadata_db() const { return db_.get(); }
-
  private:
   struct PgChange;
   using Staging = TransactionStaging<RingPg, PgChange>;

@@ -78,9 +78,6 @@ class RocksDbLogStore final : public StoreCore {
   StoreStats GetStoreStats() const override;
   Backend backend() const override { return Backend::kRocksDb; }
 
-  // The metadata DB (for tests and statistics).
-  MetadataDb* metadata_db() const { return db_.get(); }
-
  private:
   struct Pg;
   struct PgChange;

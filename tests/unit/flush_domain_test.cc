@@ -1,10 +1,11 @@
-// flush_domain_test.cc — when the fio engine lets the store's partition
-// flush cover the data writes (tools/fio_engine/flush_domain.h and
-// EngineConfig::ResolveSharedFlush): only for files on one disk whose every
-// byte is allocated and written, never for holes or fallocated (unwritten)
-// extents, never for the RocksDB backend; pgring_shared_flush=on refuses to
-// start when it cannot be proven, naming why.
-#include "flush_domain.h"
+// flush_domain_test.cc — the flush-domain proof (pgring/flush_domain.h and
+// device/flush_domain.h): files on one disk whose every byte is allocated
+// and written share a flush; holes, fallocated (unwritten) extents, a
+// missing path, ext4's data=journal are refused, naming why; a RocksDB sync
+// covers the partition only on a file system whose fdatasync flushes the
+// disk's cache (ext4 barrier=0 is refused). How the fio engine resolves its
+// options from these checks is tested in tests/fio/shared_flush_test.cc.
+#include "device/flush_domain.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -16,45 +17,11 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "engine_config.h"
-#include "util/test_util.h"
+#include "pgring/flush_domain.h"
+#include "util/flush_domain_fixture.h"
 
-namespace pgring::fio {
+namespace pgring::testing {
 namespace {
-
-using pgring::testing::TempDir;
-
-// Writes `bytes` of data (allocated and written blocks, synced).
-void WriteFile(const std::string& path, size_t bytes) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ASSERT_GE(fd, 0) << path;
-  std::string block(1 << 16, 'x');
-  for (size_t done = 0; done < bytes; done += block.size()) {
-    ASSERT_EQ(::write(fd, block.data(), block.size()), static_cast<ssize_t>(block.size()));
-  }
-  ASSERT_EQ(::fsync(fd), 0);
-  ::close(fd);
-}
-
-class FlushDomainTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    // The checks need a disk-backed file system with FIEMAP and unwritten
-    // extents (ext4, xfs); tmpfs or overlay cannot show either.
-    auto disk = WholeDiskOf(dir_.path());
-    if (!disk.ok()) GTEST_SKIP() << "the test directory is on no disk: " << disk.status();
-    WriteFile(dir_.Join("probe"), 1 << 16);
-    if (!CheckFullyWritten(dir_.Join("probe")).ok()) {
-      GTEST_SKIP() << "the test file system does not map extents (FIEMAP)";
-    }
-    int fd = ::open(dir_.Join("falloc").c_str(), O_WRONLY | O_CREAT, 0644);
-    ASSERT_GE(fd, 0);
-    const bool can_fallocate = ::posix_fallocate(fd, 0, 1 << 20) == 0;
-    ::close(fd);
-    if (!can_fallocate) GTEST_SKIP() << "the test file system cannot fallocate";
-  }
-  TempDir dir_;
-};
 
 TEST_F(FlushDomainTest, WrittenFilesOnOneDiskShareAFlush) {
   WriteFile(dir_.Join("data"), 1 << 20);
@@ -119,40 +86,6 @@ TEST_F(FlushDomainTest, AFileIsOnTheWholeDiskOfItsFileSystem) {
   }
 }
 
-TEST_F(FlushDomainTest, TheEngineResolvesTheOption) {
-  WriteFile(dir_.Join("data"), 1 << 20);
-  WriteFile(dir_.Join("log"), 1 << 20);
-  EngineConfig c;
-  c.log_dev = dir_.Join("log");
-  c.backend = Backend::kRing;
-
-  c.shared_flush = EngineConfig::SharedFlush::kAuto;
-  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data")}).ok());
-  EXPECT_TRUE(c.share_flush) << c.share_flush_why;
-  // Every data file must qualify.
-  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data"), dir_.Join("falloc")}).ok());
-  EXPECT_FALSE(c.share_flush);
-  EXPECT_NE(c.share_flush_why.find("unwritten"), std::string::npos) << c.share_flush_why;
-
-  c.shared_flush = EngineConfig::SharedFlush::kOn;
-  absl::Status s = c.ResolveSharedFlush({dir_.Join("falloc")});
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_NE(s.message().find("pgring_shared_flush=on"), std::string::npos) << s;
-  EXPECT_NE(s.message().find("unwritten"), std::string::npos) << s;
-
-  c.shared_flush = EngineConfig::SharedFlush::kOff;
-  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data")}).ok());
-  EXPECT_FALSE(c.share_flush);
-
-  c.backend = Backend::kRocksDb;
-  c.shared_flush = EngineConfig::SharedFlush::kAuto;
-  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data")}).ok());
-  EXPECT_FALSE(c.share_flush);
-  EXPECT_NE(c.share_flush_why.find("RocksDB backend"), std::string::npos);
-  c.shared_flush = EngineConfig::SharedFlush::kOn;
-  EXPECT_EQ(c.ResolveSharedFlush({dir_.Join("data")}).code(), absl::StatusCode::kInvalidArgument);
-}
-
 // A RocksDB directory on the partition's disk: its syncs flush that disk,
 // so they cover the partition's completed writes. The directory need not
 // exist yet (mkfs makes it); the partition file must be fully written.
@@ -169,42 +102,6 @@ TEST_F(FlushDomainTest, ARocksDbSyncOnTheSameDiskCoversThePartition) {
   EXPECT_NE(no.why.find("unwritten"), std::string::npos) << no.why;
   const FlushDomainCheck missing = CheckSyncCoversPartition(dir_.Join("db"), dir_.Join("nope"));
   EXPECT_FALSE(missing.shared);
-}
-
-TEST_F(FlushDomainTest, TheEngineResolvesSyncCovers) {
-  if (absl::Status fs = CheckSyncFlushesTheCache(dir_.path()); !fs.ok()) {
-    GTEST_SKIP() << "the test file system's fdatasync is not known to flush the cache: " << fs;
-  }
-  WriteFile(dir_.Join("data"), 1 << 20);
-  WriteFile(dir_.Join("log"), 1 << 20);
-  EngineConfig c;
-  c.log_dev = dir_.Join("log");
-  c.db_path = dir_.Join("db");
-  c.backend = Backend::kRing;
-  c.sync_covers = EngineConfig::SyncCovers::kAuto;
-  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data")}).ok());
-  EXPECT_TRUE(c.sync_covers_partition) << c.sync_covers_why;
-
-  c.sync_covers = EngineConfig::SyncCovers::kOff;
-  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data")}).ok());
-  EXPECT_FALSE(c.sync_covers_partition);
-  EXPECT_EQ(c.sync_covers_why, "pgring_sync_covers=off");
-
-  c.log_dev = dir_.Join("falloc");
-  c.sync_covers = EngineConfig::SyncCovers::kOn;
-  absl::Status s = c.ResolveSharedFlush({dir_.Join("data")});
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_NE(s.message().find("pgring_sync_covers=on"), std::string::npos) << s;
-  EXPECT_NE(s.message().find("unwritten"), std::string::npos) << s;
-
-  c.log_dev = dir_.Join("log");
-  c.backend = Backend::kRocksDb;
-  c.sync_covers = EngineConfig::SyncCovers::kAuto;
-  ASSERT_TRUE(c.ResolveSharedFlush({dir_.Join("data")}).ok());
-  EXPECT_FALSE(c.sync_covers_partition);
-  EXPECT_NE(c.sync_covers_why.find("RocksDB backend"), std::string::npos) << c.sync_covers_why;
-  c.sync_covers = EngineConfig::SyncCovers::kOn;
-  EXPECT_EQ(c.ResolveSharedFlush({dir_.Join("data")}).code(), absl::StatusCode::kInvalidArgument);
 }
 
 // ext4 mounted with data=journal turns O_DIRECT writes into journalled
@@ -292,4 +189,4 @@ INSTANTIATE_TEST_SUITE_P(Mounts, Ext4BarrierTest, ::testing::Values("barrier=0",
                          });
 
 }  // namespace
-}  // namespace pgring::fio
+}  // namespace pgring::testing

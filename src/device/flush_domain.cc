@@ -1,4 +1,4 @@
-#include "flush_domain.h"
+#include "device/flush_domain.h"
 
 #include <fcntl.h>
 #include <linux/fiemap.h>
@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace pgring::fio {
+namespace pgring {
 namespace {
 
 std::string DevName(dev_t d) { return absl::StrFormat("%u:%u", major(d), minor(d)); }
@@ -254,4 +254,4 @@ FlushDomainCheck CheckSyncCoversPartition(const std::string& db_dir, const std::
                              ", and a RocksDB sync there flushes that disk's cache")};
 }
 
-}  // namespace pgring::fio
+}  // namespace pgring

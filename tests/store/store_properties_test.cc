@@ -1,0 +1,226 @@
+// Store::GetProperty and GetMapProperty (pgring/store.h) on both backends:
+// the store's counters under "pgring.*" against known counts, RocksDB's
+// tickers against the keys a transaction is known to write, RocksDB's own
+// properties passed through on the column family that holds pgring's keys
+// (in pgring's own RocksDB and in an embedder's), and false for every name
+// or form the store does not have.
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/statistics.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pgring/device.h"
+#include "pgring/store.h"
+#include "store/store_core.h"
+#include "util/store_fixture.h"
+
+namespace pgring::testing {
+namespace {
+
+using Map = std::map<std::string, std::string>;
+
+class StorePropertiesTest : public StoreFixture, public ::testing::WithParamInterface<Backend> {
+ protected:
+  void SetUp() override {
+    StoreFixture::SetUp();
+    MkfsAndOpen(GetParam());
+  }
+  std::string Property(const std::string& name) {
+    std::string v;
+    EXPECT_TRUE(store_->GetProperty(name, &v)) << name;
+    return v;
+  }
+  Map MapProperty(const std::string& name) {
+    Map m;
+    EXPECT_TRUE(store_->GetMapProperty(name, &m)) << name;
+    return m;
+  }
+  uint64_t KeysWritten() {
+    Map t = MapProperty("pgring.rocksdb_tickers");
+    EXPECT_TRUE(t.count("rocksdb.number.keys.written")) << "no NUMBER_KEYS_WRITTEN ticker";
+    return std::stoull(t["rocksdb.number.keys.written"]);
+  }
+};
+
+TEST_P(StorePropertiesTest, StoreCountersHaveTheirKnownValues) {
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  ASSERT_OK(Append(Pg(1), 1, 5));
+  ASSERT_OK(Append(Pg(2), 1, 3));
+  ASSERT_OK(Do([](Transaction* t) { t->AppendDup(Pg(2), V(1, 1), "dup"); }));
+  // Five commits since open, each its own group (Commit waits for each).
+  EXPECT_EQ(Property("pgring.transactions_committed"), "5");
+  EXPECT_EQ(Property("pgring.commit_groups"), "5");
+  EXPECT_EQ(Property("pgring.pgs"), "2");
+  EXPECT_EQ(Property("pgring.live_entries"), "8");
+  EXPECT_EQ(Property("pgring.live_dups"), "1");
+
+  // The map has every StoreStats counter, each what GetStoreStats says.
+  const StoreStats st = store_->GetStoreStats();
+  const Map m = MapProperty("pgring.stats");
+  const std::map<std::string, uint64_t> want = {
+      {"pgs", st.pgs},
+      {"total_chunks", st.total_chunks},
+      {"free_chunks", st.free_chunks},
+      {"chunk_size", st.chunk_size},
+      {"live_entries", st.live_entries},
+      {"live_dups", st.live_dups},
+      {"transactions_committed", st.transactions_committed},
+      {"commit_groups", st.commit_groups},
+      {"superseded_key_writes", st.superseded_key_writes},
+      {"record_bytes_appended", st.record_bytes_appended},
+      {"payload_bytes_appended", st.payload_bytes_appended},
+      {"device_bytes_written", st.device_bytes_written},
+      {"device_flushes", st.device_flushes},
+      {"mapping_table_bytes", st.mapping_table_bytes},
+  };
+  ASSERT_EQ(m.size(), want.size());
+  for (const auto& [name, value] : want) {
+    ASSERT_TRUE(m.count(name)) << name;
+    EXPECT_EQ(m.at(name), std::to_string(value)) << name;
+    EXPECT_EQ(Property("pgring." + name), std::to_string(value)) << name;
+  }
+  EXPECT_EQ(m.at("transactions_committed"), "5");
+  // The string form: one "name: value" line per counter.
+  const std::string text = Property("pgring.stats");
+  EXPECT_NE(text.find("pgs: 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("transactions_committed: 5\n"), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<long>(want.size())) << text;
+}
+
+// One small append to a PG with room writes one RocksDB key on either
+// backend (the ring: the PG's pointer; the RocksDB backend: the entry), and
+// an embedder key in the batch is one more.
+TEST_P(StorePropertiesTest, TickersCountTheKeysATransactionWrites) {
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Append(Pg(1), 1, 2));
+  uint64_t before = KeysWritten();
+  ASSERT_OK(Do([](Transaction* t) { t->AppendEntry(Pg(1), V(1, 3), TestPayload(3)); }));
+  EXPECT_EQ(KeysWritten() - before, 1u);
+  before = KeysWritten();
+  ASSERT_OK(Do([](Transaction* t) {
+    t->AppendEntry(Pg(1), V(1, 4), TestPayload(4));
+    ASSERT_TRUE(t->batch()->Put("osd.onode", "v").ok());
+  }));
+  EXPECT_EQ(KeysWritten() - before, 2u);
+  const Map t = MapProperty("pgring.rocksdb_tickers");
+  EXPECT_GT(std::stoull(t.at("rocksdb.wal.bytes")), 0u);
+}
+
+// "rocksdb.*" is RocksDB's own answer for pgring's column family.
+TEST_P(StorePropertiesTest, RocksDbPropertiesPassThrough) {
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Append(Pg(1), 1, 4));
+  rocksdb::DB* db = CoreOf(*store_).metadata_db().db();
+  for (const char* name : {"rocksdb.num-entries-active-mem-table", "rocksdb.estimate-num-keys",
+                           "rocksdb.cur-size-active-mem-table"}) {
+    std::string direct;
+    ASSERT_TRUE(db->GetProperty(name, &direct)) << name;
+    EXPECT_EQ(Property(name), direct) << name;
+  }
+  EXPECT_NE(Property("rocksdb.num-entries-active-mem-table"), "0");
+  // The statistics texts (their interval parts change from call to call).
+  EXPECT_NE(Property("rocksdb.stats").find("Compaction Stats"), std::string::npos);
+  EXPECT_NE(Property("rocksdb.cfstats").find("Compaction Stats"), std::string::npos);
+  Map direct;
+  ASSERT_TRUE(db->GetMapProperty("rocksdb.cfstats", &direct));
+  const Map cfstats = MapProperty("rocksdb.cfstats");
+  EXPECT_FALSE(cfstats.empty());
+  EXPECT_EQ(cfstats.size(), direct.size());
+  for (const auto& [k, v] : direct) EXPECT_TRUE(cfstats.count(k)) << k;
+}
+
+TEST_P(StorePropertiesTest, UnknownNamesAndFormsAreFalse) {
+  std::string v;
+  Map m;
+  for (const char* name : {"", "pgring.", "pgring.nope", "pgring.Pgs", "nope", "pgs",
+                           "rocksdb.nope", "pgring.rocksdb_tickers"}) {
+    EXPECT_FALSE(store_->GetProperty(name, &v)) << name;
+  }
+  for (const char* name : {"", "pgring.", "pgring.nope", "pgring.pgs", "nope",
+                           "rocksdb.nope", "rocksdb.stats"}) {
+    EXPECT_FALSE(store_->GetMapProperty(name, &m)) << name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StorePropertiesTest,
+                         ::testing::Values(Backend::kRing, Backend::kRocksDb), BackendName);
+
+// In an embedder's RocksDB the properties describe pgring's column family,
+// and the tickers are there exactly when the embedder's DB collects them.
+class EmbedderDbPropertiesTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    rocksdb::DBOptions o;
+    o.create_if_missing = true;
+    o.create_missing_column_families = true;
+    if (GetParam()) o.statistics = rocksdb::CreateDBStatistics();
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
+        {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
+        {"pgring", rocksdb::ColumnFamilyOptions()}};
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status s = rocksdb::DB::Open(o, dir_.Join("db"), cfs, &handles_, &raw);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    db_.reset(raw);
+    auto dev = Device::InMemory(16 << 20);
+    ASSERT_OK(dev);
+    device_ = *dev;
+    MkfsOptions m;
+    m.chunk_size = 64 << 10;
+    const MetadataLocation meta = MetadataLocation::SharedDb(db_.get(), handles_[1]);
+    ASSERT_OK(Mkfs(device_, meta, m));
+    Options opts;
+    opts.log_sink = NullLogSink();
+    auto store = Store::Open(device_, meta, opts);
+    ASSERT_OK(store);
+    store_ = std::move(*store);
+  }
+  void TearDown() override {
+    store_.reset();
+    for (auto* h : handles_) EXPECT_TRUE(db_->DestroyColumnFamilyHandle(h).ok());
+    if (db_) EXPECT_TRUE(db_->Close().ok());
+  }
+  TempDir dir_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  std::shared_ptr<Device> device_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(EmbedderDbPropertiesTest, PropertiesAreOfPgringsColumnFamily) {
+  Transaction t;
+  t.CreatePg(PgId{1, 1, -1});
+  ASSERT_OK(store_->Commit(std::move(t)));
+  // The embedder's own keys, in its default column family.
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(db_->Put(rocksdb::WriteOptions(), "k" + std::to_string(i), "v").ok());
+  }
+  const char* kName = "rocksdb.num-entries-active-mem-table";
+  std::string pgring_cf, default_cf, got;
+  ASSERT_TRUE(db_->GetProperty(handles_[1], kName, &pgring_cf));
+  ASSERT_TRUE(db_->GetProperty(handles_[0], kName, &default_cf));
+  ASSERT_NE(pgring_cf, default_cf);
+  ASSERT_TRUE(store_->GetProperty(kName, &got));
+  EXPECT_EQ(got, pgring_cf);
+
+  std::map<std::string, std::string> tickers;
+  EXPECT_EQ(store_->GetMapProperty("pgring.rocksdb_tickers", &tickers), GetParam());
+  if (GetParam()) {
+    // Mkfs's and the new PG's keys, and the embedder's ten: one statistics
+    // object counts the whole DB.
+    EXPECT_GE(std::stoull(tickers.at("rocksdb.number.keys.written")), 11u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Statistics, EmbedderDbPropertiesTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? "On" : "Off";
+                         });
+
+}  // namespace
+}  // namespace pgring::testing
