@@ -4,9 +4,11 @@
 #include <functional>
 #include <string>
 
+#include "tool/command.h"
 #include "tool/fsck.h"
 #include "tool/inspect.h"
 #include "tool/layout_svg.h"
+#include "tool/render.h"
 #include "tool/repair.h"
 #include "tool/surgery.h"
 #include "tool/tool_common.h"
@@ -52,7 +54,156 @@ class ToolFormatter : public CLI::Formatter {
   }
 };
 
+// Until each command is a class of its own: a command whose function prints
+// its own output and returns the exit status.
+class PrintingCommand final : public Command {
+ public:
+  PrintingCommand(const char* name, const char* help, std::string footer,
+                  std::function<void(CLI::App*)> options,
+                  std::function<int(const ToolContext&)> run)
+      : name_(name), help_(help), footer_(std::move(footer)), options_(std::move(options)),
+        run_(std::move(run)) {}
+  std::string_view name() const override { return name_; }
+  std::string_view help() const override { return help_; }
+  std::string_view footer() const override { return footer_; }
+  void AddOptions(CLI::App* app) override {
+    if (options_) options_(app);
+  }
+  CommandResult Run(const ToolContext& ctx) const override {
+    CommandResult r;
+    r.exit_code = run_(ctx);
+    return r;
+  }
+
+ private:
+  const char* name_;
+  const char* help_;
+  std::string footer_;
+  std::function<void(CLI::App*)> options_;
+  std::function<int(const ToolContext&)> run_;
+};
+
+constexpr char kYes[] = "--yes-i-really-mean-it";
+constexpr char kYesHelp[] = "required: this changes the store";
+
 }  // namespace
+
+std::vector<std::unique_ptr<Command>> AllCommands() {
+  std::vector<std::unique_ptr<Command>> c;
+  auto printing = [&c](const char* name, const char* help, std::string footer,
+                       std::function<void(CLI::App*)> options,
+                       std::function<int(const ToolContext&)> run) {
+    c.push_back(std::make_unique<PrintingCommand>(name, help, std::move(footer),
+                                                  std::move(options), std::move(run)));
+  };
+  auto mkfs = std::make_shared<MkfsArgs>();
+  printing(
+      "mkfs", "make a new, empty store on --dev with its metadata in --db", "",
+      [mkfs](CLI::App* a) {
+        a->add_option("--chunk-size", mkfs->chunk_size, "chunk size (power of two, 64K..256M)")
+            ->transform(CLI::AsSizeValue(false))
+            ->capture_default_str();
+        a->add_option("--size", mkfs->size, "bytes of the device to use (default: all)")
+            ->transform(CLI::AsSizeValue(false));
+        a->add_option("--backend", mkfs->backend, "ring (default) or rocksdb")
+            ->check(CLI::IsMember({"ring", "rocksdb"}));
+        a->add_flag("--force", mkfs->force, "overwrite an existing pgring label or store");
+      },
+      [mkfs](const ToolContext& ctx) { return MkfsCommand(ctx, *mkfs); });
+  printing("show-label",
+           "print the partition's label (and, with --db, the metadata it must match)", "",
+           nullptr, [](const ToolContext& ctx) { return ShowLabelCommand(ctx); });
+  auto fsck = std::make_shared<FsckOptions>();
+  printing(
+      "fsck", "check the store; report every problem", kFsckFooter,
+      [fsck](CLI::App* a) {
+        a->add_flag("--deep", fsck->deep, "also read and verify every committed record");
+      },
+      [fsck](const ToolContext& ctx) { return FsckCommand(ctx, *fsck); });
+  auto repair = std::make_shared<RepairOptions>();
+  printing(
+      "repair", "fix what can be fixed without losing committed data; refuse the rest",
+      "Fixes: a damaged label (written again from pgring.meta); chunks a PG's list holds\n"
+      "past its tail's chunk (given back); uncommitted data past a PG's tail (zeroed).\n"
+      "Refuses, naming the reason: damage inside a committed range, chunks owned twice\n"
+      "or out of range, damaged keys or metadata, a partition of another store.\n"
+      "Exit status: 0 the store is clean now, 1 something was refused, 2 cannot open.",
+      [repair](CLI::App* a) {
+        a->add_flag("--dry-run", repair->dry_run, "only say what would be done");
+      },
+      [repair](const ToolContext& ctx) { return RepairCommand(ctx, *repair); });
+  c.push_back(std::make_unique<ListPgsCommand>());
+  c.push_back(std::make_unique<InfoCommand>());
+  c.push_back(std::make_unique<LogCommand>());
+  c.push_back(std::make_unique<DupsCommand>());
+  printing("stats",
+           "space per PG, free chunks, fragmentation, log bytes per payload byte, RocksDB size",
+           "", nullptr, [](const ToolContext& ctx) { return StatsCommand(ctx); });
+  struct LayoutArgs {
+    std::string svg;
+    LayoutOptions layout;
+  };
+  auto layout = std::make_shared<LayoutArgs>();
+  printing(
+      "layout", "draw the partition as SVG: chunks coloured by PG, heads and tails marked", "",
+      [layout](CLI::App* a) {
+        a->add_option("--out", layout->svg, "the SVG file to write")->required();
+        a->add_option("--max-cells", layout->layout.max_cells,
+                      "at most this many cells; more chunks are aggregated per cell")
+            ->check(CLI::Range(uint64_t{16}, uint64_t{1} << 20))
+            ->capture_default_str();
+      },
+      [layout](const ToolContext& ctx) { return LayoutCommand(ctx, layout->svg, layout->layout); });
+  struct PgArgs {
+    std::string pg, to, file;
+    bool yes = false;
+  };
+  auto exp = std::make_shared<PgArgs>();
+  printing(
+      "export", "write one PG's log (entries, dups, info) to a portable file", "",
+      [exp](CLI::App* a) {
+        a->add_option("--pg", exp->pg, "PG id")->required();
+        a->add_option("--file", exp->file, "the file to write")->required();
+      },
+      [exp](const ToolContext& ctx) { return ExportCommand(ctx, exp->pg, exp->file); });
+  auto imp = std::make_shared<PgArgs>();
+  printing(
+      "import", "create a PG from an export file (as a new PG; it must not exist)", "",
+      [imp](CLI::App* a) {
+        a->add_option("--file", imp->file, "the export file")->required();
+        a->add_option("--pg", imp->pg, "import under this PG id instead of the file's");
+      },
+      [imp](const ToolContext& ctx) { return ImportCommand(ctx, imp->file, imp->pg); });
+  auto trim = std::make_shared<PgArgs>();
+  printing(
+      "trim", "drop a PG's entries up to a version", "",
+      [trim](CLI::App* a) {
+        a->add_option("--pg", trim->pg, "PG id")->required();
+        a->add_option("--to", trim->to, "drop entries with versions <= this")->required();
+        a->add_flag(kYes, trim->yes, kYesHelp);
+      },
+      [trim](const ToolContext& ctx) { return TrimCommand(ctx, trim->pg, trim->to, trim->yes); });
+  auto rewind = std::make_shared<PgArgs>();
+  printing(
+      "rewind", "drop a PG's entries after a version (a divergent tail)", "",
+      [rewind](CLI::App* a) {
+        a->add_option("--pg", rewind->pg, "PG id")->required();
+        a->add_option("--to", rewind->to, "drop entries with versions > this")->required();
+        a->add_flag(kYes, rewind->yes, kYesHelp);
+      },
+      [rewind](const ToolContext& ctx) {
+        return RewindCommand(ctx, rewind->pg, rewind->to, rewind->yes);
+      });
+  auto remove = std::make_shared<PgArgs>();
+  printing(
+      "remove-pg", "remove a PG and free its chunks", "",
+      [remove](CLI::App* a) {
+        a->add_option("--pg", remove->pg, "PG id")->required();
+        a->add_flag(kYes, remove->yes, kYesHelp);
+      },
+      [remove](const ToolContext& ctx) { return RemovePgCommand(ctx, remove->pg, remove->yes); });
+  return c;
+}
 
 int RunTool(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
             bool stderr_is_tty) {
@@ -77,122 +228,16 @@ int RunTool(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                  "always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
 
-  std::function<int()> run;
-  // A command; the global options may follow it too.
-  auto command = [&](const char* name, const char* description) {
-    CLI::App* sub = app.add_subcommand(name, description);
+  const std::vector<std::unique_ptr<Command>> commands = AllCommands();
+  const Command* selected = nullptr;
+  for (const auto& command : commands) {
+    // The global options may follow the command too (fallthrough).
+    CLI::App* sub = app.add_subcommand(std::string(command->name()), std::string(command->help()));
     sub->fallthrough();
-    return sub;
-  };
-
-  // --- mkfs
-  MkfsArgs mkfs;
-  auto* c_mkfs = command("mkfs", "make a new, empty store on --dev with its metadata in --db");
-  c_mkfs->add_option("--chunk-size", mkfs.chunk_size, "chunk size (power of two, 64K..256M)")
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
-  c_mkfs->add_option("--size", mkfs.size, "bytes of the device to use (default: all)")
-      ->transform(CLI::AsSizeValue(false));
-  c_mkfs->add_option("--backend", mkfs.backend, "ring (default) or rocksdb")
-      ->check(CLI::IsMember({"ring", "rocksdb"}));
-  c_mkfs->add_flag("--force", mkfs.force, "overwrite an existing pgring label or store");
-  c_mkfs->callback([&] { run = [&] { return MkfsCommand(ctx, mkfs); }; });
-
-  // --- show-label
-  auto* c_label = command(
-      "show-label", "print the partition's label (and, with --db, the metadata it must match)");
-  c_label->callback([&] { run = [&] { return ShowLabelCommand(ctx); }; });
-
-  // --- fsck
-  FsckOptions fsck;
-  auto* c_fsck = command("fsck", "check the store; report every problem");
-  c_fsck->add_flag("--deep", fsck.deep, "also read and verify every committed record");
-  c_fsck->footer(kFsckFooter);
-  c_fsck->callback([&] { run = [&] { return FsckCommand(ctx, fsck); }; });
-
-  // --- repair
-  RepairOptions repair;
-  auto* c_repair =
-      command("repair", "fix what can be fixed without losing committed data; refuse the rest");
-  c_repair->add_flag("--dry-run", repair.dry_run, "only say what would be done");
-  c_repair->footer(
-      "Fixes: a damaged label (written again from pgring.meta); chunks a PG's list holds\n"
-      "past its tail's chunk (given back); uncommitted data past a PG's tail (zeroed).\n"
-      "Refuses, naming the reason: damage inside a committed range, chunks owned twice\n"
-      "or out of range, damaged keys or metadata, a partition of another store.\n"
-      "Exit status: 0 the store is clean now, 1 something was refused, 2 cannot open.");
-  c_repair->callback([&] { run = [&] { return RepairCommand(ctx, repair); }; });
-
-  // --- list-pgs, info, log, dups, stats
-  auto* c_list = command("list-pgs", "list the store's PGs");
-  c_list->callback([&] { run = [&] { return ListPgsCommand(ctx); }; });
-
-  std::string pg, from, to, file;
-  auto* c_info = command("info", "one PG: pointers, chunks, counts, info");
-  c_info->add_option("--pg", pg, "PG id, e.g. 1.2a")->required();
-  c_info->callback([&] { run = [&] { return InfoCommand(ctx, pg); }; });
-
-  auto* c_log =
-      command("log", "a PG's entries: version, position, length, record CRC, payload (hex)");
-  c_log->add_option("--pg", pg, "PG id, e.g. 1.2a")->required();
-  c_log->add_option("--from", from, "first version (EPOCH'VERSION or EPOCH.VERSION)");
-  c_log->add_option("--to", to, "last version");
-  c_log->callback([&] { run = [&] { return LogCommand(ctx, pg, from, to); }; });
-
-  auto* c_dups = command("dups", "a PG's dup entries");
-  c_dups->add_option("--pg", pg, "PG id, e.g. 1.2a")->required();
-  c_dups->callback([&] { run = [&] { return DupsCommand(ctx, pg); }; });
-
-  auto* c_stats =
-      command("stats",
-              "space per PG, free chunks, fragmentation, log bytes per payload byte, RocksDB size");
-  c_stats->callback([&] { run = [&] { return StatsCommand(ctx); }; });
-
-  // --- layout
-  std::string svg;
-  LayoutOptions layout;
-  auto* c_layout =
-      command("layout", "draw the partition as SVG: chunks coloured by PG, heads and tails marked");
-  c_layout->add_option("--out", svg, "the SVG file to write")->required();
-  c_layout
-      ->add_option("--max-cells", layout.max_cells,
-                   "at most this many cells; more chunks are aggregated per cell")
-      ->check(CLI::Range(uint64_t{16}, uint64_t{1} << 20))
-      ->capture_default_str();
-  c_layout->callback([&] { run = [&] { return LayoutCommand(ctx, svg, layout); }; });
-
-  // --- export / import
-  auto* c_export = command("export", "write one PG's log (entries, dups, info) to a portable file");
-  c_export->add_option("--pg", pg, "PG id")->required();
-  c_export->add_option("--file", file, "the file to write")->required();
-  c_export->callback([&] { run = [&] { return ExportCommand(ctx, pg, file); }; });
-
-  auto* c_import =
-      command("import", "create a PG from an export file (as a new PG; it must not exist)");
-  c_import->add_option("--file", file, "the export file")->required();
-  c_import->add_option("--pg", pg, "import under this PG id instead of the file's");
-  c_import->callback([&] { run = [&] { return ImportCommand(ctx, file, pg); }; });
-
-  // --- surgery
-  bool yes = false;
-  constexpr char kYes[] = "--yes-i-really-mean-it";
-  constexpr char kYesHelp[] = "required: this changes the store";
-  auto* c_trim = command("trim", "drop a PG's entries up to a version");
-  c_trim->add_option("--pg", pg, "PG id")->required();
-  c_trim->add_option("--to", to, "drop entries with versions <= this")->required();
-  c_trim->add_flag(kYes, yes, kYesHelp);
-  c_trim->callback([&] { run = [&] { return TrimCommand(ctx, pg, to, yes); }; });
-
-  auto* c_rewind = command("rewind", "drop a PG's entries after a version (a divergent tail)");
-  c_rewind->add_option("--pg", pg, "PG id")->required();
-  c_rewind->add_option("--to", to, "drop entries with versions > this")->required();
-  c_rewind->add_flag(kYes, yes, kYesHelp);
-  c_rewind->callback([&] { run = [&] { return RewindCommand(ctx, pg, to, yes); }; });
-
-  auto* c_remove = command("remove-pg", "remove a PG and free its chunks");
-  c_remove->add_option("--pg", pg, "PG id")->required();
-  c_remove->add_flag(kYes, yes, kYesHelp);
-  c_remove->callback([&] { run = [&] { return RemovePgCommand(ctx, pg, yes); }; });
+    if (!command->footer().empty()) sub->footer(std::string(command->footer()));
+    command->AddOptions(sub);
+    sub->callback([&selected, c = command.get()] { selected = c; });
+  }
 
   try {
     app.parse(argc, argv);
@@ -230,8 +275,10 @@ int RunTool(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   if (ctx.dev.empty()) {
     return Fail(ctx, "no partition given: add --dev PATH (see pgring-tool --help)", kExitUsage);
   }
-  if (!run) return Fail(ctx, "no command given (see pgring-tool --help)", kExitUsage);
-  return run();
+  if (selected == nullptr) {
+    return Fail(ctx, "no command given (see pgring-tool --help)", kExitUsage);
+  }
+  return Render(ctx, selected->Run(ctx));
 }
 
 }  // namespace pgring::tool

@@ -1,8 +1,7 @@
 // inspect.h — the read commands: show-label, list-pgs, info, log, dups,
-// stats. Each prints text by default or JSON (ctx.format), works on both
-// backends (the ring backend is read through the offline view, which knows
-// where every record lies; the RocksDB backend through Store::Open with
-// Options::read_only), and returns the exit status.
+// stats. Each works on both backends (the ring backend is read through the
+// offline view, which knows where every record lies; the RocksDB backend
+// through Store::Open with Options::read_only).
 #ifndef PGRING_TOOL_INSPECT_H_
 #define PGRING_TOOL_INSPECT_H_
 
@@ -10,6 +9,7 @@
 #include <memory>
 
 #include "pgring/store.h"
+#include "tool/command.h"
 #include "tool/offline_store.h"
 #include "tool/tool_common.h"
 
@@ -38,13 +38,53 @@ absl::StatusOr<ReadAccess> OpenForRead(const ToolContext& ctx);
 uint64_t DirectoryBytes(const std::string& path);
 
 int ShowLabelCommand(const ToolContext& ctx);
-int ListPgsCommand(const ToolContext& ctx);
-int InfoCommand(const ToolContext& ctx, const std::string& pg);
-// Entries with versions in [from, to] (empty strings: no bound).
-int LogCommand(const ToolContext& ctx, const std::string& pg, const std::string& from,
-               const std::string& to);
-int DupsCommand(const ToolContext& ctx, const std::string& pg);
 int StatsCommand(const ToolContext& ctx);
+
+// `list-pgs`: every PG with its keys (ring) or counts (RocksDB).
+class ListPgsCommand final : public Command {
+ public:
+  std::string_view name() const override { return "list-pgs"; }
+  std::string_view help() const override { return "list the store's PGs"; }
+  CommandResult Run(const ToolContext& ctx) const override;
+};
+
+// `info --pg P`: one PG's pointer, chunks, counts and info.
+class InfoCommand final : public Command {
+ public:
+  std::string_view name() const override { return "info"; }
+  std::string_view help() const override { return "one PG: pointers, chunks, counts, info"; }
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  std::string pg_;
+};
+
+// `log --pg P [--from V] [--to V]`: the entries with versions in [from, to].
+class LogCommand final : public Command {
+ public:
+  std::string_view name() const override { return "log"; }
+  std::string_view help() const override {
+    return "a PG's entries: version, position, length, record CRC, payload (hex)";
+  }
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  std::string pg_, from_, to_;  // empty from/to: no bound
+};
+
+// `dups --pg P`: the dup entries, as `log` shows entries.
+class DupsCommand final : public Command {
+ public:
+  std::string_view name() const override { return "dups"; }
+  std::string_view help() const override { return "a PG's dup entries"; }
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  std::string pg_;
+};
 
 }  // namespace pgring::tool
 
