@@ -110,9 +110,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
         a->add_flag("--force", mkfs->force, "overwrite an existing pgring label or store");
       },
       [mkfs](const ToolContext& ctx) { return MkfsCommand(ctx, *mkfs); });
-  printing("show-label",
-           "print the partition's label (and, with --db, the metadata it must match)", "",
-           nullptr, [](const ToolContext& ctx) { return ShowLabelCommand(ctx); });
+  c.push_back(std::make_unique<ShowLabelCommand>());
   auto fsck = std::make_shared<FsckOptions>();
   printing(
       "fsck", "check the store; report every problem", kFsckFooter,
@@ -136,9 +134,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   c.push_back(std::make_unique<InfoCommand>());
   c.push_back(std::make_unique<LogCommand>());
   c.push_back(std::make_unique<DupsCommand>());
-  printing("stats",
-           "space per PG, free chunks, fragmentation, log bytes per payload byte, RocksDB size",
-           "", nullptr, [](const ToolContext& ctx) { return StatsCommand(ctx); });
+  c.push_back(std::make_unique<StatsCommand>());
   struct LayoutArgs {
     std::string svg;
     LayoutOptions layout;

@@ -27,11 +27,6 @@ std::string BackendName(Backend b) {
   return absl::StrCat("unknown(", static_cast<int>(b), ")");
 }
 
-// Exit status for an error met while running a command (not opening).
-int CommandError(const ToolContext& ctx, const absl::Status& s) {
-  return Fail(ctx, s, absl::IsInvalidArgument(s) ? kExitUsage : kExitFailed);
-}
-
 Json PosJson(const ReadAccess& a, const PgChunkList& c, uint64_t lpos) {
   Json j;
   j["lpos"] = lpos;
@@ -145,9 +140,9 @@ uint64_t DirectoryBytes(const std::string& path) {
 // ---------------------------------------------------------------------------
 // show-label
 
-int ShowLabelCommand(const ToolContext& ctx) {
+CommandResult ShowLabelCommand::Run(const ToolContext& ctx) const {
   auto opened = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
-  if (!opened.ok()) return Fail(ctx, opened.status(), kExitUsage);
+  if (!opened.ok()) return CommandResult::Failure(opened.status(), kExitUsage);
   const OfflineStore& s = **opened;
   const char* p = s.label_region().data();
   Uuid uuid;
@@ -168,7 +163,8 @@ int ShowLabelCommand(const ToolContext& ctx) {
   l["backend"] = BackendName(static_cast<Backend>(backend));
   l["crc"] = Hex32(stored_crc);
   l["computed_crc"] = Hex32(computed_crc);
-  Json j;
+  CommandResult r;
+  Json& j = r.json;
   j["label"] = l;
   const bool valid = s.label().ok();
   j["valid"] = valid;
@@ -203,42 +199,38 @@ int ShowLabelCommand(const ToolContext& ctx) {
   j["metadata"] = meta;
   j["binding"] = binding;
   const bool ok = valid && size_problem.empty() && (binding.is_null() || binding == "ok");
-  if (ctx.json()) {
-    PrintJson(ctx, j);
-    return ok ? kExitOk : kExitFailed;
+  r.exit_code = ok ? kExitOk : kExitFailed;
+  r.text.Line(absl::StrCat("label (partition offset 0, ", kLabelEncodedSize, " bytes):"));
+  KeyValues kv;
+  kv.key_width = 16;
+  for (const char* key : {"magic", "format_version", "encoded_size", "uuid", "block_size"}) {
+    kv.Add(key, Cell(l[key]));
   }
-  std::ostream& out = *ctx.out;
-  out << "label (partition offset 0, " << kLabelEncodedSize << " bytes):\n";
-  out << absl::StrFormat("  magic           %s\n", l["magic"].get<std::string>());
-  out << absl::StrFormat("  format_version  %u\n", l["format_version"].get<uint32_t>());
-  out << absl::StrFormat("  encoded_size    %u\n", l["encoded_size"].get<uint32_t>());
-  out << absl::StrFormat("  uuid            %s\n", uuid.ToString());
-  out << absl::StrFormat("  block_size      %u\n", l["block_size"].get<uint32_t>());
-  out << absl::StrFormat("  chunk_size      %u (%s)\n", l["chunk_size"].get<uint32_t>(),
-                         HumanBytes(l["chunk_size"].get<uint32_t>()));
-  out << absl::StrFormat("  partition_size  %u (%s)\n", l["partition_size"].get<uint64_t>(),
-                         HumanBytes(l["partition_size"].get<uint64_t>()));
-  out << absl::StrFormat("  data_offset     %u\n", l["data_offset"].get<uint64_t>());
-  out << absl::StrFormat("  chunk_count     %u\n", l["chunk_count"].get<uint64_t>());
-  out << absl::StrFormat("  backend         %s\n", l["backend"].get<std::string>());
-  out << absl::StrFormat("  crc             %s (%s)\n", Hex32(stored_crc),
-                         stored_crc == computed_crc ? std::string("matches")
-                                                    : "MISMATCH: computed " + Hex32(computed_crc));
-  out << "label: " << (valid ? std::string("valid") : "DAMAGED: " + j["error"].get<std::string>())
-      << "\n";
-  out << absl::StrFormat("device: %u bytes%s\n", s.device()->size(),
-                         size_problem.empty() ? std::string() : "; PROBLEM: " + size_problem);
+  for (const char* key : {"chunk_size", "partition_size"}) {
+    kv.Add(key, absl::StrCat(Cell(l[key]), " (", HumanBytes(l[key].get<uint64_t>()), ")"));
+  }
+  for (const char* key : {"data_offset", "chunk_count", "backend"}) kv.Add(key, Cell(l[key]));
+  kv.Add("crc", absl::StrCat(Hex32(stored_crc), " (",
+                             stored_crc == computed_crc ? std::string("matches")
+                                                        : "MISMATCH: computed " + Hex32(computed_crc),
+                             ")"));
+  r.text.Add(std::move(kv));
+  r.text.Line(absl::StrCat(
+      "label: ", valid ? std::string("valid") : "DAMAGED: " + j["error"].get<std::string>()));
+  r.text.Line(absl::StrFormat("device: %u bytes%s", s.device()->size(),
+                              size_problem.empty() ? std::string() : "; PROBLEM: " + size_problem));
   if (s.meta()) {
     if (s.meta()->ok()) {
-      out << absl::StrFormat("metadata: store %s, backend %s, next PG stamp %u\n",
-                             meta["uuid"].get<std::string>(), meta["backend"].get<std::string>(),
-                             meta["next_pg_stamp"].get<uint32_t>());
+      r.text.Line(absl::StrFormat("metadata: store %s, backend %s, next PG stamp %u",
+                                  meta["uuid"].get<std::string>(),
+                                  meta["backend"].get<std::string>(),
+                                  meta["next_pg_stamp"].get<uint32_t>()));
     } else {
-      out << "metadata: DAMAGED: " << meta["error"].get<std::string>() << "\n";
+      r.text.Line("metadata: DAMAGED: " + meta["error"].get<std::string>());
     }
-    out << "binding: " << binding.get<std::string>() << "\n";
+    r.text.Line("binding: " + binding.get<std::string>());
   }
-  return ok ? kExitOk : kExitFailed;
+  return r;
 }
 
 // ---------------------------------------------------------------------------
@@ -564,15 +556,26 @@ CommandResult DupsCommand::Run(const ToolContext& ctx) const {
 // ---------------------------------------------------------------------------
 // stats
 
-int StatsCommand(const ToolContext& ctx) {
+CommandResult StatsCommand::Run(const ToolContext& ctx) const {
   auto a = OpenForRead(ctx);
-  if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
-  Json j;
+  if (!a.ok()) return CommandResult::Failure(a.status(), kExitUsage);
+  CommandResult r;
+  Json& j = r.json;
   j["backend"] = BackendName(a->backend);
   Json pgs = Json::array();
   uint64_t payload_total = 0, used_total = 0, damaged = 0;
   const uint64_t rocksdb_bytes = DirectoryBytes(ctx.db);
+  // "-" where a ratio has no payload to divide by.
+  auto ratio = [](const Json& v) {
+    return v.is_null() ? std::string("-") : absl::StrFormat("%.3f", v.get<double>());
+  };
+  Table t;
   if (a->backend == Backend::kRing) {
+    t.columns = {Column::Left("PG", 12, 0),    Column::Right("CHUNKS", 7),
+                 Column::Right("RING", 12),    Column::Right("USED", 12),
+                 Column::Right("ENTRIES", 9),  Column::Right("DUPS", 9),
+                 Column::Right("PAYLOAD", 12), Column::Right("LOG/PAYLD", 9),
+                 Column::Left("STATUS", 0, 2)};
     const Geometry& g = a->geometry;
     std::vector<uint32_t> owned;  // chunk numbers, sorted below (no per-chunk array:
                                   // a partition may have billions of chunks)
@@ -594,6 +597,7 @@ int StatsCommand(const ToolContext& ctx) {
       if (!keys.ok()) {
         p["status"] = std::string(keys.status().message());
         ++damaged;
+        t.AddRow({Cell(p["pg"]), Cell(p["status"])});
         pgs.push_back(std::move(p));
         progress.Update(++done);
         continue;
@@ -616,6 +620,9 @@ int StatsCommand(const ToolContext& ctx) {
         used_total += used;
         payload_total += payload;
       }
+      t.AddRow({Cell(p["pg"]), Cell(p["chunks"]), Cell(p["ring_bytes"]), Cell(p["used_bytes"]),
+                Cell(p["entries"]), Cell(p["dups"]), Cell(p["live_payload_bytes"]),
+                ratio(p["log_bytes_per_payload_byte"]), Cell(p["status"])});
       pgs.push_back(std::move(p));
       progress.Update(++done);
     }
@@ -647,11 +654,13 @@ int StatsCommand(const ToolContext& ctx) {
     j["listed_chunks"] = listed;
   }
   if (a->backend == Backend::kRocksDb) {
+    t.columns = {Column::Left("PG", 12, 0), Column::Right("ENTRIES", 9), Column::Right("DUPS", 9),
+                 Column::Right("PAYLOAD", 12), Column::Left("STATUS", 0, 2)};
     auto ids = a->store->ListPgs();
-    if (!ids.ok()) return CommandError(ctx, ids.status());
+    if (!ids.ok()) return CommandResult::Failure(ids.status(), ExitCodeFor(ids.status()));
     for (const PgId& id : *ids) {
       auto st = a->store->GetPgStats(id);
-      if (!st.ok()) return CommandError(ctx, st.status());
+      if (!st.ok()) return CommandResult::Failure(st.status(), ExitCodeFor(st.status()));
       Json p;
       p["pg"] = id.ToString();
       p["status"] = st->damaged ? "damaged" : "ok";
@@ -661,6 +670,8 @@ int StatsCommand(const ToolContext& ctx) {
       p["live_payload_bytes"] = payload;
       payload_total += payload;
       damaged += st->damaged;
+      t.AddRow({Cell(p["pg"]), Cell(p["entries"]), Cell(p["dups"]), Cell(p["live_payload_bytes"]),
+                Cell(p["status"])});
       pgs.push_back(std::move(p));
     }
   }
@@ -675,63 +686,32 @@ int StatsCommand(const ToolContext& ctx) {
   j["rocksdb_bytes"] = rocksdb_bytes;
   j["rocksdb_bytes_per_payload_byte"] =
       payload_total ? Json(static_cast<double>(rocksdb_bytes) / payload_total) : Json(nullptr);
-  j["pgs"] = pgs;
-  if (ctx.json()) {
-    PrintJson(ctx, j);
-    return damaged ? kExitFailed : kExitOk;
-  }
-  std::ostream& out = *ctx.out;
-  auto ratio = [](const Json& v) {
-    return v.is_null() ? std::string("-") : absl::StrFormat("%.3f", v.get<double>());
-  };
+  const uint64_t pg_count = pgs.size();
+  j["pgs"] = std::move(pgs);
+  r.exit_code = damaged ? kExitFailed : kExitOk;
+  r.text.Add(std::move(t));
   if (a->backend == Backend::kRing) {
-    out << absl::StrFormat("%-12s %7s %12s %12s %9s %9s %12s %9s  %s\n", "PG", "CHUNKS", "RING",
-                           "USED", "ENTRIES", "DUPS", "PAYLOAD", "LOG/PAYLD", "STATUS");
-    for (const auto& p : pgs) {
-      if (!p.contains("chunks")) {
-        out << absl::StrFormat("%-12s %s\n", p["pg"].get<std::string>(),
-                               p["status"].get<std::string>());
-        continue;
-      }
-      out << absl::StrFormat(
-          "%-12s %7u %12u %12u %9u %9u %12u %9s  %s\n", p["pg"].get<std::string>(),
-          p["chunks"].get<uint64_t>(), p["ring_bytes"].get<uint64_t>(),
-          p["used_bytes"].get<uint64_t>(), p["entries"].get<uint64_t>(), p["dups"].get<uint64_t>(),
-          p["live_payload_bytes"].get<uint64_t>(), ratio(p["log_bytes_per_payload_byte"]),
-          p["status"].get<std::string>());
-    }
-    out << absl::StrFormat("store: %u PGs (%u damaged); %u chunks of %s\n", pgs.size(), damaged,
-                           j["chunks"].get<uint64_t>(),
-                           HumanBytes(j["chunk_size"].get<uint64_t>()));
-    out << absl::StrFormat(
-        "chunks: %u owned, %u free in %u extent(s), the largest %u chunks "
-        "(fragmentation %.3f)\n",
+    r.text.Line(absl::StrFormat("store: %u PGs (%u damaged); %u chunks of %s", pg_count, damaged,
+                                j["chunks"].get<uint64_t>(),
+                                HumanBytes(j["chunk_size"].get<uint64_t>())));
+    r.text.Line(absl::StrFormat(
+        "chunks: %u owned, %u free in %u extent(s), the largest %u chunks (fragmentation %.3f)",
         j["owned_chunks"].get<uint64_t>(), j["free_chunks"].get<uint64_t>(),
         j["free_extents"].get<uint64_t>(), j["largest_free_extent"].get<uint64_t>(),
-        j["fragmentation"].get<double>());
-    out << absl::StrFormat(
-        "chunk lists: %u of %u chunks do not follow their predecessor on the "
-        "partition\n",
-        j["discontiguous_chunks"].get<uint64_t>(), j["listed_chunks"].get<uint64_t>());
-    out << absl::StrFormat(
-        "log: %u ring bytes hold %u live payload bytes: %s log bytes per "
-        "payload byte\n",
-        used_total, payload_total, ratio(j["log_bytes_per_payload_byte"]));
+        j["fragmentation"].get<double>()));
+    r.text.Line(absl::StrFormat(
+        "chunk lists: %u of %u chunks do not follow their predecessor on the partition",
+        j["discontiguous_chunks"].get<uint64_t>(), j["listed_chunks"].get<uint64_t>()));
+    r.text.Line(absl::StrFormat(
+        "log: %u ring bytes hold %u live payload bytes: %s log bytes per payload byte", used_total,
+        payload_total, ratio(j["log_bytes_per_payload_byte"])));
   } else {
-    out << absl::StrFormat("%-12s %9s %9s %12s  %s\n", "PG", "ENTRIES", "DUPS", "PAYLOAD",
-                           "STATUS");
-    for (const auto& p : pgs) {
-      out << absl::StrFormat("%-12s %9u %9u %12u  %s\n", p["pg"].get<std::string>(),
-                             p["entries"].get<uint64_t>(), p["dups"].get<uint64_t>(),
-                             p["live_payload_bytes"].get<uint64_t>(),
-                             p["status"].get<std::string>());
-    }
-    out << absl::StrFormat("store: %u PGs (%u damaged); %u live payload bytes\n", pgs.size(),
-                           damaged, payload_total);
+    r.text.Line(absl::StrFormat("store: %u PGs (%u damaged); %u live payload bytes", pg_count,
+                                damaged, payload_total));
   }
-  out << absl::StrFormat("rocksdb: %u bytes on disk (%s per payload byte)\n", rocksdb_bytes,
-                         ratio(j["rocksdb_bytes_per_payload_byte"]));
-  return damaged ? kExitFailed : kExitOk;
+  r.text.Line(absl::StrFormat("rocksdb: %u bytes on disk (%s per payload byte)", rocksdb_bytes,
+                              ratio(j["rocksdb_bytes_per_payload_byte"])));
+  return r;
 }
 
 }  // namespace pgring::tool

@@ -37,8 +37,16 @@ absl::StatusOr<ReadAccess> OpenForRead(const ToolContext& ctx);
 // Bytes of every file under `path` (the RocksDB's size on disk).
 uint64_t DirectoryBytes(const std::string& path);
 
-int ShowLabelCommand(const ToolContext& ctx);
-int StatsCommand(const ToolContext& ctx);
+// `show-label`: the label field by field with its CRC, and with --db the
+// metadata it must match.
+class ShowLabelCommand final : public Command {
+ public:
+  std::string_view name() const override { return "show-label"; }
+  std::string_view help() const override {
+    return "print the partition's label (and, with --db, the metadata it must match)";
+  }
+  CommandResult Run(const ToolContext& ctx) const override;
+};
 
 // `list-pgs`: every PG with its keys (ring) or counts (RocksDB).
 class ListPgsCommand final : public Command {
@@ -84,6 +92,17 @@ class DupsCommand final : public Command {
 
  private:
   std::string pg_;
+};
+
+// `stats`: space per PG, free chunks and extents, fragmentation, log bytes
+// per payload byte, the RocksDB's size on disk.
+class StatsCommand final : public Command {
+ public:
+  std::string_view name() const override { return "stats"; }
+  std::string_view help() const override {
+    return "space per PG, free chunks, fragmentation, log bytes per payload byte, RocksDB size";
+  }
+  CommandResult Run(const ToolContext& ctx) const override;
 };
 
 }  // namespace pgring::tool
