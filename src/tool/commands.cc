@@ -25,24 +25,6 @@ constexpr char kDescription[] =
     "Exit status: 0 OK; 1 the command failed or found problems; 2 bad usage or\n"
     "the store could not be opened.";
 
-constexpr char kFsckFooter[] =
-    "Shallow checks: the label; the UUID and geometry binding between the label and\n"
-    "pgring.meta; the partition's size; every pgring RocksDB key (each PG's pointer and\n"
-    "chunk list, stamps); chunk ownership (every chunk number in range, in at most one\n"
-    "list, once; no list holding chunks past its tail's chunk).\n"
-    "--deep also reads every record between each PG's head and tail: length, CRC, type,\n"
-    "PG stamp, lap, consecutive sequence, the last sequence against the pointer, and the\n"
-    "items (entry and dup versions strictly increasing, the info); and notes uncommitted\n"
-    "data past a tail. fsck reports every problem (PG, chunk, offset, lpos, what), never\n"
-    "only the first. A PG whose keys are unusable is not read further, so one damage is\n"
-    "reported once.\n"
-    "Leaked chunks: pgring does not store a free map; a chunk is free exactly when no PG's\n"
-    "chunk list names it, so a chunk cannot leak on disk. fsck reports owned + free =\n"
-    "chunk_count, and flags what would make that count wrong: chunk numbers past the\n"
-    "label's chunk_count, a chunk in two lists, chunks a list holds past what its ring\n"
-    "needs.\n"
-    "Exit status: 0 clean, 1 problems found, 2 usage error or the store cannot be opened.";
-
 // Subcommand help says how the whole command line looks.
 class ToolFormatter : public CLI::Formatter {
  public:
@@ -111,25 +93,8 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
       },
       [mkfs](const ToolContext& ctx) { return MkfsCommand(ctx, *mkfs); });
   c.push_back(std::make_unique<ShowLabelCommand>());
-  auto fsck = std::make_shared<FsckOptions>();
-  printing(
-      "fsck", "check the store; report every problem", kFsckFooter,
-      [fsck](CLI::App* a) {
-        a->add_flag("--deep", fsck->deep, "also read and verify every committed record");
-      },
-      [fsck](const ToolContext& ctx) { return FsckCommand(ctx, *fsck); });
-  auto repair = std::make_shared<RepairOptions>();
-  printing(
-      "repair", "fix what can be fixed without losing committed data; refuse the rest",
-      "Fixes: a damaged label (written again from pgring.meta); chunks a PG's list holds\n"
-      "past its tail's chunk (given back); uncommitted data past a PG's tail (zeroed).\n"
-      "Refuses, naming the reason: damage inside a committed range, chunks owned twice\n"
-      "or out of range, damaged keys or metadata, a partition of another store.\n"
-      "Exit status: 0 the store is clean now, 1 something was refused, 2 cannot open.",
-      [repair](CLI::App* a) {
-        a->add_flag("--dry-run", repair->dry_run, "only say what would be done");
-      },
-      [repair](const ToolContext& ctx) { return RepairCommand(ctx, *repair); });
+  c.push_back(std::make_unique<FsckCommand>());
+  c.push_back(std::make_unique<RepairCommand>());
   c.push_back(std::make_unique<ListPgsCommand>());
   c.push_back(std::make_unique<InfoCommand>());
   c.push_back(std::make_unique<LogCommand>());

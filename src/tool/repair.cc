@@ -1,5 +1,6 @@
 #include "tool/repair.h"
 
+#include <CLI/CLI.hpp>
 #include <rocksdb/write_batch.h>
 
 #include <cstring>
@@ -153,9 +154,23 @@ Json PlanJson(const Plan& plan, bool dry_run, bool clean_after, const std::vecto
 
 }  // namespace
 
-int RepairCommand(const ToolContext& ctx, const RepairOptions& options) {
-  if (ctx.db.empty())
-    return Fail(ctx, "repair needs the store's RocksDB: give --db PATH", kExitUsage);
+std::string_view RepairCommand::footer() const {
+  return "Fixes: a damaged label (written again from pgring.meta); chunks a PG's list holds\n"
+         "past its tail's chunk (given back); uncommitted data past a PG's tail (zeroed).\n"
+         "Refuses, naming the reason: damage inside a committed range, chunks owned twice\n"
+         "or out of range, damaged keys or metadata, a partition of another store.\n"
+         "Exit status: 0 the store is clean now, 1 something was refused, 2 cannot open.";
+}
+
+void RepairCommand::AddOptions(CLI::App* app) {
+  app->add_flag("--dry-run", options_.dry_run, "only say what would be done");
+}
+
+CommandResult RepairCommand::Run(const ToolContext& ctx) const {
+  const RepairOptions& options = options_;
+  if (ctx.db.empty()) {
+    return CommandResult::Failure("repair needs the store's RocksDB: give --db PATH", kExitUsage);
+  }
   FsckOptions fo;
   fo.deep = true;
   // Look first without write access: a store with nothing to fix is never
@@ -163,20 +178,20 @@ int RepairCommand(const ToolContext& ctx, const RepairOptions& options) {
   Plan plan;
   {
     auto ro = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
-    if (!ro.ok()) return Fail(ctx, ro.status(), kExitUsage);
+    if (!ro.ok()) return CommandResult::Failure(ro.status(), kExitUsage);
     auto r = RunFsck(**ro, fo, ctx);
-    if (!r.ok()) return Fail(ctx, r.status(), kExitFailed);
+    if (!r.ok()) return CommandResult::Failure(r.status(), kExitFailed);
     plan = MakePlan(*r);
   }
   std::vector<Problem> left;
   bool clean_after = plan.refused.empty();
   if (!options.dry_run && !plan.fixes.empty()) {
     auto rw = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/true);
-    if (!rw.ok()) return Fail(ctx, rw.status(), kExitUsage);
+    if (!rw.ok()) return CommandResult::Failure(rw.status(), kExitUsage);
     OfflineStore& s = **rw;
     // Plan again on what we now hold exclusively.
     auto r = RunFsck(s, fo, ctx);
-    if (!r.ok()) return Fail(ctx, r.status(), kExitFailed);
+    if (!r.ok()) return CommandResult::Failure(r.status(), kExitFailed);
     plan = MakePlan(*r);
     const Geometry g = *s.geometry();
     rocksdb::WriteBatch batch;
@@ -199,47 +214,46 @@ int RepairCommand(const ToolContext& ctx, const RepairOptions& options) {
         }
       }
       if (!st.ok())
-        return Fail(ctx, absl::StrCat("repair failed: ", std::string(st.message())), kExitFailed);
+        return CommandResult::Failure(absl::StrCat("repair failed: ", std::string(st.message())), kExitFailed);
     }
     // The partition first (durable), then the RocksDB keys.
     if (device_written) {
       absl::Status st = s.device()->Flush();
-      if (!st.ok()) return Fail(ctx, st, kExitFailed);
+      if (!st.ok()) return CommandResult::Failure(st, kExitFailed);
     }
     if (batch.Count() > 0) {
       absl::Status st = s.db()->WriteSync(&batch);
-      if (!st.ok()) return Fail(ctx, st, kExitFailed);
+      if (!st.ok()) return CommandResult::Failure(st, kExitFailed);
     }
     s.Release();
     // Check the result.
     auto again = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
-    if (!again.ok()) return Fail(ctx, again.status(), kExitFailed);
+    if (!again.ok()) return CommandResult::Failure(again.status(), kExitFailed);
     auto after = RunFsck(**again, fo, ctx);
-    if (!after.ok()) return Fail(ctx, after.status(), kExitFailed);
+    if (!after.ok()) return CommandResult::Failure(after.status(), kExitFailed);
     for (const auto& p : after->problems) {
       if (p.severity == Problem::Severity::kError) left.push_back(p);
     }
     clean_after = left.empty();
   }
-  if (ctx.json()) {
-    PrintJson(ctx, PlanJson(plan, options.dry_run, clean_after, left));
-  } else {
-    std::ostream& out = *ctx.out;
-    for (const auto& f : plan.fixes) {
-      out << (options.dry_run ? "would fix: " : "fixed: ") << f.problem.ToString() << "\n"
-          << "    " << (options.dry_run ? "would " : "did: ") << f.action << "\n";
-    }
-    for (const auto& [p, why] : plan.refused) {
-      out << "refused: " << p.ToString() << "\n    why: " << why << "\n";
-    }
-    if (!options.dry_run) {
-      for (const auto& p : left) out << "still wrong: " << p.ToString() << "\n";
-    }
-    out << absl::StrFormat("result: %u %s, %u refused%s\n", plan.fixes.size(),
-                           options.dry_run ? "to fix" : "fixed", plan.refused.size(),
-                           plan.fixes.empty() && plan.refused.empty() ? " (nothing to do)" : "");
+  CommandResult r;
+  r.exit_code = plan.refused.empty() && clean_after ? kExitOk : kExitFailed;
+  r.json = PlanJson(plan, options.dry_run, clean_after, left);
+  ProblemList lines;
+  for (const auto& f : plan.fixes) {
+    lines.Add(options.dry_run ? "would fix" : "fixed", f.problem,
+              {absl::StrCat(options.dry_run ? "would " : "did: ", f.action)});
   }
-  return plan.refused.empty() && clean_after ? kExitOk : kExitFailed;
+  for (const auto& [p, why] : plan.refused) lines.Add("refused", p, {"why: " + why});
+  if (!options.dry_run) {
+    for (const auto& p : left) lines.Add("still wrong", p);
+  }
+  r.text.Add(std::move(lines));
+  r.text.Line(absl::StrFormat("result: %u %s, %u refused%s", plan.fixes.size(),
+                              options.dry_run ? "to fix" : "fixed", plan.refused.size(),
+                              plan.fixes.empty() && plan.refused.empty() ? " (nothing to do)"
+                                                                         : ""));
+  return r;
 }
 
 }  // namespace pgring::tool

@@ -83,7 +83,9 @@ using TextBlock = std::variant<TextLine, KeyValues, Table, ProblemList>;
 // The blocks of a command's text output, printed in order.
 class TextOutput {
  public:
-  void Line(std::string text) { blocks_.push_back(TextLine{std::move(text)}); }
+  void Line(std::string text) {
+    blocks_.emplace_back(std::in_place_type<TextLine>, TextLine{std::move(text)});
+  }
   void Add(TextBlock block) { blocks_.push_back(std::move(block)); }
 
   const std::vector<TextBlock>& blocks() const { return blocks_; }
