@@ -29,7 +29,7 @@ namespace pgring::tool {
 // caller's choice (--format).
 struct CommandResult {
   int exit_code = kExitOk;
-  // Printed as one "pgring-tool: error: <error>" line on stderr (Fail's rules).
+  // Printed as one "pgring-tool: error: <error>" line on stderr (PrintError).
   std::optional<std::string> error;
   // The --format json document; null: nothing on stdout (a failed command).
   Json json;
@@ -68,6 +68,17 @@ class Command {
   // Run reads.
   virtual void AddOptions(CLI::App* app) { (void)app; }
   virtual CommandResult Run(const ToolContext& ctx) const = 0;
+
+ protected:
+  // The result of a command that failed, as Run says it:
+  //   return Fail(ctx, "PG 1.2 does not exist", kExitFailed);
+  // (the context is only the call's shape: render.h prints the error).
+  static CommandResult Fail(const ToolContext&, std::string_view message, int exit_code) {
+    return CommandResult::Failure(message, exit_code);
+  }
+  static CommandResult Fail(const ToolContext&, const absl::Status& status, int exit_code) {
+    return CommandResult::Failure(status, exit_code);
+  }
 };
 
 // Every command, in the order --help lists them.

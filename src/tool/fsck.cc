@@ -555,9 +555,9 @@ void FsckCommand::AddOptions(CLI::App* app) {
 
 CommandResult FsckCommand::Run(const ToolContext& ctx) const {
   auto s = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
-  if (!s.ok()) return CommandResult::Failure(s.status(), kExitUsage);
+  if (!s.ok()) return Fail(ctx, s.status(), kExitUsage);
   auto found = RunFsck(**s, options_, ctx);
-  if (!found.ok()) return CommandResult::Failure(found.status(), kExitFailed);
+  if (!found.ok()) return Fail(ctx, found.status(), kExitFailed);
   CommandResult r;
   r.exit_code = found->errors() == 0 ? kExitOk : kExitFailed;
   r.json = FsckResultToJson(*found);

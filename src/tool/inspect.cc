@@ -142,7 +142,7 @@ uint64_t DirectoryBytes(const std::string& path) {
 
 CommandResult ShowLabelCommand::Run(const ToolContext& ctx) const {
   auto opened = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
-  if (!opened.ok()) return CommandResult::Failure(opened.status(), kExitUsage);
+  if (!opened.ok()) return Fail(ctx, opened.status(), kExitUsage);
   const OfflineStore& s = **opened;
   const char* p = s.label_region().data();
   Uuid uuid;
@@ -238,7 +238,7 @@ CommandResult ShowLabelCommand::Run(const ToolContext& ctx) const {
 
 CommandResult ListPgsCommand::Run(const ToolContext& ctx) const {
   auto a = OpenForRead(ctx);
-  if (!a.ok()) return CommandResult::Failure(a.status(), kExitUsage);
+  if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
   CommandResult r;
   Json& j = r.json;
   j["backend"] = BackendName(a->backend);
@@ -270,10 +270,10 @@ CommandResult ListPgsCommand::Run(const ToolContext& ctx) const {
                  Column::Left("FIRST", 24),     Column::Left("LAST", 24),
                  Column::Left("STATUS", 0)};
     auto ids = a->store->ListPgs();
-    if (!ids.ok()) return CommandResult::Failure(ids.status(), ExitCodeFor(ids.status()));
+    if (!ids.ok()) return Fail(ctx, ids.status(), ExitCodeFor(ids.status()));
     for (const PgId& id : *ids) {
       auto st = a->store->GetPgStats(id);
-      if (!st.ok()) return CommandResult::Failure(st.status(), ExitCodeFor(st.status()));
+      if (!st.ok()) return Fail(ctx, st.status(), ExitCodeFor(st.status()));
       Json p;
       p["pg"] = id.ToString();
       p["status"] = st->damaged ? "damaged" : "ok";
@@ -302,9 +302,9 @@ void InfoCommand::AddOptions(CLI::App* app) {
 
 CommandResult InfoCommand::Run(const ToolContext& ctx) const {
   auto id = ParsePgId(pg_);
-  if (!id.ok()) return CommandResult::Failure(id.status(), kExitUsage);
+  if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
   auto a = OpenForRead(ctx);
-  if (!a.ok()) return CommandResult::Failure(a.status(), kExitUsage);
+  if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
   CommandResult r;
   Json& j = r.json;
   j["pg"] = id->ToString();
@@ -322,7 +322,7 @@ CommandResult InfoCommand::Run(const ToolContext& ctx) const {
     so.inspect_past_tail = true;
     auto scanned = ScanPg(*a, *id, so);
     if (!scanned.ok()) {
-      return CommandResult::Failure(scanned.status(), ExitCodeFor(scanned.status()));
+      return Fail(ctx, scanned.status(), ExitCodeFor(scanned.status()));
     }
     const RingPgKeys& k = *scanned->first;
     const PgScan& scan = scanned->second;
@@ -387,7 +387,7 @@ CommandResult InfoCommand::Run(const ToolContext& ctx) const {
     return r;
   }
   auto st = a->store->GetPgStats(*id);
-  if (!st.ok()) return CommandResult::Failure(st.status(), ExitCodeFor(st.status()));
+  if (!st.ok()) return Fail(ctx, st.status(), ExitCodeFor(st.status()));
   j["damaged"] = st->damaged;
   j["entries"] = {{"count", st->entries},
                   {"first", st->entries ? Json(st->first_version.ToString()) : Json(nullptr)},
@@ -400,7 +400,7 @@ CommandResult InfoCommand::Run(const ToolContext& ctx) const {
   } else if (absl::IsNotFound(info.status())) {
     j["info"] = nullptr;
   } else {
-    return CommandResult::Failure(info.status(), ExitCodeFor(info.status()));
+    return Fail(ctx, info.status(), ExitCodeFor(info.status()));
   }
   if (st->damaged) r.exit_code = kExitFailed;
   r.text.Line(absl::StrCat("PG ", id->ToString(), " (rocksdb backend)",
@@ -518,26 +518,26 @@ void LogCommand::AddOptions(CLI::App* app) {
 
 CommandResult LogCommand::Run(const ToolContext& ctx) const {
   auto id = ParsePgId(pg_);
-  if (!id.ok()) return CommandResult::Failure(id.status(), kExitUsage);
+  if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
   Version from = Version::Min(), to = Version::Max();
   if (!from_.empty()) {
     auto v = ParseVersion(from_);
-    if (!v.ok()) return CommandResult::Failure(v.status(), kExitUsage);
+    if (!v.ok()) return Fail(ctx, v.status(), kExitUsage);
     from = *v;
   }
   if (!to_.empty()) {
     auto v = ParseVersion(to_);
-    if (!v.ok()) return CommandResult::Failure(v.status(), kExitUsage);
+    if (!v.ok()) return Fail(ctx, v.status(), kExitUsage);
     to = *v;
   }
   if (from > to) {
-    return CommandResult::Failure(
+    return Fail(ctx, 
         absl::StrFormat("version range %s..%s is empty (--from is after --to)", from.ToString(),
                         to.ToString()),
         kExitUsage);
   }
   auto a = OpenForRead(ctx);
-  if (!a.ok()) return CommandResult::Failure(a.status(), kExitUsage);
+  if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
   return ListItems(*a, *id, /*dups=*/false, from, to);
 }
 
@@ -547,9 +547,9 @@ void DupsCommand::AddOptions(CLI::App* app) {
 
 CommandResult DupsCommand::Run(const ToolContext& ctx) const {
   auto id = ParsePgId(pg_);
-  if (!id.ok()) return CommandResult::Failure(id.status(), kExitUsage);
+  if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
   auto a = OpenForRead(ctx);
-  if (!a.ok()) return CommandResult::Failure(a.status(), kExitUsage);
+  if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
   return ListItems(*a, *id, /*dups=*/true, Version::Min(), Version::Max());
 }
 
@@ -558,7 +558,7 @@ CommandResult DupsCommand::Run(const ToolContext& ctx) const {
 
 CommandResult StatsCommand::Run(const ToolContext& ctx) const {
   auto a = OpenForRead(ctx);
-  if (!a.ok()) return CommandResult::Failure(a.status(), kExitUsage);
+  if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
   CommandResult r;
   Json& j = r.json;
   j["backend"] = BackendName(a->backend);
@@ -657,10 +657,10 @@ CommandResult StatsCommand::Run(const ToolContext& ctx) const {
     t.columns = {Column::Left("PG", 12, 0), Column::Right("ENTRIES", 9), Column::Right("DUPS", 9),
                  Column::Right("PAYLOAD", 12), Column::Left("STATUS", 0, 2)};
     auto ids = a->store->ListPgs();
-    if (!ids.ok()) return CommandResult::Failure(ids.status(), ExitCodeFor(ids.status()));
+    if (!ids.ok()) return Fail(ctx, ids.status(), ExitCodeFor(ids.status()));
     for (const PgId& id : *ids) {
       auto st = a->store->GetPgStats(id);
-      if (!st.ok()) return CommandResult::Failure(st.status(), ExitCodeFor(st.status()));
+      if (!st.ok()) return Fail(ctx, st.status(), ExitCodeFor(st.status()));
       Json p;
       p["pg"] = id.ToString();
       p["status"] = st->damaged ? "damaged" : "ok";

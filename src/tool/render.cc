@@ -76,7 +76,7 @@ int Render(const ToolContext& ctx, const CommandResult& r) {
   } else {
     RenderText(r.text, *ctx.out);
   }
-  if (r.error) return Fail(ctx, *r.error, r.exit_code);
+  if (r.error) return PrintError(ctx, *r.error, r.exit_code);
   return r.exit_code;
 }
 

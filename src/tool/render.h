@@ -22,7 +22,7 @@ void RenderText(const TextOutput& text, std::ostream& out);
 void RenderJson(const Json& doc, std::ostream& out);
 
 // Prints `r` on ctx.out in ctx's format (the JSON form only when there is a
-// document), then its error, if any, as one line on ctx.err (Fail); returns
+// document), then its error, if any, as one line on ctx.err (PrintError); returns
 // r.exit_code.
 int Render(const ToolContext& ctx, const CommandResult& r);
 

@@ -168,9 +168,8 @@ void RepairCommand::AddOptions(CLI::App* app) {
 
 CommandResult RepairCommand::Run(const ToolContext& ctx) const {
   const RepairOptions& options = options_;
-  if (ctx.db.empty()) {
-    return CommandResult::Failure("repair needs the store's RocksDB: give --db PATH", kExitUsage);
-  }
+  if (ctx.db.empty())
+    return Fail(ctx, "repair needs the store's RocksDB: give --db PATH", kExitUsage);
   FsckOptions fo;
   fo.deep = true;
   // Look first without write access: a store with nothing to fix is never
@@ -178,20 +177,20 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
   Plan plan;
   {
     auto ro = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
-    if (!ro.ok()) return CommandResult::Failure(ro.status(), kExitUsage);
+    if (!ro.ok()) return Fail(ctx, ro.status(), kExitUsage);
     auto r = RunFsck(**ro, fo, ctx);
-    if (!r.ok()) return CommandResult::Failure(r.status(), kExitFailed);
+    if (!r.ok()) return Fail(ctx, r.status(), kExitFailed);
     plan = MakePlan(*r);
   }
   std::vector<Problem> left;
   bool clean_after = plan.refused.empty();
   if (!options.dry_run && !plan.fixes.empty()) {
     auto rw = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/true);
-    if (!rw.ok()) return CommandResult::Failure(rw.status(), kExitUsage);
+    if (!rw.ok()) return Fail(ctx, rw.status(), kExitUsage);
     OfflineStore& s = **rw;
     // Plan again on what we now hold exclusively.
     auto r = RunFsck(s, fo, ctx);
-    if (!r.ok()) return CommandResult::Failure(r.status(), kExitFailed);
+    if (!r.ok()) return Fail(ctx, r.status(), kExitFailed);
     plan = MakePlan(*r);
     const Geometry g = *s.geometry();
     rocksdb::WriteBatch batch;
@@ -214,23 +213,23 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
         }
       }
       if (!st.ok())
-        return CommandResult::Failure(absl::StrCat("repair failed: ", std::string(st.message())), kExitFailed);
+        return Fail(ctx, absl::StrCat("repair failed: ", std::string(st.message())), kExitFailed);
     }
     // The partition first (durable), then the RocksDB keys.
     if (device_written) {
       absl::Status st = s.device()->Flush();
-      if (!st.ok()) return CommandResult::Failure(st, kExitFailed);
+      if (!st.ok()) return Fail(ctx, st, kExitFailed);
     }
     if (batch.Count() > 0) {
       absl::Status st = s.db()->WriteSync(&batch);
-      if (!st.ok()) return CommandResult::Failure(st, kExitFailed);
+      if (!st.ok()) return Fail(ctx, st, kExitFailed);
     }
     s.Release();
     // Check the result.
     auto again = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
-    if (!again.ok()) return CommandResult::Failure(again.status(), kExitFailed);
+    if (!again.ok()) return Fail(ctx, again.status(), kExitFailed);
     auto after = RunFsck(**again, fo, ctx);
-    if (!after.ok()) return CommandResult::Failure(after.status(), kExitFailed);
+    if (!after.ok()) return Fail(ctx, after.status(), kExitFailed);
     for (const auto& p : after->problems) {
       if (p.severity == Problem::Severity::kError) left.push_back(p);
     }

@@ -1,13 +1,15 @@
 // surgery.h — the commands that write a store through the public API: mkfs,
 // and the offline surgery trim, rewind and remove-pg. Surgery requires the
-// explicit --yes-i-really-mean-it (`confirmed`); without it nothing is opened
-// and the command exits 2.
+// explicit --yes-i-really-mean-it; without it nothing is opened and the
+// command exits 2.
 #ifndef PGRING_TOOL_SURGERY_H_
 #define PGRING_TOOL_SURGERY_H_
 
 #include <cstdint>
 #include <string>
 
+#include "pgring/transaction.h"
+#include "tool/command.h"
 #include "tool/tool_common.h"
 
 namespace pgring::tool {
@@ -18,16 +20,79 @@ struct MkfsArgs {
   std::string backend = "ring";  // "ring" or "rocksdb"
   bool force = false;
 };
-int MkfsCommand(const ToolContext& ctx, const MkfsArgs& args);
 
-// Drops the PG's entries with versions <= `to` (Transaction::Trim).
-int TrimCommand(const ToolContext& ctx, const std::string& pg, const std::string& to,
-                bool confirmed);
-// Drops the PG's entries with versions > `to` (Transaction::Rewind).
-int RewindCommand(const ToolContext& ctx, const std::string& pg, const std::string& to,
-                  bool confirmed);
+class MkfsCommand final : public Command {
+ public:
+  std::string_view name() const override { return "mkfs"; }
+  std::string_view help() const override {
+    return "make a new, empty store on --dev with its metadata in --db";
+  }
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  MkfsArgs args_;
+};
+
+// trim and rewind: one PG, one version, the same checks and report; they
+// differ in the transaction they commit.
+class VersionSurgeryCommand : public Command {
+ public:
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ protected:
+  virtual std::string_view to_help() const = 0;  // what --to means
+  virtual std::string_view done() const = 0;     // "trimmed", for the report
+  virtual void Apply(Transaction* t, const PgId& pg, const Version& to) const = 0;
+
+ private:
+  std::string pg_, to_;
+  bool confirmed_ = false;
+};
+
+// Drops the PG's entries with versions <= --to (Transaction::Trim).
+class TrimCommand final : public VersionSurgeryCommand {
+ public:
+  std::string_view name() const override { return "trim"; }
+  std::string_view help() const override { return "drop a PG's entries up to a version"; }
+
+ protected:
+  std::string_view to_help() const override { return "drop entries with versions <= this"; }
+  std::string_view done() const override { return "trimmed"; }
+  void Apply(Transaction* t, const PgId& pg, const Version& to) const override {
+    t->Trim(pg, to);
+  }
+};
+
+// Drops the PG's entries with versions > --to (Transaction::Rewind).
+class RewindCommand final : public VersionSurgeryCommand {
+ public:
+  std::string_view name() const override { return "rewind"; }
+  std::string_view help() const override {
+    return "drop a PG's entries after a version (a divergent tail)";
+  }
+
+ protected:
+  std::string_view to_help() const override { return "drop entries with versions > this"; }
+  std::string_view done() const override { return "rewound"; }
+  void Apply(Transaction* t, const PgId& pg, const Version& to) const override {
+    t->Rewind(pg, to);
+  }
+};
+
 // Removes the PG and frees its chunks; works on a PG that is damaged.
-int RemovePgCommand(const ToolContext& ctx, const std::string& pg, bool confirmed);
+class RemovePgCommand final : public Command {
+ public:
+  std::string_view name() const override { return "remove-pg"; }
+  std::string_view help() const override { return "remove a PG and free its chunks"; }
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  std::string pg_;
+  bool confirmed_ = false;
+};
 
 }  // namespace pgring::tool
 
