@@ -127,7 +127,8 @@ int RunTool(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   ctx.format = format == "json" ? OutputFormat::kJson : OutputFormat::kText;
   ctx.progress = progress == "always" || (progress == "auto" && stderr_is_tty);
   if (ctx.dev.empty()) {
-    return PrintError(ctx, "no partition given: add --dev PATH (see pgring-tool --help)", kExitUsage);
+    return PrintError(ctx, "no partition given: add --dev PATH (see pgring-tool --help)",
+                      kExitUsage);
   }
   if (selected == nullptr) {
     return PrintError(ctx, "no command given (see pgring-tool --help)", kExitUsage);

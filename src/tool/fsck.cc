@@ -510,8 +510,8 @@ TextOutput FsckResultText(const FsckResult& r) {
   for (const auto& n : r.not_checked) t.Line("not checked: " + n);
   std::string summary;
   if (r.backend == "ring") {
-    summary = absl::StrFormat("summary: %u PGs; %u chunks: %u owned, %u free", r.pgs,
-                              r.chunk_count, r.owned_chunks, r.free_chunks);
+    summary = absl::StrFormat("summary: %u PGs; %u chunks: %u owned, %u free", r.pgs, r.chunk_count,
+                              r.owned_chunks, r.free_chunks);
   } else {
     summary = absl::StrFormat("summary: %u PGs", r.pgs);
   }

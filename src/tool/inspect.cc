@@ -53,7 +53,9 @@ void SplitProblems(const std::vector<Problem>& ps, Json* problems, Json* notes) 
 
 ProblemList ProblemLines(const std::vector<Problem>& ps) {
   ProblemList list;
-  for (const auto& p : ps) list.Add(p.severity == Problem::Severity::kError ? "problem" : "note", p);
+  for (const auto& p : ps) {
+    list.Add(p.severity == Problem::Severity::kError ? "problem" : "note", p);
+  }
   return list;
 }
 
@@ -210,10 +212,11 @@ CommandResult ShowLabelCommand::Run(const ToolContext& ctx) const {
     kv.Add(key, absl::StrCat(Cell(l[key]), " (", HumanBytes(l[key].get<uint64_t>()), ")"));
   }
   for (const char* key : {"data_offset", "chunk_count", "backend"}) kv.Add(key, Cell(l[key]));
-  kv.Add("crc", absl::StrCat(Hex32(stored_crc), " (",
-                             stored_crc == computed_crc ? std::string("matches")
-                                                        : "MISMATCH: computed " + Hex32(computed_crc),
-                             ")"));
+  kv.Add("crc",
+         absl::StrCat(Hex32(stored_crc), " (",
+                      stored_crc == computed_crc ? std::string("matches")
+                                                 : "MISMATCH: computed " + Hex32(computed_crc),
+                      ")"));
   r.text.Add(std::move(kv));
   r.text.Line(absl::StrCat(
       "label: ", valid ? std::string("valid") : "DAMAGED: " + j["error"].get<std::string>()));
@@ -221,10 +224,9 @@ CommandResult ShowLabelCommand::Run(const ToolContext& ctx) const {
                               size_problem.empty() ? std::string() : "; PROBLEM: " + size_problem));
   if (s.meta()) {
     if (s.meta()->ok()) {
-      r.text.Line(absl::StrFormat("metadata: store %s, backend %s, next PG stamp %u",
-                                  meta["uuid"].get<std::string>(),
-                                  meta["backend"].get<std::string>(),
-                                  meta["next_pg_stamp"].get<uint32_t>()));
+      r.text.Line(absl::StrFormat(
+          "metadata: store %s, backend %s, next PG stamp %u", meta["uuid"].get<std::string>(),
+          meta["backend"].get<std::string>(), meta["next_pg_stamp"].get<uint32_t>()));
     } else {
       r.text.Line("metadata: DAMAGED: " + meta["error"].get<std::string>());
     }
@@ -245,9 +247,8 @@ CommandResult ListPgsCommand::Run(const ToolContext& ctx) const {
   Json pgs = Json::array();
   Table t;
   if (a->backend == Backend::kRing) {
-    t.columns = {Column::Left("PG", 12, 0), Column::Right("STAMP", 8),
-                 Column::Right("CHUNKS", 7), Column::Right("HEAD", 14),
-                 Column::Right("TAIL", 14),  Column::Right("USED", 12),
+    t.columns = {Column::Left("PG", 12, 0),   Column::Right("STAMP", 8), Column::Right("CHUNKS", 7),
+                 Column::Right("HEAD", 14),   Column::Right("TAIL", 14), Column::Right("USED", 12),
                  Column::Left("STATUS", 0, 2)};
     for (const auto& [id, k] : a->ring_pgs) {
       Json p;
@@ -265,9 +266,8 @@ CommandResult ListPgsCommand::Run(const ToolContext& ctx) const {
       pgs.push_back(std::move(p));
     }
   } else {
-    t.columns = {Column::Left("PG", 12, 0),     Column::Right("ENTRIES", 9),
-                 Column::Right("DUPS", 9),      Column::Right("INFO", 5),
-                 Column::Left("FIRST", 24),     Column::Left("LAST", 24),
+    t.columns = {Column::Left("PG", 12, 0), Column::Right("ENTRIES", 9), Column::Right("DUPS", 9),
+                 Column::Right("INFO", 5),  Column::Left("FIRST", 24),   Column::Left("LAST", 24),
                  Column::Left("STATUS", 0)};
     auto ids = a->store->ListPgs();
     if (!ids.ok()) return Fail(ctx, ids.status(), ExitCodeFor(ids.status()));
@@ -296,9 +296,7 @@ CommandResult ListPgsCommand::Run(const ToolContext& ctx) const {
 // ---------------------------------------------------------------------------
 // info
 
-void InfoCommand::AddOptions(CLI::App* app) {
-  app->add_option("--pg", pg_, kPgHelp)->required();
-}
+void InfoCommand::AddOptions(CLI::App* app) { app->add_option("--pg", pg_, kPgHelp)->required(); }
 
 CommandResult InfoCommand::Run(const ToolContext& ctx) const {
   auto id = ParsePgId(pg_);
@@ -403,8 +401,8 @@ CommandResult InfoCommand::Run(const ToolContext& ctx) const {
     return Fail(ctx, info.status(), ExitCodeFor(info.status()));
   }
   if (st->damaged) r.exit_code = kExitFailed;
-  r.text.Line(absl::StrCat("PG ", id->ToString(), " (rocksdb backend)",
-                           st->damaged ? ": DAMAGED" : ""));
+  r.text.Line(
+      absl::StrCat("PG ", id->ToString(), " (rocksdb backend)", st->damaged ? ": DAMAGED" : ""));
   // The entries' payload bytes are shown even when there are none.
   kv.Add("entries", st->entries ? items_text(j["entries"])
                                 : absl::StrFormat("0, %u payload bytes", st->entry_bytes));
@@ -431,9 +429,9 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Ve
   std::vector<Problem> problems;
   Table t;
   if (a.backend == Backend::kRing) {
-    t.columns = {Column::Left("VERSION", 16, 0), Column::Right("LPOS", 12),
-                 Column::Right("CHUNK", 8),      Column::Right("OFFSET", 10),
-                 Column::Right("LEN", 7),        Column::Right("RECORD-LPOS", 12),
+    t.columns = {Column::Left("VERSION", 16, 0),  Column::Right("LPOS", 12),
+                 Column::Right("CHUNK", 8),       Column::Right("OFFSET", 10),
+                 Column::Right("LEN", 7),         Column::Right("RECORD-LPOS", 12),
                  Column::Right("RECORD-SEQ", 10), Column::Left("RECORD-CRC", 10),
                  Column::Left("PAYLOAD", 0, 2)};
     PgScanOptions so;
@@ -471,7 +469,8 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Ve
       e["payload"] = Hex(it.payload);
       t.AddRow({e["version"].get<std::string>(), absl::StrCat(it.item_lpos), Cell(e["chunk"]),
                 Cell(e["offset"]), absl::StrCat(it.payload_size), absl::StrCat(it.record_lpos),
-                absl::StrCat(it.record_seq), Hex32(it.record_crc), e["payload"].get<std::string>()});
+                absl::StrCat(it.record_seq), Hex32(it.record_crc),
+                e["payload"].get<std::string>()});
       items.push_back(std::move(e));
     }
   } else {
@@ -531,19 +530,17 @@ CommandResult LogCommand::Run(const ToolContext& ctx) const {
     to = *v;
   }
   if (from > to) {
-    return Fail(ctx, 
-        absl::StrFormat("version range %s..%s is empty (--from is after --to)", from.ToString(),
-                        to.ToString()),
-        kExitUsage);
+    return Fail(ctx,
+                absl::StrFormat("version range %s..%s is empty (--from is after --to)",
+                                from.ToString(), to.ToString()),
+                kExitUsage);
   }
   auto a = OpenForRead(ctx);
   if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
   return ListItems(*a, *id, /*dups=*/false, from, to);
 }
 
-void DupsCommand::AddOptions(CLI::App* app) {
-  app->add_option("--pg", pg_, kPgHelp)->required();
-}
+void DupsCommand::AddOptions(CLI::App* app) { app->add_option("--pg", pg_, kPgHelp)->required(); }
 
 CommandResult DupsCommand::Run(const ToolContext& ctx) const {
   auto id = ParsePgId(pg_);
@@ -571,11 +568,10 @@ CommandResult StatsCommand::Run(const ToolContext& ctx) const {
   };
   Table t;
   if (a->backend == Backend::kRing) {
-    t.columns = {Column::Left("PG", 12, 0),    Column::Right("CHUNKS", 7),
-                 Column::Right("RING", 12),    Column::Right("USED", 12),
-                 Column::Right("ENTRIES", 9),  Column::Right("DUPS", 9),
-                 Column::Right("PAYLOAD", 12), Column::Right("LOG/PAYLD", 9),
-                 Column::Left("STATUS", 0, 2)};
+    t.columns = {
+        Column::Left("PG", 12, 0),    Column::Right("CHUNKS", 7),    Column::Right("RING", 12),
+        Column::Right("USED", 12),    Column::Right("ENTRIES", 9),   Column::Right("DUPS", 9),
+        Column::Right("PAYLOAD", 12), Column::Right("LOG/PAYLD", 9), Column::Left("STATUS", 0, 2)};
     const Geometry& g = a->geometry;
     std::vector<uint32_t> owned;  // chunk numbers, sorted below (no per-chunk array:
                                   // a partition may have billions of chunks)

@@ -1,8 +1,8 @@
 #include "tool/repair.h"
 
-#include <CLI/CLI.hpp>
 #include <rocksdb/write_batch.h>
 
+#include <CLI/CLI.hpp>
 #include <cstring>
 #include <set>
 
@@ -248,10 +248,9 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
     for (const auto& p : left) lines.Add("still wrong", p);
   }
   r.text.Add(std::move(lines));
-  r.text.Line(absl::StrFormat("result: %u %s, %u refused%s", plan.fixes.size(),
-                              options.dry_run ? "to fix" : "fixed", plan.refused.size(),
-                              plan.fixes.empty() && plan.refused.empty() ? " (nothing to do)"
-                                                                         : ""));
+  r.text.Line(absl::StrFormat(
+      "result: %u %s, %u refused%s", plan.fixes.size(), options.dry_run ? "to fix" : "fixed",
+      plan.refused.size(), plan.fixes.empty() && plan.refused.empty() ? " (nothing to do)" : ""));
   return r;
 }
 

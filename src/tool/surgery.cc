@@ -93,8 +93,8 @@ CommandResult VersionSurgeryCommand::Run(const ToolContext& ctx) const {
   j["before"] = StatsJson(*before);
   j["after"] = StatsJson(*after);
   const uint64_t dropped = before->entries - after->entries;
-  r.text.Line(absl::StrFormat("PG %s: %s to %s: %u entr%s dropped; %s left", id->ToString(),
-                              done(), to->ToString(), dropped, dropped == 1 ? "y" : "ies",
+  r.text.Line(absl::StrFormat("PG %s: %s to %s: %u entr%s dropped; %s left", id->ToString(), done(),
+                              to->ToString(), dropped, dropped == 1 ? "y" : "ies",
                               StatsText(*after)));
   return r;
 }

@@ -60,9 +60,7 @@ class TrimCommand final : public VersionSurgeryCommand {
  protected:
   std::string_view to_help() const override { return "drop entries with versions <= this"; }
   std::string_view done() const override { return "trimmed"; }
-  void Apply(Transaction* t, const PgId& pg, const Version& to) const override {
-    t->Trim(pg, to);
-  }
+  void Apply(Transaction* t, const PgId& pg, const Version& to) const override { t->Trim(pg, to); }
 };
 
 // Drops the PG's entries with versions > --to (Transaction::Rewind).

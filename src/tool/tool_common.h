@@ -2,9 +2,8 @@
 // goes and in which format, progress reporting, exit codes, error lines, and
 // small formatting helpers (hex, JSON of Problems).
 //
-// Commands are plain functions over a ToolContext that return the process
-// exit status; the front end (tools/pgring_tool.cc) only parses arguments
-// (commands.cc) and calls them, so everything here runs in tests as well.
+// Each command is a class (command.h) that runs over a ToolContext and
+// returns its result; render.h prints it in the context's format.
 #ifndef PGRING_TOOL_TOOL_COMMON_H_
 #define PGRING_TOOL_TOOL_COMMON_H_
 
