@@ -57,19 +57,25 @@ inline int ExitCodeFor(const absl::Status& s) {
 class Command {
  public:
   virtual ~Command() = default;
+  Command(const Command&) = delete;
+  Command& operator=(const Command&) = delete;
 
   // As typed on the command line ("list-pgs").
-  virtual std::string_view name() const = 0;
+  std::string_view name() const { return name_; }
   // One line, for pgring-tool --help.
-  virtual std::string_view help() const = 0;
+  std::string_view help() const { return help_; }
   // More text under the command's own --help; empty: none.
-  virtual std::string_view footer() const { return {}; }
+  std::string_view footer() const { return footer_; }
   // Declares the command's own options on its subcommand, bound to members
   // Run reads.
   virtual void AddOptions(CLI::App* app) { (void)app; }
   virtual CommandResult Run(const ToolContext& ctx) const = 0;
 
  protected:
+  // The texts are string literals: they are kept, not copied.
+  Command(std::string_view name, std::string_view help, std::string_view footer = {})
+      : name_(name), help_(help), footer_(footer) {}
+
   // The result of a command that failed, as Run says it:
   //   return Fail(ctx, "PG 1.2 does not exist", kExitFailed);
   // (the context is only the call's shape: render.h prints the error).
@@ -79,6 +85,9 @@ class Command {
   static CommandResult Fail(const ToolContext&, const absl::Status& status, int exit_code) {
     return CommandResult::Failure(status, exit_code);
   }
+
+ private:
+  std::string_view name_, help_, footer_;
 };
 
 // Every command, in the order --help lists them.

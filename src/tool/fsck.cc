@@ -530,24 +530,30 @@ TextOutput FsckResultText(const FsckResult& r) {
   return t;
 }
 
-std::string_view FsckCommand::footer() const {
-  return "Shallow checks: the label; the UUID and geometry binding between the label and\n"
-         "pgring.meta; the partition's size; every pgring RocksDB key (each PG's pointer and\n"
-         "chunk list, stamps); chunk ownership (every chunk number in range, in at most one\n"
-         "list, once; no list holding chunks past its tail's chunk).\n"
-         "--deep also reads every record between each PG's head and tail: length, CRC, type,\n"
-         "PG stamp, lap, consecutive sequence, the last sequence against the pointer, and the\n"
-         "items (entry and dup versions strictly increasing, the info); and notes uncommitted\n"
-         "data past a tail. fsck reports every problem (PG, chunk, offset, lpos, what), never\n"
-         "only the first. A PG whose keys are unusable is not read further, so one damage is\n"
-         "reported once.\n"
-         "Leaked chunks: pgring does not store a free map; a chunk is free exactly when no PG's\n"
-         "chunk list names it, so a chunk cannot leak on disk. fsck reports owned + free =\n"
-         "chunk_count, and flags what would make that count wrong: chunk numbers past the\n"
-         "label's chunk_count, a chunk in two lists, chunks a list holds past what its ring\n"
-         "needs.\n"
-         "Exit status: 0 clean, 1 problems found, 2 usage error or the store cannot be opened.";
-}
+namespace {
+
+// Under `fsck --help`.
+constexpr char kFooter[] =
+    "Shallow checks: the label; the UUID and geometry binding between the label and\n"
+    "pgring.meta; the partition's size; every pgring RocksDB key (each PG's pointer and\n"
+    "chunk list, stamps); chunk ownership (every chunk number in range, in at most one\n"
+    "list, once; no list holding chunks past its tail's chunk).\n"
+    "--deep also reads every record between each PG's head and tail: length, CRC, type,\n"
+    "PG stamp, lap, consecutive sequence, the last sequence against the pointer, and the\n"
+    "items (entry and dup versions strictly increasing, the info); and notes uncommitted\n"
+    "data past a tail. fsck reports every problem (PG, chunk, offset, lpos, what), never\n"
+    "only the first. A PG whose keys are unusable is not read further, so one damage is\n"
+    "reported once.\n"
+    "Leaked chunks: pgring does not store a free map; a chunk is free exactly when no PG's\n"
+    "chunk list names it, so a chunk cannot leak on disk. fsck reports owned + free =\n"
+    "chunk_count, and flags what would make that count wrong: chunk numbers past the\n"
+    "label's chunk_count, a chunk in two lists, chunks a list holds past what its ring\n"
+    "needs.\n"
+    "Exit status: 0 clean, 1 problems found, 2 usage error or the store cannot be opened.";
+
+}  // namespace
+
+FsckCommand::FsckCommand() : Command("fsck", "check the store; report every problem", kFooter) {}
 
 void FsckCommand::AddOptions(CLI::App* app) {
   app->add_flag("--deep", options_.deep, "also read and verify every committed record");

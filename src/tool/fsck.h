@@ -84,9 +84,7 @@ TextOutput FsckResultText(const FsckResult& r);
 // `fsck [--deep]`: exit status 0 clean, 1 problems found, 2 cannot open.
 class FsckCommand final : public Command {
  public:
-  std::string_view name() const override { return "fsck"; }
-  std::string_view help() const override { return "check the store; report every problem"; }
-  std::string_view footer() const override;
+  FsckCommand();
   void AddOptions(CLI::App* app) override;
   CommandResult Run(const ToolContext& ctx) const override;
 

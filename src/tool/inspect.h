@@ -41,26 +41,23 @@ uint64_t DirectoryBytes(const std::string& path);
 // metadata it must match.
 class ShowLabelCommand final : public Command {
  public:
-  std::string_view name() const override { return "show-label"; }
-  std::string_view help() const override {
-    return "print the partition's label (and, with --db, the metadata it must match)";
-  }
+  ShowLabelCommand()
+      : Command("show-label",
+                "print the partition's label (and, with --db, the metadata it must match)") {}
   CommandResult Run(const ToolContext& ctx) const override;
 };
 
 // `list-pgs`: every PG with its keys (ring) or counts (RocksDB).
 class ListPgsCommand final : public Command {
  public:
-  std::string_view name() const override { return "list-pgs"; }
-  std::string_view help() const override { return "list the store's PGs"; }
+  ListPgsCommand() : Command("list-pgs", "list the store's PGs") {}
   CommandResult Run(const ToolContext& ctx) const override;
 };
 
 // `info --pg P`: one PG's pointer, chunks, counts and info.
 class InfoCommand final : public Command {
  public:
-  std::string_view name() const override { return "info"; }
-  std::string_view help() const override { return "one PG: pointers, chunks, counts, info"; }
+  InfoCommand() : Command("info", "one PG: pointers, chunks, counts, info") {}
   void AddOptions(CLI::App* app) override;
   CommandResult Run(const ToolContext& ctx) const override;
 
@@ -71,10 +68,8 @@ class InfoCommand final : public Command {
 // `log --pg P [--from V] [--to V]`: the entries with versions in [from, to].
 class LogCommand final : public Command {
  public:
-  std::string_view name() const override { return "log"; }
-  std::string_view help() const override {
-    return "a PG's entries: version, position, length, record CRC, payload (hex)";
-  }
+  LogCommand()
+      : Command("log", "a PG's entries: version, position, length, record CRC, payload (hex)") {}
   void AddOptions(CLI::App* app) override;
   CommandResult Run(const ToolContext& ctx) const override;
 
@@ -85,8 +80,7 @@ class LogCommand final : public Command {
 // `dups --pg P`: the dup entries, as `log` shows entries.
 class DupsCommand final : public Command {
  public:
-  std::string_view name() const override { return "dups"; }
-  std::string_view help() const override { return "a PG's dup entries"; }
+  DupsCommand() : Command("dups", "a PG's dup entries") {}
   void AddOptions(CLI::App* app) override;
   CommandResult Run(const ToolContext& ctx) const override;
 
@@ -98,10 +92,10 @@ class DupsCommand final : public Command {
 // per payload byte, the RocksDB's size on disk.
 class StatsCommand final : public Command {
  public:
-  std::string_view name() const override { return "stats"; }
-  std::string_view help() const override {
-    return "space per PG, free chunks, fragmentation, log bytes per payload byte, RocksDB size";
-  }
+  StatsCommand()
+      : Command(
+            "stats",
+            "space per PG, free chunks, fragmentation, log bytes per payload byte, RocksDB size") {}
   CommandResult Run(const ToolContext& ctx) const override;
 };
 

@@ -46,10 +46,9 @@ std::string PgColour(const PgId& pg);
 // `layout --out FILE.svg [--max-cells N]`: ring stores only.
 class LayoutCommand final : public Command {
  public:
-  std::string_view name() const override { return "layout"; }
-  std::string_view help() const override {
-    return "draw the partition as SVG: chunks coloured by PG, heads and tails marked";
-  }
+  LayoutCommand()
+      : Command("layout",
+                "draw the partition as SVG: chunks coloured by PG, heads and tails marked") {}
   void AddOptions(CLI::App* app) override;
   CommandResult Run(const ToolContext& ctx) const override;
 

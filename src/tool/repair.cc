@@ -152,15 +152,19 @@ Json PlanJson(const Plan& plan, bool dry_run, bool clean_after, const std::vecto
   return j;
 }
 
+// Under `repair --help`.
+constexpr char kFooter[] =
+    "Fixes: a damaged label (written again from pgring.meta); chunks a PG's list holds\n"
+    "past its tail's chunk (given back); uncommitted data past a PG's tail (zeroed).\n"
+    "Refuses, naming the reason: damage inside a committed range, chunks owned twice\n"
+    "or out of range, damaged keys or metadata, a partition of another store.\n"
+    "Exit status: 0 the store is clean now, 1 something was refused, 2 cannot open.";
+
 }  // namespace
 
-std::string_view RepairCommand::footer() const {
-  return "Fixes: a damaged label (written again from pgring.meta); chunks a PG's list holds\n"
-         "past its tail's chunk (given back); uncommitted data past a PG's tail (zeroed).\n"
-         "Refuses, naming the reason: damage inside a committed range, chunks owned twice\n"
-         "or out of range, damaged keys or metadata, a partition of another store.\n"
-         "Exit status: 0 the store is clean now, 1 something was refused, 2 cannot open.";
-}
+RepairCommand::RepairCommand()
+    : Command("repair", "fix what can be fixed without losing committed data; refuse the rest",
+              kFooter) {}
 
 void RepairCommand::AddOptions(CLI::App* app) {
   app->add_flag("--dry-run", options_.dry_run, "only say what would be done");

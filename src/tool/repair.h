@@ -29,11 +29,7 @@ struct RepairOptions {
 // opened.
 class RepairCommand final : public Command {
  public:
-  std::string_view name() const override { return "repair"; }
-  std::string_view help() const override {
-    return "fix what can be fixed without losing committed data; refuse the rest";
-  }
-  std::string_view footer() const override;
+  RepairCommand();
   void AddOptions(CLI::App* app) override;
   CommandResult Run(const ToolContext& ctx) const override;
 

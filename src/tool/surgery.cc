@@ -59,7 +59,7 @@ std::string StatsText(const PgStats& s) {
 
 void VersionSurgeryCommand::AddOptions(CLI::App* app) {
   app->add_option("--pg", pg_, "PG id")->required();
-  app->add_option("--to", to_, std::string(to_help()))->required();
+  app->add_option("--to", to_, std::string(to_help_))->required();
   app->add_flag(kConfirmFlag, confirmed_, kConfirmHelp);
 }
 
@@ -93,7 +93,7 @@ CommandResult VersionSurgeryCommand::Run(const ToolContext& ctx) const {
   j["before"] = StatsJson(*before);
   j["after"] = StatsJson(*after);
   const uint64_t dropped = before->entries - after->entries;
-  r.text.Line(absl::StrFormat("PG %s: %s to %s: %u entr%s dropped; %s left", id->ToString(), done(),
+  r.text.Line(absl::StrFormat("PG %s: %s to %s: %u entr%s dropped; %s left", id->ToString(), done_,
                               to->ToString(), dropped, dropped == 1 ? "y" : "ies",
                               StatsText(*after)));
   return r;

@@ -23,10 +23,7 @@ struct MkfsArgs {
 
 class MkfsCommand final : public Command {
  public:
-  std::string_view name() const override { return "mkfs"; }
-  std::string_view help() const override {
-    return "make a new, empty store on --dev with its metadata in --db";
-  }
+  MkfsCommand() : Command("mkfs", "make a new, empty store on --dev with its metadata in --db") {}
   void AddOptions(CLI::App* app) override;
   CommandResult Run(const ToolContext& ctx) const override;
 
@@ -42,11 +39,15 @@ class VersionSurgeryCommand : public Command {
   CommandResult Run(const ToolContext& ctx) const override;
 
  protected:
-  virtual std::string_view to_help() const = 0;  // what --to means
-  virtual std::string_view done() const = 0;     // "trimmed", for the report
+  // `to_help` says what --to means; `done` names the operation in the report
+  // ("trimmed"). Both are string literals.
+  VersionSurgeryCommand(std::string_view name, std::string_view help, std::string_view to_help,
+                        std::string_view done)
+      : Command(name, help), to_help_(to_help), done_(done) {}
   virtual void Apply(Transaction* t, const PgId& pg, const Version& to) const = 0;
 
  private:
+  std::string_view to_help_, done_;
   std::string pg_, to_;
   bool confirmed_ = false;
 };
@@ -54,26 +55,22 @@ class VersionSurgeryCommand : public Command {
 // Drops the PG's entries with versions <= --to (Transaction::Trim).
 class TrimCommand final : public VersionSurgeryCommand {
  public:
-  std::string_view name() const override { return "trim"; }
-  std::string_view help() const override { return "drop a PG's entries up to a version"; }
+  TrimCommand()
+      : VersionSurgeryCommand("trim", "drop a PG's entries up to a version",
+                              "drop entries with versions <= this", "trimmed") {}
 
  protected:
-  std::string_view to_help() const override { return "drop entries with versions <= this"; }
-  std::string_view done() const override { return "trimmed"; }
   void Apply(Transaction* t, const PgId& pg, const Version& to) const override { t->Trim(pg, to); }
 };
 
 // Drops the PG's entries with versions > --to (Transaction::Rewind).
 class RewindCommand final : public VersionSurgeryCommand {
  public:
-  std::string_view name() const override { return "rewind"; }
-  std::string_view help() const override {
-    return "drop a PG's entries after a version (a divergent tail)";
-  }
+  RewindCommand()
+      : VersionSurgeryCommand("rewind", "drop a PG's entries after a version (a divergent tail)",
+                              "drop entries with versions > this", "rewound") {}
 
  protected:
-  std::string_view to_help() const override { return "drop entries with versions > this"; }
-  std::string_view done() const override { return "rewound"; }
   void Apply(Transaction* t, const PgId& pg, const Version& to) const override {
     t->Rewind(pg, to);
   }
@@ -82,8 +79,7 @@ class RewindCommand final : public VersionSurgeryCommand {
 // Removes the PG and frees its chunks; works on a PG that is damaged.
 class RemovePgCommand final : public Command {
  public:
-  std::string_view name() const override { return "remove-pg"; }
-  std::string_view help() const override { return "remove a PG and free its chunks"; }
+  RemovePgCommand() : Command("remove-pg", "remove a PG and free its chunks") {}
   void AddOptions(CLI::App* app) override;
   CommandResult Run(const ToolContext& ctx) const override;
 

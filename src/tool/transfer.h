@@ -15,10 +15,8 @@ namespace pgring::tool {
 // to F.tmp, synced, renamed). Refuses a PG whose log is damaged.
 class ExportCommand final : public Command {
  public:
-  std::string_view name() const override { return "export"; }
-  std::string_view help() const override {
-    return "write one PG's log (entries, dups, info) to a portable file";
-  }
+  ExportCommand()
+      : Command("export", "write one PG's log (entries, dups, info) to a portable file") {}
   void AddOptions(CLI::App* app) override;
   CommandResult Run(const ToolContext& ctx) const override;
 
@@ -32,10 +30,8 @@ class ExportCommand final : public Command {
 // changing anything.
 class ImportCommand final : public Command {
  public:
-  std::string_view name() const override { return "import"; }
-  std::string_view help() const override {
-    return "create a PG from an export file (as a new PG; it must not exist)";
-  }
+  ImportCommand()
+      : Command("import", "create a PG from an export file (as a new PG; it must not exist)") {}
   void AddOptions(CLI::App* app) override;
   CommandResult Run(const ToolContext& ctx) const override;
 

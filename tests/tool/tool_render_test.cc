@@ -57,11 +57,8 @@ TEST(ToolRenderTest, LinesKeyValuesAndProblemsInOrder) {
   kv.Add("a-long-key", "v");  // at least one space, whatever the width
   out.Add(std::move(kv));
   Problem p;
-  p.kind = "record-crc";
-  p.pg = "1.0";
-  p.chunk = 0;
-  p.offset = 214;
-  p.lpos = 214;
+  p.kind = "label-damaged";
+  p.offset = 0;
   p.message = "CRC mismatch";
   ProblemList ps;
   ps.Add("refused", p, {"why: damage"});
@@ -72,9 +69,9 @@ TEST(ToolRenderTest, LinesKeyValuesAndProblemsInOrder) {
             "PG 1.0 (ring backend)\n"
             "  stamp   1\n"
             "  a-long-key v\n"
-            "refused: PG 1.0: chunk 0, offset 214 (lpos 214): record-crc: CRC mismatch\n"
+            "refused: partition offset 0: label-damaged: CRC mismatch\n"
             "    why: damage\n"
-            "PG 1.0: chunk 0, offset 214 (lpos 214): record-crc: CRC mismatch\n"
+            "partition offset 0: label-damaged: CRC mismatch\n"
             "result: 1 problem\n");
 }
 
