@@ -171,7 +171,6 @@ void RepairCommand::AddOptions(CLI::App* app) {
 }
 
 CommandResult RepairCommand::Run(const ToolContext& ctx) const {
-  const RepairOptions& options = options_;
   if (ctx.db.empty())
     return Fail(ctx, "repair needs the store's RocksDB: give --db PATH", kExitUsage);
   FsckOptions fo;
@@ -188,7 +187,7 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
   }
   std::vector<Problem> left;
   bool clean_after = plan.refused.empty();
-  if (!options.dry_run && !plan.fixes.empty()) {
+  if (!options_.dry_run && !plan.fixes.empty()) {
     auto rw = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/true);
     if (!rw.ok()) return Fail(ctx, rw.status(), kExitUsage);
     OfflineStore& s = **rw;
@@ -241,19 +240,19 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
   }
   CommandResult r;
   r.exit_code = plan.refused.empty() && clean_after ? kExitOk : kExitFailed;
-  r.json = PlanJson(plan, options.dry_run, clean_after, left);
+  r.json = PlanJson(plan, options_.dry_run, clean_after, left);
   ProblemList lines;
   for (const auto& f : plan.fixes) {
-    lines.Add(options.dry_run ? "would fix" : "fixed", f.problem,
-              {absl::StrCat(options.dry_run ? "would " : "did: ", f.action)});
+    lines.Add(options_.dry_run ? "would fix" : "fixed", f.problem,
+              {absl::StrCat(options_.dry_run ? "would " : "did: ", f.action)});
   }
   for (const auto& [p, why] : plan.refused) lines.Add("refused", p, {"why: " + why});
-  if (!options.dry_run) {
+  if (!options_.dry_run) {
     for (const auto& p : left) lines.Add("still wrong", p);
   }
   r.text.Add(std::move(lines));
   r.text.Line(absl::StrFormat(
-      "result: %u %s, %u refused%s", plan.fixes.size(), options.dry_run ? "to fix" : "fixed",
+      "result: %u %s, %u refused%s", plan.fixes.size(), options_.dry_run ? "to fix" : "fixed",
       plan.refused.size(), plan.fixes.empty() && plan.refused.empty() ? " (nothing to do)" : ""));
   return r;
 }

@@ -168,18 +168,17 @@ void ImportCommand::AddOptions(CLI::App* app) {
 }
 
 CommandResult ImportCommand::Run(const ToolContext& ctx) const {
-  const std::string& file = file_;
   std::optional<PgId> target;
   if (!pg_.empty()) {
     auto id = ParsePgId(pg_);
     if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
     target = *id;
   }
-  auto bytes = ReadWholeFile(file);
+  auto bytes = ReadWholeFile(file_);
   if (!bytes.ok()) return Fail(ctx, bytes.status(), kExitUsage);
   auto e = DecodeExport(*bytes);
   if (!e.ok()) {
-    return Fail(ctx, absl::StrCat("cannot import ", file, ": ", std::string(e.status().message())),
+    return Fail(ctx, absl::StrCat("cannot import ", file_, ": ", std::string(e.status().message())),
                 kExitFailed);
   }
   const PgId id = target ? *target : e->pg;
