@@ -69,6 +69,8 @@ class Command {
   // Declares the command's own options on its subcommand, bound to members
   // Run reads.
   virtual void AddOptions(CLI::App* app) { (void)app; }
+  // Does the work and says what came of it; prints nothing (progress on
+  // ctx.err aside).
   virtual CommandResult Run(const ToolContext& ctx) const = 0;
 
  protected:
@@ -76,9 +78,10 @@ class Command {
   Command(std::string_view name, std::string_view help, std::string_view footer = {})
       : name_(name), help_(help), footer_(footer) {}
 
-  // The result of a command that failed, as Run says it:
+  // The result of a command that failed:
   //   return Fail(ctx, "PG 1.2 does not exist", kExitFailed);
-  // (the context is only the call's shape: render.h prints the error).
+  // Nothing is printed here (render.h prints the error); the context is taken
+  // so that every error path of a Run reads alike.
   static CommandResult Fail(const ToolContext&, std::string_view message, int exit_code) {
     return CommandResult::Failure(message, exit_code);
   }
