@@ -1,5 +1,6 @@
-// commands.h — pgring-tool's command line: parses the arguments (CLI11) and
-// runs one command of the library. tools/pgring_tool.cc is only
+// commands.h — pgring-tool's command line: builds it (CLI11) from the
+// command list (command.h), runs the command asked for and prints its result
+// (render.h). tools/pgring_tool.cc is only
 //   return pgring::tool::RunTool(argc, argv, std::cout, std::cerr, isatty(2));
 #ifndef PGRING_TOOL_COMMANDS_H_
 #define PGRING_TOOL_COMMANDS_H_

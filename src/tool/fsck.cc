@@ -1,5 +1,6 @@
 #include "tool/fsck.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
@@ -475,48 +476,81 @@ Json FsckResultToJson(const FsckResult& r) {
   return j;
 }
 
-void PrintFsckResult(const ToolContext& ctx, const FsckResult& r) {
-  if (ctx.json()) {
-    PrintJson(ctx, FsckResultToJson(r));
-    return;
-  }
-  std::ostream& out = *ctx.out;
-  out << "fsck" << (r.deep ? " --deep" : "") << ": " << r.backend << " store "
-      << (r.uuid.empty() ? std::string("(uuid unknown)") : r.uuid) << "\n";
+TextOutput FsckResultText(const FsckResult& r) {
+  TextOutput t;
+  t.Line(absl::StrCat("fsck", r.deep ? " --deep" : "", ": ", r.backend, " store ",
+                      r.uuid.empty() ? std::string("(uuid unknown)") : r.uuid));
+  // Errors first, then notes: a reader looks for what is wrong.
+  ProblemList problems;
   for (const auto& p : r.problems) {
-    if (p.severity == Problem::Severity::kError) out << p.ToString() << "\n";
+    if (p.severity == Problem::Severity::kError) problems.Add("", p);
   }
   for (const auto& p : r.problems) {
-    if (p.severity == Problem::Severity::kNote) out << "note: " << p.ToString() << "\n";
+    if (p.severity == Problem::Severity::kNote) problems.Add("note", p);
   }
-  for (const auto& n : r.not_checked) out << "not checked: " << n << "\n";
+  t.Add(std::move(problems));
+  for (const auto& n : r.not_checked) t.Line("not checked: " + n);
+  std::string summary;
   if (r.backend == "ring") {
-    out << absl::StrFormat("summary: %u PGs; %u chunks: %u owned, %u free", r.pgs, r.chunk_count,
-                           r.owned_chunks, r.free_chunks);
+    summary = absl::StrFormat("summary: %u PGs; %u chunks: %u owned, %u free", r.pgs, r.chunk_count,
+                              r.owned_chunks, r.free_chunks);
   } else {
-    out << absl::StrFormat("summary: %u PGs", r.pgs);
+    summary = absl::StrFormat("summary: %u PGs", r.pgs);
   }
   if (r.deep || r.backend == "rocksdb") {
-    if (r.backend == "ring") out << absl::StrFormat("; %u records", r.records);
-    out << absl::StrFormat("; %u live entries, %u live dups", r.entries, r.dups);
+    if (r.backend == "ring") absl::StrAppendFormat(&summary, "; %u records", r.records);
+    absl::StrAppendFormat(&summary, "; %u live entries, %u live dups", r.entries, r.dups);
   }
-  out << "\n";
+  t.Line(std::move(summary));
   const uint64_t e = r.errors();
   if (e == 0) {
-    out << "result: clean\n";
+    t.Line("result: clean");
   } else {
-    out << absl::StrFormat("result: %u problem%s (%u fixable by repair)\n", e, e == 1 ? "" : "s",
-                           r.fixable());
+    t.Line(absl::StrFormat("result: %u problem%s (%u fixable by repair)", e, e == 1 ? "" : "s",
+                           r.fixable()));
   }
+  return t;
 }
 
-int FsckCommand(const ToolContext& ctx, const FsckOptions& options) {
+namespace {
+
+// Under `fsck --help`.
+constexpr char kFooter[] =
+    "Shallow checks: the label; the UUID and geometry binding between the label and\n"
+    "pgring.meta; the partition's size; every pgring RocksDB key (each PG's pointer and\n"
+    "chunk list, stamps); chunk ownership (every chunk number in range, in at most one\n"
+    "list, once; no list holding chunks past its tail's chunk).\n"
+    "--deep also reads every record between each PG's head and tail: length, CRC, type,\n"
+    "PG stamp, lap, consecutive sequence, the last sequence against the pointer, and the\n"
+    "items (entry and dup versions strictly increasing, the info); and notes uncommitted\n"
+    "data past a tail. fsck reports every problem (PG, chunk, offset, lpos, what), never\n"
+    "only the first. A PG whose keys are unusable is not read further, so one damage is\n"
+    "reported once.\n"
+    "Leaked chunks: pgring does not store a free map; a chunk is free exactly when no PG's\n"
+    "chunk list names it, so a chunk cannot leak on disk. fsck reports owned + free =\n"
+    "chunk_count, and flags what would make that count wrong: chunk numbers past the\n"
+    "label's chunk_count, a chunk in two lists, chunks a list holds past what its ring\n"
+    "needs.\n"
+    "Exit status: 0 clean, 1 problems found, 2 usage error or the store cannot be opened.";
+
+}  // namespace
+
+FsckCommand::FsckCommand() : Command("fsck", "check the store; report every problem", kFooter) {}
+
+void FsckCommand::AddOptions(CLI::App* app) {
+  app->add_flag("--deep", options_.deep, "also read and verify every committed record");
+}
+
+CommandResult FsckCommand::Run(const ToolContext& ctx) const {
   auto s = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
   if (!s.ok()) return Fail(ctx, s.status(), kExitUsage);
-  auto r = RunFsck(**s, options, ctx);
-  if (!r.ok()) return Fail(ctx, r.status(), kExitFailed);
-  PrintFsckResult(ctx, *r);
-  return r->errors() == 0 ? kExitOk : kExitFailed;
+  auto found = RunFsck(**s, options_, ctx);
+  if (!found.ok()) return Fail(ctx, found.status(), kExitFailed);
+  CommandResult r;
+  r.exit_code = found->errors() == 0 ? kExitOk : kExitFailed;
+  r.json = FsckResultToJson(*found);
+  r.text = FsckResultText(*found);
+  return r;
 }
 
 }  // namespace pgring::tool

@@ -30,9 +30,11 @@
 #include <string>
 #include <vector>
 
+#include "tool/command.h"
 #include "tool/offline_store.h"
 #include "tool/pg_scan.h"
 #include "tool/problem.h"
+#include "tool/text_output.h"
 #include "tool/tool_common.h"
 
 namespace pgring::tool {
@@ -77,10 +79,18 @@ absl::StatusOr<FsckResult> RunFsck(const OfflineStore& store, const FsckOptions&
                                    const ToolContext& ctx);
 
 Json FsckResultToJson(const FsckResult& r);
-void PrintFsckResult(const ToolContext& ctx, const FsckResult& r);
+TextOutput FsckResultText(const FsckResult& r);
 
-// `pgring-tool fsck [--deep]`: 0 clean, 1 problems found, 2 cannot open.
-int FsckCommand(const ToolContext& ctx, const FsckOptions& options);
+// `fsck [--deep]`: exit status 0 clean, 1 problems found, 2 cannot open.
+class FsckCommand final : public Command {
+ public:
+  FsckCommand();
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  FsckOptions options_;
+};
 
 }  // namespace pgring::tool
 

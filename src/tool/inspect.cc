@@ -1,5 +1,6 @@
 #include "tool/inspect.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -26,11 +27,6 @@ std::string BackendName(Backend b) {
   return absl::StrCat("unknown(", static_cast<int>(b), ")");
 }
 
-// Exit status for an error met while running a command (not opening).
-int CommandError(const ToolContext& ctx, const absl::Status& s) {
-  return Fail(ctx, s, absl::IsInvalidArgument(s) ? kExitUsage : kExitFailed);
-}
-
 Json PosJson(const ReadAccess& a, const PgChunkList& c, uint64_t lpos) {
   Json j;
   j["lpos"] = lpos;
@@ -55,12 +51,20 @@ void SplitProblems(const std::vector<Problem>& ps, Json* problems, Json* notes) 
   }
 }
 
-void PrintProblems(const ToolContext& ctx, const std::vector<Problem>& ps) {
+ProblemList ProblemLines(const std::vector<Problem>& ps) {
+  ProblemList list;
   for (const auto& p : ps) {
-    *ctx.out << (p.severity == Problem::Severity::kError ? "problem: " : "note: ") << p.ToString()
-             << "\n";
+    list.Add(p.severity == Problem::Severity::kError ? "problem" : "note", p);
   }
+  return list;
 }
+
+// A table cell for a JSON value: "-" for null, strings without quotes.
+std::string Cell(const Json& v) {
+  return v.is_null() ? std::string("-") : v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+constexpr char kPgHelp[] = "PG id, e.g. 1.2a";
 
 // Reads a ring PG (keys checked) with `options`; the scan reports problems
 // itself.
@@ -138,7 +142,7 @@ uint64_t DirectoryBytes(const std::string& path) {
 // ---------------------------------------------------------------------------
 // show-label
 
-int ShowLabelCommand(const ToolContext& ctx) {
+CommandResult ShowLabelCommand::Run(const ToolContext& ctx) const {
   auto opened = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
   if (!opened.ok()) return Fail(ctx, opened.status(), kExitUsage);
   const OfflineStore& s = **opened;
@@ -161,7 +165,8 @@ int ShowLabelCommand(const ToolContext& ctx) {
   l["backend"] = BackendName(static_cast<Backend>(backend));
   l["crc"] = Hex32(stored_crc);
   l["computed_crc"] = Hex32(computed_crc);
-  Json j;
+  CommandResult r;
+  Json& j = r.json;
   j["label"] = l;
   const bool valid = s.label().ok();
   j["valid"] = valid;
@@ -196,54 +201,55 @@ int ShowLabelCommand(const ToolContext& ctx) {
   j["metadata"] = meta;
   j["binding"] = binding;
   const bool ok = valid && size_problem.empty() && (binding.is_null() || binding == "ok");
-  if (ctx.json()) {
-    PrintJson(ctx, j);
-    return ok ? kExitOk : kExitFailed;
+  r.exit_code = ok ? kExitOk : kExitFailed;
+  r.text.Line(absl::StrCat("label (partition offset 0, ", kLabelEncodedSize, " bytes):"));
+  KeyValues kv;
+  kv.key_width = 16;
+  for (const char* key : {"magic", "format_version", "encoded_size", "uuid", "block_size"}) {
+    kv.Add(key, Cell(l[key]));
   }
-  std::ostream& out = *ctx.out;
-  out << "label (partition offset 0, " << kLabelEncodedSize << " bytes):\n";
-  out << absl::StrFormat("  magic           %s\n", l["magic"].get<std::string>());
-  out << absl::StrFormat("  format_version  %u\n", l["format_version"].get<uint32_t>());
-  out << absl::StrFormat("  encoded_size    %u\n", l["encoded_size"].get<uint32_t>());
-  out << absl::StrFormat("  uuid            %s\n", uuid.ToString());
-  out << absl::StrFormat("  block_size      %u\n", l["block_size"].get<uint32_t>());
-  out << absl::StrFormat("  chunk_size      %u (%s)\n", l["chunk_size"].get<uint32_t>(),
-                         HumanBytes(l["chunk_size"].get<uint32_t>()));
-  out << absl::StrFormat("  partition_size  %u (%s)\n", l["partition_size"].get<uint64_t>(),
-                         HumanBytes(l["partition_size"].get<uint64_t>()));
-  out << absl::StrFormat("  data_offset     %u\n", l["data_offset"].get<uint64_t>());
-  out << absl::StrFormat("  chunk_count     %u\n", l["chunk_count"].get<uint64_t>());
-  out << absl::StrFormat("  backend         %s\n", l["backend"].get<std::string>());
-  out << absl::StrFormat("  crc             %s (%s)\n", Hex32(stored_crc),
-                         stored_crc == computed_crc ? std::string("matches")
-                                                    : "MISMATCH: computed " + Hex32(computed_crc));
-  out << "label: " << (valid ? std::string("valid") : "DAMAGED: " + j["error"].get<std::string>())
-      << "\n";
-  out << absl::StrFormat("device: %u bytes%s\n", s.device()->size(),
-                         size_problem.empty() ? std::string() : "; PROBLEM: " + size_problem);
+  for (const char* key : {"chunk_size", "partition_size"}) {
+    kv.Add(key, absl::StrCat(Cell(l[key]), " (", HumanBytes(l[key].get<uint64_t>()), ")"));
+  }
+  for (const char* key : {"data_offset", "chunk_count", "backend"}) kv.Add(key, Cell(l[key]));
+  kv.Add("crc",
+         absl::StrCat(Hex32(stored_crc), " (",
+                      stored_crc == computed_crc ? std::string("matches")
+                                                 : "MISMATCH: computed " + Hex32(computed_crc),
+                      ")"));
+  r.text.Add(std::move(kv));
+  r.text.Line(absl::StrCat(
+      "label: ", valid ? std::string("valid") : "DAMAGED: " + j["error"].get<std::string>()));
+  r.text.Line(absl::StrFormat("device: %u bytes%s", s.device()->size(),
+                              size_problem.empty() ? std::string() : "; PROBLEM: " + size_problem));
   if (s.meta()) {
     if (s.meta()->ok()) {
-      out << absl::StrFormat("metadata: store %s, backend %s, next PG stamp %u\n",
-                             meta["uuid"].get<std::string>(), meta["backend"].get<std::string>(),
-                             meta["next_pg_stamp"].get<uint32_t>());
+      r.text.Line(absl::StrFormat(
+          "metadata: store %s, backend %s, next PG stamp %u", meta["uuid"].get<std::string>(),
+          meta["backend"].get<std::string>(), meta["next_pg_stamp"].get<uint32_t>()));
     } else {
-      out << "metadata: DAMAGED: " << meta["error"].get<std::string>() << "\n";
+      r.text.Line("metadata: DAMAGED: " + meta["error"].get<std::string>());
     }
-    out << "binding: " << binding.get<std::string>() << "\n";
+    r.text.Line("binding: " + binding.get<std::string>());
   }
-  return ok ? kExitOk : kExitFailed;
+  return r;
 }
 
 // ---------------------------------------------------------------------------
 // list-pgs
 
-int ListPgsCommand(const ToolContext& ctx) {
+CommandResult ListPgsCommand::Run(const ToolContext& ctx) const {
   auto a = OpenForRead(ctx);
   if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
-  Json j;
+  CommandResult r;
+  Json& j = r.json;
   j["backend"] = BackendName(a->backend);
   Json pgs = Json::array();
+  Table t;
   if (a->backend == Backend::kRing) {
+    t.columns = {Column::Left("PG", 12, 0),   Column::Right("STAMP", 8), Column::Right("CHUNKS", 7),
+                 Column::Right("HEAD", 14),   Column::Right("TAIL", 14), Column::Right("USED", 12),
+                 Column::Left("STATUS", 0, 2)};
     for (const auto& [id, k] : a->ring_pgs) {
       Json p;
       p["pg"] = id.ToString();
@@ -255,14 +261,19 @@ int ListPgsCommand(const ToolContext& ctx) {
       p["head"] = k.pointer.ok() ? Json(k.pointer->head) : Json(nullptr);
       p["tail"] = k.pointer.ok() ? Json(k.pointer->tail) : Json(nullptr);
       p["used_bytes"] = k.pointer.ok() ? Json(k.pointer->tail - k.pointer->head) : Json(nullptr);
+      t.AddRow({Cell(p["pg"]), Cell(p["stamp"]), Cell(p["chunks"]), Cell(p["head"]),
+                Cell(p["tail"]), Cell(p["used_bytes"]), Cell(p["status"])});
       pgs.push_back(std::move(p));
     }
   } else {
+    t.columns = {Column::Left("PG", 12, 0), Column::Right("ENTRIES", 9), Column::Right("DUPS", 9),
+                 Column::Right("INFO", 5),  Column::Left("FIRST", 24),   Column::Left("LAST", 24),
+                 Column::Left("STATUS", 0)};
     auto ids = a->store->ListPgs();
-    if (!ids.ok()) return CommandError(ctx, ids.status());
+    if (!ids.ok()) return Fail(ctx, ids.status(), ExitCodeFor(ids.status()));
     for (const PgId& id : *ids) {
       auto st = a->store->GetPgStats(id);
-      if (!st.ok()) return CommandError(ctx, st.status());
+      if (!st.ok()) return Fail(ctx, st.status(), ExitCodeFor(st.status()));
       Json p;
       p["pg"] = id.ToString();
       p["status"] = st->damaged ? "damaged" : "ok";
@@ -271,58 +282,48 @@ int ListPgsCommand(const ToolContext& ctx) {
       p["has_info"] = st->has_info;
       p["first_version"] = st->entries ? Json(st->first_version.ToString()) : Json(nullptr);
       p["last_version"] = st->entries ? Json(st->last_version.ToString()) : Json(nullptr);
+      t.AddRow({Cell(p["pg"]), Cell(p["entries"]), Cell(p["dups"]), st->has_info ? "yes" : "no",
+                Cell(p["first_version"]), Cell(p["last_version"]), Cell(p["status"])});
       pgs.push_back(std::move(p));
     }
   }
-  j["pgs"] = pgs;
-  if (ctx.json()) {
-    PrintJson(ctx, j);
-    return kExitOk;
-  }
-  std::ostream& out = *ctx.out;
-  auto str = [](const Json& v) {
-    return v.is_null() ? std::string("-") : v.is_string() ? v.get<std::string>() : v.dump();
-  };
-  if (a->backend == Backend::kRing) {
-    out << absl::StrFormat("%-12s %8s %7s %14s %14s %12s  %s\n", "PG", "STAMP", "CHUNKS", "HEAD",
-                           "TAIL", "USED", "STATUS");
-    for (const auto& p : pgs) {
-      out << absl::StrFormat("%-12s %8s %7s %14s %14s %12s  %s\n", str(p["pg"]), str(p["stamp"]),
-                             str(p["chunks"]), str(p["head"]), str(p["tail"]), str(p["used_bytes"]),
-                             str(p["status"]));
-    }
-  } else {
-    out << absl::StrFormat("%-12s %9s %9s %5s %-24s %-24s %s\n", "PG", "ENTRIES", "DUPS", "INFO",
-                           "FIRST", "LAST", "STATUS");
-    for (const auto& p : pgs) {
-      out << absl::StrFormat("%-12s %9s %9s %5s %-24s %-24s %s\n", str(p["pg"]), str(p["entries"]),
-                             str(p["dups"]), p["has_info"].get<bool>() ? "yes" : "no",
-                             str(p["first_version"]), str(p["last_version"]), str(p["status"]));
-    }
-  }
-  out << pgs.size() << " PG" << (pgs.size() == 1 ? "" : "s") << "\n";
-  return kExitOk;
+  r.text.Add(std::move(t));
+  r.text.Line(absl::StrCat(pgs.size(), " PG", pgs.size() == 1 ? "" : "s"));
+  j["pgs"] = std::move(pgs);
+  return r;
 }
 
 // ---------------------------------------------------------------------------
 // info
 
-int InfoCommand(const ToolContext& ctx, const std::string& pg_text) {
-  auto id = ParsePgId(pg_text);
+void InfoCommand::AddOptions(CLI::App* app) { app->add_option("--pg", pg_, kPgHelp)->required(); }
+
+CommandResult InfoCommand::Run(const ToolContext& ctx) const {
+  auto id = ParsePgId(pg_);
   if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
   auto a = OpenForRead(ctx);
   if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
-  Json j;
+  CommandResult r;
+  Json& j = r.json;
   j["pg"] = id->ToString();
   j["backend"] = BackendName(a->backend);
-  bool failed = false;
+  KeyValues kv;
+  // "20 (1'1 .. 1'20), 80 payload bytes"; a count alone when there are none.
+  auto items_text = [](const Json& e) {
+    const uint64_t n = e["count"].get<uint64_t>();
+    if (n == 0) return absl::StrCat(n);
+    return absl::StrFormat("%u (%s .. %s), %u payload bytes", n, e["first"].get<std::string>(),
+                           e["last"].get<std::string>(), e["payload_bytes"].get<uint64_t>());
+  };
   if (a->backend == Backend::kRing) {
     PgScanOptions so;
     so.inspect_past_tail = true;
-    auto r = ScanPg(*a, *id, so);
-    if (!r.ok()) return CommandError(ctx, r.status());
-    const RingPgKeys& k = *r->first;
-    const PgScan& scan = r->second;
+    auto scanned = ScanPg(*a, *id, so);
+    if (!scanned.ok()) {
+      return Fail(ctx, scanned.status(), ExitCodeFor(scanned.status()));
+    }
+    const RingPgKeys& k = *scanned->first;
+    const PgScan& scan = scanned->second;
     const PgPointer& p = *k.pointer;
     const PgChunkList& c = *k.chunks;
     j["stamp"] = p.stamp;
@@ -360,83 +361,56 @@ int InfoCommand(const ToolContext& ctx, const std::string& pg_text) {
     SplitProblems(scan.problems, &problems, &notes);
     j["problems"] = problems;
     j["notes"] = notes;
-    failed = scan.has_errors();
-    if (!ctx.json()) {
-      std::ostream& out = *ctx.out;
-      out << "PG " << id->ToString() << " (ring backend)\n";
-      out << absl::StrFormat("  stamp               %u\n", p.stamp);
-      out << absl::StrFormat("  head                %s\n", PosText(j["head"]));
-      out << absl::StrFormat("  tail                %s\n", PosText(j["tail"]));
-      out << absl::StrFormat("  next sequence       %u\n", p.tail_seq);
-      out << absl::StrFormat("  entries trimmed to  %s\n", p.entries_trimmed_to.ToString());
-      out << absl::StrFormat("  dups trimmed to     %s\n", p.dups_trimmed_to.ToString());
-      std::vector<std::string> cs;
-      for (uint32_t n : c.chunks) cs.push_back(absl::StrCat(n));
-      out << absl::StrFormat("  chunk list          base %u: [%s]\n", c.base,
-                             absl::StrJoin(cs, ", "));
-      out << absl::StrFormat(
-          "  ring                %u bytes in %u chunk%s, %u used (head to tail)\n",
-          j["ring_bytes"].get<uint64_t>(), c.chunks.size(), c.chunks.size() == 1 ? "" : "s",
-          p.tail - p.head);
-      out << absl::StrFormat("  records             %u\n", scan.records);
-      auto line = [&](const char* what, const Json& e) {
-        out << absl::StrFormat("  %-19s %u", what, e["count"].get<uint64_t>());
-        if (e["count"].get<uint64_t>() > 0) {
-          out << absl::StrFormat(" (%s .. %s), %u payload bytes", e["first"].get<std::string>(),
-                                 e["last"].get<std::string>(), e["payload_bytes"].get<uint64_t>());
-        }
-        out << "\n";
-      };
-      line("entries", j["entries"]);
-      line("dups", j["dups"]);
-      if (scan.info) {
-        out << absl::StrFormat("  info                %u bytes at %s: %s\n",
-                               scan.info->payload_size, PosText(j["info"]),
-                               Hex(scan.info->payload));
-      } else {
-        out << "  info                none\n";
-      }
-      PrintProblems(ctx, scan.problems);
-    }
-  } else {
-    auto st = a->store->GetPgStats(*id);
-    if (!st.ok()) return CommandError(ctx, st.status());
-    j["damaged"] = st->damaged;
-    j["entries"] = {{"count", st->entries},
-                    {"first", st->entries ? Json(st->first_version.ToString()) : Json(nullptr)},
-                    {"last", st->entries ? Json(st->last_version.ToString()) : Json(nullptr)},
-                    {"payload_bytes", st->entry_bytes}};
-    j["dups"] = {{"count", st->dups}, {"payload_bytes", st->dup_bytes}};
-    auto info = a->store->ReadInfo(*id);
-    if (info.ok()) {
-      j["info"] = {{"size", info->size()}, {"payload", Hex(*info)}};
-    } else if (absl::IsNotFound(info.status())) {
-      j["info"] = nullptr;
-    } else {
-      return CommandError(ctx, info.status());
-    }
-    failed = st->damaged;
-    if (!ctx.json()) {
-      std::ostream& out = *ctx.out;
-      out << "PG " << id->ToString() << " (rocksdb backend)" << (st->damaged ? ": DAMAGED" : "")
-          << "\n";
-      out << absl::StrFormat("  entries             %u", st->entries);
-      if (st->entries) {
-        out << absl::StrFormat(" (%s .. %s)", st->first_version.ToString(),
-                               st->last_version.ToString());
-      }
-      out << absl::StrFormat(", %u payload bytes\n", st->entry_bytes);
-      out << absl::StrFormat("  dups                %u, %u payload bytes\n", st->dups,
-                             st->dup_bytes);
-      if (info.ok()) {
-        out << absl::StrFormat("  info                %u bytes: %s\n", info->size(), Hex(*info));
-      } else {
-        out << "  info                none\n";
-      }
-    }
+    if (scan.has_errors()) r.exit_code = kExitFailed;
+
+    r.text.Line(absl::StrCat("PG ", id->ToString(), " (ring backend)"));
+    kv.Add("stamp", absl::StrCat(p.stamp));
+    kv.Add("head", PosText(j["head"]));
+    kv.Add("tail", PosText(j["tail"]));
+    kv.Add("next sequence", absl::StrCat(p.tail_seq));
+    kv.Add("entries trimmed to", p.entries_trimmed_to.ToString());
+    kv.Add("dups trimmed to", p.dups_trimmed_to.ToString());
+    kv.Add("chunk list", absl::StrFormat("base %u: [%s]", c.base, absl::StrJoin(c.chunks, ", ")));
+    kv.Add("ring", absl::StrFormat("%u bytes in %u chunk%s, %u used (head to tail)",
+                                   j["ring_bytes"].get<uint64_t>(), c.chunks.size(),
+                                   c.chunks.size() == 1 ? "" : "s", p.tail - p.head));
+    kv.Add("records", absl::StrCat(scan.records));
+    kv.Add("entries", items_text(j["entries"]));
+    kv.Add("dups", items_text(j["dups"]));
+    kv.Add("info", scan.info ? absl::StrFormat("%u bytes at %s: %s", scan.info->payload_size,
+                                               PosText(j["info"]), Hex(scan.info->payload))
+                             : std::string("none"));
+    r.text.Add(std::move(kv));
+    r.text.Add(ProblemLines(scan.problems));
+    return r;
   }
-  if (ctx.json()) PrintJson(ctx, j);
-  return failed ? kExitFailed : kExitOk;
+  auto st = a->store->GetPgStats(*id);
+  if (!st.ok()) return Fail(ctx, st.status(), ExitCodeFor(st.status()));
+  j["damaged"] = st->damaged;
+  j["entries"] = {{"count", st->entries},
+                  {"first", st->entries ? Json(st->first_version.ToString()) : Json(nullptr)},
+                  {"last", st->entries ? Json(st->last_version.ToString()) : Json(nullptr)},
+                  {"payload_bytes", st->entry_bytes}};
+  j["dups"] = {{"count", st->dups}, {"payload_bytes", st->dup_bytes}};
+  auto info = a->store->ReadInfo(*id);
+  if (info.ok()) {
+    j["info"] = {{"size", info->size()}, {"payload", Hex(*info)}};
+  } else if (absl::IsNotFound(info.status())) {
+    j["info"] = nullptr;
+  } else {
+    return Fail(ctx, info.status(), ExitCodeFor(info.status()));
+  }
+  if (st->damaged) r.exit_code = kExitFailed;
+  r.text.Line(
+      absl::StrCat("PG ", id->ToString(), " (rocksdb backend)", st->damaged ? ": DAMAGED" : ""));
+  // The entries' payload bytes are shown even when there are none.
+  kv.Add("entries", st->entries ? items_text(j["entries"])
+                                : absl::StrFormat("0, %u payload bytes", st->entry_bytes));
+  kv.Add("dups", absl::StrFormat("%u, %u payload bytes", st->dups, st->dup_bytes));
+  kv.Add("info", info.ok() ? absl::StrFormat("%u bytes: %s", info->size(), Hex(*info))
+                           : std::string("none"));
+  r.text.Add(std::move(kv));
+  return r;
 }
 
 // ---------------------------------------------------------------------------
@@ -444,30 +418,40 @@ int InfoCommand(const ToolContext& ctx, const std::string& pg_text) {
 
 namespace {
 
-int PrintItems(const ToolContext& ctx, const ReadAccess& a, const PgId& id, bool dups,
-               const Version& from, const Version& to) {
-  Json j;
+// The entries (or dups) of one PG with versions in [from, to].
+CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Version& from,
+                        const Version& to) {
+  CommandResult r;
+  Json& j = r.json;
   j["pg"] = id.ToString();
   j["backend"] = BackendName(a.backend);
   Json items = Json::array();
   std::vector<Problem> problems;
+  Table t;
   if (a.backend == Backend::kRing) {
+    t.columns = {Column::Left("VERSION", 16, 0),  Column::Right("LPOS", 12),
+                 Column::Right("CHUNK", 8),       Column::Right("OFFSET", 10),
+                 Column::Right("LEN", 7),         Column::Right("RECORD-LPOS", 12),
+                 Column::Right("RECORD-SEQ", 10), Column::Left("RECORD-CRC", 10),
+                 Column::Left("PAYLOAD", 0, 2)};
     PgScanOptions so;
     so.keep_entry_payloads = !dups;
     so.keep_dup_payloads = dups;
     so.from = from;
     so.to = to;
-    auto r = ScanPg(a, id, so);
-    if (!r.ok()) return CommandError(ctx, r.status());
-    const RingPgKeys& k = *r->first;
-    const PgScan& scan = r->second;
+    auto scanned = ScanPg(a, id, so);
+    if (!scanned.ok()) {
+      return CommandResult::Failure(scanned.status(), ExitCodeFor(scanned.status()));
+    }
+    const RingPgKeys& k = *scanned->first;
+    const PgScan& scan = scanned->second;
     problems = scan.problems;
     if (!dups && from != Version::Min() && from > LastVersion(scan, *k.pointer) &&
         !scan.has_errors()) {
-      return Fail(ctx,
-                  absl::StrFormat("PG %s: version %s is past the newest entry %s", id.ToString(),
-                                  from.ToString(), LastVersion(scan, *k.pointer).ToString()),
-                  kExitFailed);
+      return CommandResult::Failure(
+          absl::StrFormat("PG %s: version %s is past the newest entry %s", id.ToString(),
+                          from.ToString(), LastVersion(scan, *k.pointer).ToString()),
+          kExitFailed);
     }
     for (const ScannedItem& it : dups ? scan.dups : scan.entries) {
       if (!dups && (it.version < from || it.version > to)) continue;
@@ -483,76 +467,65 @@ int PrintItems(const ToolContext& ctx, const ReadAccess& a, const PgId& id, bool
                      {"seq", it.record_seq},
                      {"crc", Hex32(it.record_crc)}};
       e["payload"] = Hex(it.payload);
+      t.AddRow({e["version"].get<std::string>(), absl::StrCat(it.item_lpos), Cell(e["chunk"]),
+                Cell(e["offset"]), absl::StrCat(it.payload_size), absl::StrCat(it.record_lpos),
+                absl::StrCat(it.record_seq), Hex32(it.record_crc),
+                e["payload"].get<std::string>()});
       items.push_back(std::move(e));
     }
   } else {
-    absl::StatusOr<std::vector<LogEntry>> r =
+    t.columns = {Column::Left("VERSION", 16, 0), Column::Left("KEY", 36), Column::Right("LEN", 7),
+                 Column::Left("PAYLOAD", 0, 2)};
+    absl::StatusOr<std::vector<LogEntry>> read =
         dups ? a.store->ReadDups(id) : a.store->ReadEntries(id, from, to);
-    if (!r.ok()) return CommandError(ctx, r.status());
-    for (const LogEntry& le : *r) {
+    if (!read.ok()) return CommandResult::Failure(read.status(), ExitCodeFor(read.status()));
+    for (const LogEntry& le : *read) {
       Json e;
       e["version"] = le.version.ToString();
       e["key"] = absl::StrCat(dups ? std::string(kDupKeyNamePrefix) : std::string(),
                               LogKeyName(le.version));
       e["length"] = le.payload.size();
       e["payload"] = Hex(le.payload);
+      t.AddRow({e["version"].get<std::string>(), e["key"].get<std::string>(),
+                absl::StrCat(le.payload.size()), e["payload"].get<std::string>()});
       items.push_back(std::move(e));
     }
   }
-  j[dups ? "dups" : "entries"] = items;
+  const size_t n = items.size();
+  j[dups ? "dups" : "entries"] = std::move(items);
   Json ps, notes;
   SplitProblems(problems, &ps, &notes);
   if (a.backend == Backend::kRing) {
     j["problems"] = ps;
     j["notes"] = notes;
   }
-  bool failed = !ps.empty();
-  if (ctx.json()) {
-    PrintJson(ctx, j);
-    return failed ? kExitFailed : kExitOk;
-  }
-  std::ostream& out = *ctx.out;
-  if (a.backend == Backend::kRing) {
-    out << absl::StrFormat("%-16s %12s %8s %10s %7s %12s %10s %-10s  %s\n", "VERSION", "LPOS",
-                           "CHUNK", "OFFSET", "LEN", "RECORD-LPOS", "RECORD-SEQ", "RECORD-CRC",
-                           "PAYLOAD");
-    for (const auto& e : items) {
-      out << absl::StrFormat(
-          "%-16s %12u %8s %10s %7u %12u %10u %-10s  %s\n", e["version"].get<std::string>(),
-          e["lpos"].get<uint64_t>(), e["chunk"].is_null() ? std::string("-") : e["chunk"].dump(),
-          e["offset"].is_null() ? std::string("-") : e["offset"].dump(),
-          e["length"].get<uint64_t>(), e["record"]["lpos"].get<uint64_t>(),
-          e["record"]["seq"].get<uint64_t>(), e["record"]["crc"].get<std::string>(),
-          e["payload"].get<std::string>());
-    }
-  } else {
-    out << absl::StrFormat("%-16s %-36s %7s  %s\n", "VERSION", "KEY", "LEN", "PAYLOAD");
-    for (const auto& e : items) {
-      out << absl::StrFormat("%-16s %-36s %7u  %s\n", e["version"].get<std::string>(),
-                             e["key"].get<std::string>(), e["length"].get<uint64_t>(),
-                             e["payload"].get<std::string>());
-    }
-  }
-  out << items.size() << (dups ? " dup" : " entr")
-      << (dups ? (items.size() == 1 ? "" : "s") : (items.size() == 1 ? "y" : "ies")) << "\n";
-  PrintProblems(ctx, problems);
-  return failed ? kExitFailed : kExitOk;
+  if (!ps.empty()) r.exit_code = kExitFailed;
+  r.text.Add(std::move(t));
+  r.text.Line(dups ? absl::StrCat(n, " dup", n == 1 ? "" : "s")
+                   : absl::StrCat(n, " entr", n == 1 ? "y" : "ies"));
+  r.text.Add(ProblemLines(problems));
+  return r;
 }
 
 }  // namespace
 
-int LogCommand(const ToolContext& ctx, const std::string& pg_text, const std::string& from_text,
-               const std::string& to_text) {
-  auto id = ParsePgId(pg_text);
+void LogCommand::AddOptions(CLI::App* app) {
+  app->add_option("--pg", pg_, kPgHelp)->required();
+  app->add_option("--from", from_, "first version (EPOCH'VERSION or EPOCH.VERSION)");
+  app->add_option("--to", to_, "last version");
+}
+
+CommandResult LogCommand::Run(const ToolContext& ctx) const {
+  auto id = ParsePgId(pg_);
   if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
   Version from = Version::Min(), to = Version::Max();
-  if (!from_text.empty()) {
-    auto v = ParseVersion(from_text);
+  if (!from_.empty()) {
+    auto v = ParseVersion(from_);
     if (!v.ok()) return Fail(ctx, v.status(), kExitUsage);
     from = *v;
   }
-  if (!to_text.empty()) {
-    auto v = ParseVersion(to_text);
+  if (!to_.empty()) {
+    auto v = ParseVersion(to_);
     if (!v.ok()) return Fail(ctx, v.status(), kExitUsage);
     to = *v;
   }
@@ -564,29 +537,41 @@ int LogCommand(const ToolContext& ctx, const std::string& pg_text, const std::st
   }
   auto a = OpenForRead(ctx);
   if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
-  return PrintItems(ctx, *a, *id, /*dups=*/false, from, to);
+  return ListItems(*a, *id, /*dups=*/false, from, to);
 }
 
-int DupsCommand(const ToolContext& ctx, const std::string& pg_text) {
-  auto id = ParsePgId(pg_text);
+void DupsCommand::AddOptions(CLI::App* app) { app->add_option("--pg", pg_, kPgHelp)->required(); }
+
+CommandResult DupsCommand::Run(const ToolContext& ctx) const {
+  auto id = ParsePgId(pg_);
   if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
   auto a = OpenForRead(ctx);
   if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
-  return PrintItems(ctx, *a, *id, /*dups=*/true, Version::Min(), Version::Max());
+  return ListItems(*a, *id, /*dups=*/true, Version::Min(), Version::Max());
 }
 
 // ---------------------------------------------------------------------------
 // stats
 
-int StatsCommand(const ToolContext& ctx) {
+CommandResult StatsCommand::Run(const ToolContext& ctx) const {
   auto a = OpenForRead(ctx);
   if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
-  Json j;
+  CommandResult r;
+  Json& j = r.json;
   j["backend"] = BackendName(a->backend);
   Json pgs = Json::array();
   uint64_t payload_total = 0, used_total = 0, damaged = 0;
   const uint64_t rocksdb_bytes = DirectoryBytes(ctx.db);
+  // "-" where a ratio has no payload to divide by.
+  auto ratio = [](const Json& v) {
+    return v.is_null() ? std::string("-") : absl::StrFormat("%.3f", v.get<double>());
+  };
+  Table t;
   if (a->backend == Backend::kRing) {
+    t.columns = {
+        Column::Left("PG", 12, 0),    Column::Right("CHUNKS", 7),    Column::Right("RING", 12),
+        Column::Right("USED", 12),    Column::Right("ENTRIES", 9),   Column::Right("DUPS", 9),
+        Column::Right("PAYLOAD", 12), Column::Right("LOG/PAYLD", 9), Column::Left("STATUS", 0, 2)};
     const Geometry& g = a->geometry;
     std::vector<uint32_t> owned;  // chunk numbers, sorted below (no per-chunk array:
                                   // a partition may have billions of chunks)
@@ -608,6 +593,7 @@ int StatsCommand(const ToolContext& ctx) {
       if (!keys.ok()) {
         p["status"] = std::string(keys.status().message());
         ++damaged;
+        t.AddRow({Cell(p["pg"]), Cell(p["status"])});
         pgs.push_back(std::move(p));
         progress.Update(++done);
         continue;
@@ -630,6 +616,9 @@ int StatsCommand(const ToolContext& ctx) {
         used_total += used;
         payload_total += payload;
       }
+      t.AddRow({Cell(p["pg"]), Cell(p["chunks"]), Cell(p["ring_bytes"]), Cell(p["used_bytes"]),
+                Cell(p["entries"]), Cell(p["dups"]), Cell(p["live_payload_bytes"]),
+                ratio(p["log_bytes_per_payload_byte"]), Cell(p["status"])});
       pgs.push_back(std::move(p));
       progress.Update(++done);
     }
@@ -661,11 +650,13 @@ int StatsCommand(const ToolContext& ctx) {
     j["listed_chunks"] = listed;
   }
   if (a->backend == Backend::kRocksDb) {
+    t.columns = {Column::Left("PG", 12, 0), Column::Right("ENTRIES", 9), Column::Right("DUPS", 9),
+                 Column::Right("PAYLOAD", 12), Column::Left("STATUS", 0, 2)};
     auto ids = a->store->ListPgs();
-    if (!ids.ok()) return CommandError(ctx, ids.status());
+    if (!ids.ok()) return Fail(ctx, ids.status(), ExitCodeFor(ids.status()));
     for (const PgId& id : *ids) {
       auto st = a->store->GetPgStats(id);
-      if (!st.ok()) return CommandError(ctx, st.status());
+      if (!st.ok()) return Fail(ctx, st.status(), ExitCodeFor(st.status()));
       Json p;
       p["pg"] = id.ToString();
       p["status"] = st->damaged ? "damaged" : "ok";
@@ -675,6 +666,8 @@ int StatsCommand(const ToolContext& ctx) {
       p["live_payload_bytes"] = payload;
       payload_total += payload;
       damaged += st->damaged;
+      t.AddRow({Cell(p["pg"]), Cell(p["entries"]), Cell(p["dups"]), Cell(p["live_payload_bytes"]),
+                Cell(p["status"])});
       pgs.push_back(std::move(p));
     }
   }
@@ -689,63 +682,32 @@ int StatsCommand(const ToolContext& ctx) {
   j["rocksdb_bytes"] = rocksdb_bytes;
   j["rocksdb_bytes_per_payload_byte"] =
       payload_total ? Json(static_cast<double>(rocksdb_bytes) / payload_total) : Json(nullptr);
-  j["pgs"] = pgs;
-  if (ctx.json()) {
-    PrintJson(ctx, j);
-    return damaged ? kExitFailed : kExitOk;
-  }
-  std::ostream& out = *ctx.out;
-  auto ratio = [](const Json& v) {
-    return v.is_null() ? std::string("-") : absl::StrFormat("%.3f", v.get<double>());
-  };
+  const uint64_t pg_count = pgs.size();
+  j["pgs"] = std::move(pgs);
+  r.exit_code = damaged ? kExitFailed : kExitOk;
+  r.text.Add(std::move(t));
   if (a->backend == Backend::kRing) {
-    out << absl::StrFormat("%-12s %7s %12s %12s %9s %9s %12s %9s  %s\n", "PG", "CHUNKS", "RING",
-                           "USED", "ENTRIES", "DUPS", "PAYLOAD", "LOG/PAYLD", "STATUS");
-    for (const auto& p : pgs) {
-      if (!p.contains("chunks")) {
-        out << absl::StrFormat("%-12s %s\n", p["pg"].get<std::string>(),
-                               p["status"].get<std::string>());
-        continue;
-      }
-      out << absl::StrFormat(
-          "%-12s %7u %12u %12u %9u %9u %12u %9s  %s\n", p["pg"].get<std::string>(),
-          p["chunks"].get<uint64_t>(), p["ring_bytes"].get<uint64_t>(),
-          p["used_bytes"].get<uint64_t>(), p["entries"].get<uint64_t>(), p["dups"].get<uint64_t>(),
-          p["live_payload_bytes"].get<uint64_t>(), ratio(p["log_bytes_per_payload_byte"]),
-          p["status"].get<std::string>());
-    }
-    out << absl::StrFormat("store: %u PGs (%u damaged); %u chunks of %s\n", pgs.size(), damaged,
-                           j["chunks"].get<uint64_t>(),
-                           HumanBytes(j["chunk_size"].get<uint64_t>()));
-    out << absl::StrFormat(
-        "chunks: %u owned, %u free in %u extent(s), the largest %u chunks "
-        "(fragmentation %.3f)\n",
+    r.text.Line(absl::StrFormat("store: %u PGs (%u damaged); %u chunks of %s", pg_count, damaged,
+                                j["chunks"].get<uint64_t>(),
+                                HumanBytes(j["chunk_size"].get<uint64_t>())));
+    r.text.Line(absl::StrFormat(
+        "chunks: %u owned, %u free in %u extent(s), the largest %u chunks (fragmentation %.3f)",
         j["owned_chunks"].get<uint64_t>(), j["free_chunks"].get<uint64_t>(),
         j["free_extents"].get<uint64_t>(), j["largest_free_extent"].get<uint64_t>(),
-        j["fragmentation"].get<double>());
-    out << absl::StrFormat(
-        "chunk lists: %u of %u chunks do not follow their predecessor on the "
-        "partition\n",
-        j["discontiguous_chunks"].get<uint64_t>(), j["listed_chunks"].get<uint64_t>());
-    out << absl::StrFormat(
-        "log: %u ring bytes hold %u live payload bytes: %s log bytes per "
-        "payload byte\n",
-        used_total, payload_total, ratio(j["log_bytes_per_payload_byte"]));
+        j["fragmentation"].get<double>()));
+    r.text.Line(absl::StrFormat(
+        "chunk lists: %u of %u chunks do not follow their predecessor on the partition",
+        j["discontiguous_chunks"].get<uint64_t>(), j["listed_chunks"].get<uint64_t>()));
+    r.text.Line(absl::StrFormat(
+        "log: %u ring bytes hold %u live payload bytes: %s log bytes per payload byte", used_total,
+        payload_total, ratio(j["log_bytes_per_payload_byte"])));
   } else {
-    out << absl::StrFormat("%-12s %9s %9s %12s  %s\n", "PG", "ENTRIES", "DUPS", "PAYLOAD",
-                           "STATUS");
-    for (const auto& p : pgs) {
-      out << absl::StrFormat("%-12s %9u %9u %12u  %s\n", p["pg"].get<std::string>(),
-                             p["entries"].get<uint64_t>(), p["dups"].get<uint64_t>(),
-                             p["live_payload_bytes"].get<uint64_t>(),
-                             p["status"].get<std::string>());
-    }
-    out << absl::StrFormat("store: %u PGs (%u damaged); %u live payload bytes\n", pgs.size(),
-                           damaged, payload_total);
+    r.text.Line(absl::StrFormat("store: %u PGs (%u damaged); %u live payload bytes", pg_count,
+                                damaged, payload_total));
   }
-  out << absl::StrFormat("rocksdb: %u bytes on disk (%s per payload byte)\n", rocksdb_bytes,
-                         ratio(j["rocksdb_bytes_per_payload_byte"]));
-  return damaged ? kExitFailed : kExitOk;
+  r.text.Line(absl::StrFormat("rocksdb: %u bytes on disk (%s per payload byte)", rocksdb_bytes,
+                              ratio(j["rocksdb_bytes_per_payload_byte"])));
+  return r;
 }
 
 }  // namespace pgring::tool

@@ -1,8 +1,7 @@
 // inspect.h — the read commands: show-label, list-pgs, info, log, dups,
-// stats. Each prints text by default or JSON (ctx.format), works on both
-// backends (the ring backend is read through the offline view, which knows
-// where every record lies; the RocksDB backend through Store::Open with
-// Options::read_only), and returns the exit status.
+// stats. Each works on both backends (the ring backend is read through the
+// offline view, which knows where every record lies; the RocksDB backend
+// through Store::Open with Options::read_only).
 #ifndef PGRING_TOOL_INSPECT_H_
 #define PGRING_TOOL_INSPECT_H_
 
@@ -10,6 +9,7 @@
 #include <memory>
 
 #include "pgring/store.h"
+#include "tool/command.h"
 #include "tool/offline_store.h"
 #include "tool/tool_common.h"
 
@@ -37,14 +37,67 @@ absl::StatusOr<ReadAccess> OpenForRead(const ToolContext& ctx);
 // Bytes of every file under `path` (the RocksDB's size on disk).
 uint64_t DirectoryBytes(const std::string& path);
 
-int ShowLabelCommand(const ToolContext& ctx);
-int ListPgsCommand(const ToolContext& ctx);
-int InfoCommand(const ToolContext& ctx, const std::string& pg);
-// Entries with versions in [from, to] (empty strings: no bound).
-int LogCommand(const ToolContext& ctx, const std::string& pg, const std::string& from,
-               const std::string& to);
-int DupsCommand(const ToolContext& ctx, const std::string& pg);
-int StatsCommand(const ToolContext& ctx);
+// `show-label`: the label field by field with its CRC, and with --db the
+// metadata it must match.
+class ShowLabelCommand final : public Command {
+ public:
+  ShowLabelCommand()
+      : Command("show-label",
+                "print the partition's label (and, with --db, the metadata it must match)") {}
+  CommandResult Run(const ToolContext& ctx) const override;
+};
+
+// `list-pgs`: every PG with its keys (ring) or counts (RocksDB).
+class ListPgsCommand final : public Command {
+ public:
+  ListPgsCommand() : Command("list-pgs", "list the store's PGs") {}
+  CommandResult Run(const ToolContext& ctx) const override;
+};
+
+// `info --pg P`: one PG's pointer, chunks, counts and info.
+class InfoCommand final : public Command {
+ public:
+  InfoCommand() : Command("info", "one PG: pointers, chunks, counts, info") {}
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  std::string pg_;
+};
+
+// `log --pg P [--from V] [--to V]`: the entries with versions in [from, to].
+class LogCommand final : public Command {
+ public:
+  LogCommand()
+      : Command("log", "a PG's entries: version, position, length, record CRC, payload (hex)") {}
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  std::string pg_, from_, to_;  // empty from/to: no bound
+};
+
+// `dups --pg P`: the dup entries, as `log` shows entries.
+class DupsCommand final : public Command {
+ public:
+  DupsCommand() : Command("dups", "a PG's dup entries") {}
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  std::string pg_;
+};
+
+// `stats`: space per PG, free chunks and extents, fragmentation, log bytes
+// per payload byte, the RocksDB's size on disk.
+class StatsCommand final : public Command {
+ public:
+  StatsCommand()
+      : Command(
+            "stats",
+            "space per PG, free chunks, fragmentation, log bytes per payload byte, RocksDB size") {}
+  CommandResult Run(const ToolContext& ctx) const override;
+};
 
 }  // namespace pgring::tool
 

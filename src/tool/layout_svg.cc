@@ -1,5 +1,6 @@
 #include "tool/layout_svg.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -285,8 +286,15 @@ std::string RenderLayoutSvg(const LayoutInput& in, const LayoutOptions& options)
   return s;
 }
 
-int LayoutCommand(const ToolContext& ctx, const std::string& out_path,
-                  const LayoutOptions& options) {
+void LayoutCommand::AddOptions(CLI::App* app) {
+  app->add_option("--out", out_path_, "the SVG file to write")->required();
+  app->add_option("--max-cells", options_.max_cells,
+                  "at most this many cells; more chunks are aggregated per cell")
+      ->check(CLI::Range(uint64_t{16}, uint64_t{1} << 20))
+      ->capture_default_str();
+}
+
+CommandResult LayoutCommand::Run(const ToolContext& ctx) const {
   auto a = OpenForRead(ctx);
   if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
   if (a->backend != Backend::kRing) {
@@ -312,28 +320,25 @@ int LayoutCommand(const ToolContext& ctx, const std::string& out_path,
     }
     in.pgs.push_back(std::move(pg));
   }
-  const std::string svg = RenderLayoutSvg(in, options);
+  const std::string svg = RenderLayoutSvg(in, options_);
   {
-    std::ofstream f(out_path, std::ios::binary | std::ios::trunc);
+    std::ofstream f(out_path_, std::ios::binary | std::ios::trunc);
     f << svg;
     f.close();
-    if (!f) return Fail(ctx, absl::StrCat("cannot write ", out_path), kExitFailed);
+    if (!f) return Fail(ctx, absl::StrCat("cannot write ", out_path_), kExitFailed);
   }
   const uint64_t per_cell = std::max<uint64_t>(
-      1, (in.chunk_count + options.max_cells - 1) / std::max<uint64_t>(1, options.max_cells));
-  if (ctx.json()) {
-    Json j;
-    j["file"] = out_path;
-    j["bytes"] = svg.size();
-    j["chunks"] = in.chunk_count;
-    j["chunks_per_cell"] = per_cell;
-    j["pgs"] = in.pgs.size();
-    PrintJson(ctx, j);
-  } else {
-    *ctx.out << absl::StrFormat("wrote %s: %u chunks (%u per cell), %u PGs, %u bytes\n", out_path,
-                                in.chunk_count, per_cell, in.pgs.size(), svg.size());
-  }
-  return kExitOk;
+      1, (in.chunk_count + options_.max_cells - 1) / std::max<uint64_t>(1, options_.max_cells));
+  CommandResult r;
+  Json& j = r.json;
+  j["file"] = out_path_;
+  j["bytes"] = svg.size();
+  j["chunks"] = in.chunk_count;
+  j["chunks_per_cell"] = per_cell;
+  j["pgs"] = in.pgs.size();
+  r.text.Line(absl::StrFormat("wrote %s: %u chunks (%u per cell), %u PGs, %u bytes", out_path_,
+                              in.chunk_count, per_cell, in.pgs.size(), svg.size()));
+  return r;
 }
 
 }  // namespace pgring::tool

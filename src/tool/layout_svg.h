@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pgring/types.h"
+#include "tool/command.h"
 #include "tool/tool_common.h"
 
 namespace pgring::tool {
@@ -42,9 +43,19 @@ std::string RenderLayoutSvg(const LayoutInput& in, const LayoutOptions& options)
 // "#rrggbb" for a PG: a hue from a hash of its id, so neighbours differ.
 std::string PgColour(const PgId& pg);
 
-// `pgring-tool layout --out FILE.svg`.
-int LayoutCommand(const ToolContext& ctx, const std::string& out_path,
-                  const LayoutOptions& options);
+// `layout --out FILE.svg [--max-cells N]`: ring stores only.
+class LayoutCommand final : public Command {
+ public:
+  LayoutCommand()
+      : Command("layout",
+                "draw the partition as SVG: chunks coloured by PG, heads and tails marked") {}
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  std::string out_path_;
+  LayoutOptions options_;
+};
 
 }  // namespace pgring::tool
 

@@ -2,6 +2,7 @@
 
 #include <rocksdb/write_batch.h>
 
+#include <CLI/CLI.hpp>
 #include <cstring>
 #include <set>
 
@@ -143,9 +144,25 @@ Json PlanJson(const Plan& plan, bool dry_run, bool clean_after, const std::vecto
   return j;
 }
 
+// Under `repair --help`.
+constexpr char kFooter[] =
+    "Fixes: a damaged label (written again from pgring.meta); chunks a PG's list holds\n"
+    "past its tail's chunk (given back); uncommitted data past a PG's tail (zeroed).\n"
+    "Refuses, naming the reason: damage inside a committed range, chunks owned twice\n"
+    "or out of range, damaged keys or metadata, a partition of another store.\n"
+    "Exit status: 0 the store is clean now, 1 something was refused, 2 cannot open.";
+
 }  // namespace
 
-int RepairCommand(const ToolContext& ctx, const RepairOptions& options) {
+RepairCommand::RepairCommand()
+    : Command("repair", "fix what can be fixed without losing committed data; refuse the rest",
+              kFooter) {}
+
+void RepairCommand::AddOptions(CLI::App* app) {
+  app->add_flag("--dry-run", options_.dry_run, "only say what would be done");
+}
+
+CommandResult RepairCommand::Run(const ToolContext& ctx) const {
   if (ctx.db.empty())
     return Fail(ctx, "repair needs the store's RocksDB: give --db PATH", kExitUsage);
   FsckOptions fo;
@@ -162,7 +179,7 @@ int RepairCommand(const ToolContext& ctx, const RepairOptions& options) {
   }
   std::vector<Problem> left;
   bool clean_after = plan.refused.empty();
-  if (!options.dry_run && !plan.fixes.empty()) {
+  if (!options_.dry_run && !plan.fixes.empty()) {
     auto rw = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/true);
     if (!rw.ok()) return Fail(ctx, rw.status(), kExitUsage);
     OfflineStore& s = **rw;
@@ -213,25 +230,23 @@ int RepairCommand(const ToolContext& ctx, const RepairOptions& options) {
     }
     clean_after = left.empty();
   }
-  if (ctx.json()) {
-    PrintJson(ctx, PlanJson(plan, options.dry_run, clean_after, left));
-  } else {
-    std::ostream& out = *ctx.out;
-    for (const auto& f : plan.fixes) {
-      out << (options.dry_run ? "would fix: " : "fixed: ") << f.problem.ToString() << "\n"
-          << "    " << (options.dry_run ? "would " : "did: ") << f.action << "\n";
-    }
-    for (const auto& [p, why] : plan.refused) {
-      out << "refused: " << p.ToString() << "\n    why: " << why << "\n";
-    }
-    if (!options.dry_run) {
-      for (const auto& p : left) out << "still wrong: " << p.ToString() << "\n";
-    }
-    out << absl::StrFormat("result: %u %s, %u refused%s\n", plan.fixes.size(),
-                           options.dry_run ? "to fix" : "fixed", plan.refused.size(),
-                           plan.fixes.empty() && plan.refused.empty() ? " (nothing to do)" : "");
+  CommandResult r;
+  r.exit_code = plan.refused.empty() && clean_after ? kExitOk : kExitFailed;
+  r.json = PlanJson(plan, options_.dry_run, clean_after, left);
+  ProblemList lines;
+  for (const auto& f : plan.fixes) {
+    lines.Add(options_.dry_run ? "would fix" : "fixed", f.problem,
+              {absl::StrCat(options_.dry_run ? "would " : "did: ", f.action)});
   }
-  return plan.refused.empty() && clean_after ? kExitOk : kExitFailed;
+  for (const auto& [p, why] : plan.refused) lines.Add("refused", p, {"why: " + why});
+  if (!options_.dry_run) {
+    for (const auto& p : left) lines.Add("still wrong", p);
+  }
+  r.text.Add(std::move(lines));
+  r.text.Line(absl::StrFormat(
+      "result: %u %s, %u refused%s", plan.fixes.size(), options_.dry_run ? "to fix" : "fixed",
+      plan.refused.size(), plan.fixes.empty() && plan.refused.empty() ? " (nothing to do)" : ""));
+  return r;
 }
 
 }  // namespace pgring::tool

@@ -15,6 +15,7 @@
 #ifndef PGRING_TOOL_REPAIR_H_
 #define PGRING_TOOL_REPAIR_H_
 
+#include "tool/command.h"
 #include "tool/tool_common.h"
 
 namespace pgring::tool {
@@ -23,9 +24,18 @@ struct RepairOptions {
   bool dry_run = false;  // say what would be done; open read-only
 };
 
-// Exit status: 0 when the store is clean afterwards (or already was), 1
-// when something was refused, 2 when the store cannot be opened.
-int RepairCommand(const ToolContext& ctx, const RepairOptions& options);
+// `repair [--dry-run]`. Exit status: 0 when the store is clean afterwards (or
+// already was), 1 when something was refused, 2 when the store cannot be
+// opened.
+class RepairCommand final : public Command {
+ public:
+  RepairCommand();
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  RepairOptions options_;
+};
 
 }  // namespace pgring::tool
 

@@ -1,5 +1,7 @@
 #include "tool/surgery.h"
 
+#include <CLI/CLI.hpp>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "format/label.h"
@@ -11,6 +13,7 @@ namespace pgring::tool {
 namespace {
 
 constexpr char kConfirmFlag[] = "--yes-i-really-mean-it";
+constexpr char kConfirmHelp[] = "required: this changes the store";
 
 // Opens the store for writing, after checking read-only (without touching
 // anything) that the partition and the RocksDB are one pgring store.
@@ -31,8 +34,6 @@ absl::StatusOr<std::unique_ptr<Store>> OpenForWrite(const ToolContext& ctx, Reco
   if (!s.ok()) return ExplainOpenError(s.status(), "the store");
   return s;
 }
-
-int ExitFor(const absl::Status& s) { return absl::IsInvalidArgument(s) ? kExitUsage : kExitFailed; }
 
 struct Surgery {
   std::string op;
@@ -55,53 +56,63 @@ std::string StatsText(const PgStats& s) {
                          s.first_version.ToString(), s.last_version.ToString());
 }
 
-// trim and rewind: the same shape.
-int RunVersionOp(const ToolContext& ctx, const std::string& op, const std::string& pg_text,
-                 const std::string& to_text, bool confirmed) {
-  auto id = ParsePgId(pg_text);
+}  // namespace
+
+void VersionSurgeryCommand::AddOptions(CLI::App* app) {
+  app->add_option("--pg", pg_, "PG id")->required();
+  app->add_option("--to", to_, std::string(to_help_))->required();
+  app->add_flag(kConfirmFlag, confirmed_, kConfirmHelp);
+}
+
+CommandResult VersionSurgeryCommand::Run(const ToolContext& ctx) const {
+  const std::string op(name());
+  auto id = ParsePgId(pg_);
   if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
-  auto to = ParseVersion(to_text);
+  auto to = ParseVersion(to_);
   if (!to.ok()) return Fail(ctx, to.status(), kExitUsage);
-  if (!confirmed) {
+  if (!confirmed_) {
     return Fail(ctx, absl::StrCat(op, " changes the store; add ", kConfirmFlag, " to do it"),
                 kExitUsage);
   }
   auto store = OpenForWrite(ctx, RecoveryPolicy::kRefuse);
   if (!store.ok()) return Fail(ctx, store.status(), kExitUsage);
   auto before = (*store)->GetPgStats(*id);
-  if (!before.ok()) return Fail(ctx, before.status(), ExitFor(before.status()));
+  if (!before.ok()) return Fail(ctx, before.status(), ExitCodeFor(before.status()));
   Transaction t;
-  if (op == "trim") {
-    t.Trim(*id, *to);
-  } else {
-    t.Rewind(*id, *to);
-  }
+  Apply(&t, *id, *to);
   absl::Status s = (*store)->Commit(std::move(t));
-  if (!s.ok()) return Fail(ctx, s, ExitFor(s));
+  if (!s.ok()) return Fail(ctx, s, ExitCodeFor(s));
   auto after = (*store)->GetPgStats(*id);
   s = (*store)->Close();
   if (!s.ok()) return Fail(ctx, s, kExitFailed);
   if (!after.ok()) return Fail(ctx, after.status(), kExitFailed);
-  if (ctx.json()) {
-    Json j;
-    j["operation"] = op;
-    j["pg"] = id->ToString();
-    j["to"] = to->ToString();
-    j["before"] = StatsJson(*before);
-    j["after"] = StatsJson(*after);
-    PrintJson(ctx, j);
-  } else {
-    *ctx.out << absl::StrFormat(
-        "PG %s: %s to %s: %u entr%s dropped; %s left\n", id->ToString(),
-        op == "trim" ? "trimmed" : "rewound", to->ToString(), before->entries - after->entries,
-        before->entries - after->entries == 1 ? "y" : "ies", StatsText(*after));
-  }
-  return kExitOk;
+  CommandResult r;
+  Json& j = r.json;
+  j["operation"] = op;
+  j["pg"] = id->ToString();
+  j["to"] = to->ToString();
+  j["before"] = StatsJson(*before);
+  j["after"] = StatsJson(*after);
+  const uint64_t dropped = before->entries - after->entries;
+  r.text.Line(absl::StrFormat("PG %s: %s to %s: %u entr%s dropped; %s left", id->ToString(), done_,
+                              to->ToString(), dropped, dropped == 1 ? "y" : "ies",
+                              StatsText(*after)));
+  return r;
 }
 
-}  // namespace
+void MkfsCommand::AddOptions(CLI::App* app) {
+  app->add_option("--chunk-size", args_.chunk_size, "chunk size (power of two, 64K..256M)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  app->add_option("--size", args_.size, "bytes of the device to use (default: all)")
+      ->transform(CLI::AsSizeValue(false));
+  app->add_option("--backend", args_.backend, "ring (default) or rocksdb")
+      ->check(CLI::IsMember({"ring", "rocksdb"}));
+  app->add_flag("--force", args_.force, "overwrite an existing pgring label or store");
+}
 
-int MkfsCommand(const ToolContext& ctx, const MkfsArgs& args) {
+CommandResult MkfsCommand::Run(const ToolContext& ctx) const {
+  const MkfsArgs& args = args_;
   if (ctx.db.empty()) {
     return Fail(ctx, "mkfs needs a RocksDB directory for the store's metadata: give --db PATH",
                 kExitUsage);
@@ -134,37 +145,29 @@ int MkfsCommand(const ToolContext& ctx, const MkfsArgs& args) {
   if (!off.ok()) return Fail(ctx, off.status(), kExitFailed);
   if (!(*off)->label().ok()) return Fail(ctx, (*off)->label().status(), kExitFailed);
   const Label& l = *(*off)->label();
-  if (ctx.json()) {
-    Json j;
-    j["uuid"] = l.uuid.ToString();
-    j["backend"] = args.backend;
-    j["block_size"] = l.block_size;
-    j["chunk_size"] = l.chunk_size;
-    j["chunk_count"] = l.chunk_count;
-    j["partition_size"] = l.partition_size;
-    PrintJson(ctx, j);
-  } else {
-    *ctx.out << absl::StrFormat("made %s store %s: %u bytes, %u chunks of %s\n", args.backend,
-                                l.uuid.ToString(), l.partition_size, l.chunk_count,
-                                HumanBytes(l.chunk_size));
-  }
-  return kExitOk;
+  CommandResult r;
+  Json& j = r.json;
+  j["uuid"] = l.uuid.ToString();
+  j["backend"] = args.backend;
+  j["block_size"] = l.block_size;
+  j["chunk_size"] = l.chunk_size;
+  j["chunk_count"] = l.chunk_count;
+  j["partition_size"] = l.partition_size;
+  r.text.Line(absl::StrFormat("made %s store %s: %u bytes, %u chunks of %s", args.backend,
+                              l.uuid.ToString(), l.partition_size, l.chunk_count,
+                              HumanBytes(l.chunk_size)));
+  return r;
 }
 
-int TrimCommand(const ToolContext& ctx, const std::string& pg, const std::string& to,
-                bool confirmed) {
-  return RunVersionOp(ctx, "trim", pg, to, confirmed);
+void RemovePgCommand::AddOptions(CLI::App* app) {
+  app->add_option("--pg", pg_, "PG id")->required();
+  app->add_flag(kConfirmFlag, confirmed_, kConfirmHelp);
 }
 
-int RewindCommand(const ToolContext& ctx, const std::string& pg, const std::string& to,
-                  bool confirmed) {
-  return RunVersionOp(ctx, "rewind", pg, to, confirmed);
-}
-
-int RemovePgCommand(const ToolContext& ctx, const std::string& pg_text, bool confirmed) {
-  auto id = ParsePgId(pg_text);
+CommandResult RemovePgCommand::Run(const ToolContext& ctx) const {
+  auto id = ParsePgId(pg_);
   if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
-  if (!confirmed) {
+  if (!confirmed_) {
     return Fail(ctx, absl::StrCat("remove-pg changes the store; add ", kConfirmFlag, " to do it"),
                 kExitUsage);
   }
@@ -172,32 +175,29 @@ int RemovePgCommand(const ToolContext& ctx, const std::string& pg_text, bool con
   auto store = OpenForWrite(ctx, RecoveryPolicy::kMarkDamaged);
   if (!store.ok()) return Fail(ctx, store.status(), kExitUsage);
   auto before = (*store)->GetPgStats(*id);
-  if (!before.ok()) return Fail(ctx, before.status(), ExitFor(before.status()));
+  if (!before.ok()) return Fail(ctx, before.status(), ExitCodeFor(before.status()));
   Transaction t;
   t.RemovePg(*id);
   absl::Status s = (*store)->Commit(std::move(t));
-  if (!s.ok()) return Fail(ctx, s, ExitFor(s));
+  if (!s.ok()) return Fail(ctx, s, ExitCodeFor(s));
   s = (*store)->Close();
   if (!s.ok()) return Fail(ctx, s, kExitFailed);
-  if (ctx.json()) {
-    Json j;
-    j["operation"] = "remove-pg";
-    j["pg"] = id->ToString();
-    j["before"] = StatsJson(*before);
-    j["damaged"] = before->damaged;
-    PrintJson(ctx, j);
+  CommandResult r;
+  Json& j = r.json;
+  j["operation"] = "remove-pg";
+  j["pg"] = id->ToString();
+  j["before"] = StatsJson(*before);
+  j["damaged"] = before->damaged;
+  if (before->damaged) {
+    r.text.Line(absl::StrFormat("PG %s removed (it was damaged): %u chunk%s freed", id->ToString(),
+                                before->chunks, before->chunks == 1 ? "" : "s"));
   } else {
-    if (before->damaged) {
-      *ctx.out << absl::StrFormat("PG %s removed (it was damaged): %u chunk%s freed\n",
-                                  id->ToString(), before->chunks, before->chunks == 1 ? "" : "s");
-    } else {
-      *ctx.out << absl::StrFormat("PG %s removed: %s and %u dup%s dropped, %u chunk%s freed\n",
-                                  id->ToString(), StatsText(*before), before->dups,
-                                  before->dups == 1 ? "" : "s", before->chunks,
-                                  before->chunks == 1 ? "" : "s");
-    }
+    r.text.Line(absl::StrFormat("PG %s removed: %s and %u dup%s dropped, %u chunk%s freed",
+                                id->ToString(), StatsText(*before), before->dups,
+                                before->dups == 1 ? "" : "s", before->chunks,
+                                before->chunks == 1 ? "" : "s"));
   }
-  return kExitOk;
+  return r;
 }
 
 }  // namespace pgring::tool

@@ -1,13 +1,15 @@
 // surgery.h — the commands that write a store through the public API: mkfs,
 // and the offline surgery trim, rewind and remove-pg. Surgery requires the
-// explicit --yes-i-really-mean-it (`confirmed`); without it nothing is opened
-// and the command exits 2.
+// explicit --yes-i-really-mean-it; without it nothing is opened and the
+// command exits 2.
 #ifndef PGRING_TOOL_SURGERY_H_
 #define PGRING_TOOL_SURGERY_H_
 
 #include <cstdint>
 #include <string>
 
+#include "pgring/transaction.h"
+#include "tool/command.h"
 #include "tool/tool_common.h"
 
 namespace pgring::tool {
@@ -18,16 +20,73 @@ struct MkfsArgs {
   std::string backend = "ring";  // "ring" or "rocksdb"
   bool force = false;
 };
-int MkfsCommand(const ToolContext& ctx, const MkfsArgs& args);
 
-// Drops the PG's entries with versions <= `to` (Transaction::Trim).
-int TrimCommand(const ToolContext& ctx, const std::string& pg, const std::string& to,
-                bool confirmed);
-// Drops the PG's entries with versions > `to` (Transaction::Rewind).
-int RewindCommand(const ToolContext& ctx, const std::string& pg, const std::string& to,
-                  bool confirmed);
+class MkfsCommand final : public Command {
+ public:
+  MkfsCommand() : Command("mkfs", "make a new, empty store on --dev with its metadata in --db") {}
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  MkfsArgs args_;
+};
+
+// trim and rewind: one PG, one version, the same checks and report; they
+// differ in the transaction they commit.
+class VersionSurgeryCommand : public Command {
+ public:
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ protected:
+  // `to_help` says what --to means; `done` names the operation in the report
+  // ("trimmed"). Both are string literals.
+  VersionSurgeryCommand(std::string_view name, std::string_view help, std::string_view to_help,
+                        std::string_view done)
+      : Command(name, help), to_help_(to_help), done_(done) {}
+  virtual void Apply(Transaction* t, const PgId& pg, const Version& to) const = 0;
+
+ private:
+  std::string_view to_help_, done_;
+  std::string pg_, to_;
+  bool confirmed_ = false;
+};
+
+// Drops the PG's entries with versions <= --to (Transaction::Trim).
+class TrimCommand final : public VersionSurgeryCommand {
+ public:
+  TrimCommand()
+      : VersionSurgeryCommand("trim", "drop a PG's entries up to a version",
+                              "drop entries with versions <= this", "trimmed") {}
+
+ protected:
+  void Apply(Transaction* t, const PgId& pg, const Version& to) const override { t->Trim(pg, to); }
+};
+
+// Drops the PG's entries with versions > --to (Transaction::Rewind).
+class RewindCommand final : public VersionSurgeryCommand {
+ public:
+  RewindCommand()
+      : VersionSurgeryCommand("rewind", "drop a PG's entries after a version (a divergent tail)",
+                              "drop entries with versions > this", "rewound") {}
+
+ protected:
+  void Apply(Transaction* t, const PgId& pg, const Version& to) const override {
+    t->Rewind(pg, to);
+  }
+};
+
 // Removes the PG and frees its chunks; works on a PG that is damaged.
-int RemovePgCommand(const ToolContext& ctx, const std::string& pg, bool confirmed);
+class RemovePgCommand final : public Command {
+ public:
+  RemovePgCommand() : Command("remove-pg", "remove a PG and free its chunks") {}
+  void AddOptions(CLI::App* app) override;
+  CommandResult Run(const ToolContext& ctx) const override;
+
+ private:
+  std::string pg_;
+  bool confirmed_ = false;
+};
 
 }  // namespace pgring::tool
 

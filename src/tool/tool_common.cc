@@ -22,16 +22,12 @@ std::string Problem::ToString() const {
   return s;
 }
 
-int Fail(const ToolContext& ctx, std::string_view message, int exit_code) {
+int PrintError(const ToolContext& ctx, std::string_view message, int exit_code) {
   std::string m(message);
   std::replace(m.begin(), m.end(), '\n', ' ');
   *ctx.err << "pgring-tool: error: " << m << "\n";
   ctx.err->flush();
   return exit_code;
-}
-
-int Fail(const ToolContext& ctx, const absl::Status& status, int exit_code) {
-  return Fail(ctx, std::string_view(status.message().data(), status.message().size()), exit_code);
 }
 
 absl::Status ExplainOpenError(const absl::Status& s, std::string_view what) {
@@ -42,10 +38,6 @@ absl::Status ExplainOpenError(const absl::Status& s, std::string_view what) {
         absl::StrCat(std::string(what), " is in use by another process: ", msg));
   }
   return s;
-}
-
-void PrintJson(const ToolContext& ctx, const Json& j) {
-  *ctx.out << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
 std::string Hex(std::string_view bytes) {

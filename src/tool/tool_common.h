@@ -2,9 +2,8 @@
 // goes and in which format, progress reporting, exit codes, error lines, and
 // small formatting helpers (hex, JSON of Problems).
 //
-// Commands are plain functions over a ToolContext that return the process
-// exit status; the front end (tools/pgring_tool.cc) only parses arguments
-// (commands.cc) and calls them, so everything here runs in tests as well.
+// Each command is a class (command.h) that runs over a ToolContext and
+// returns its result; render.h prints it in the context's format.
 #ifndef PGRING_TOOL_TOOL_COMMON_H_
 #define PGRING_TOOL_TOOL_COMMON_H_
 
@@ -50,16 +49,11 @@ struct ToolContext {
 
 // Prints "pgring-tool: error: <message>" (one line) on ctx.err and returns
 // `exit_code`. Newlines in the message are flattened.
-int Fail(const ToolContext& ctx, std::string_view message, int exit_code);
-int Fail(const ToolContext& ctx, const absl::Status& status, int exit_code);
+int PrintError(const ToolContext& ctx, std::string_view message, int exit_code);
 
 // An error opening the store, made explicit: a device or RocksDB that
 // another process holds (kUnavailable) says "in use by another process".
 absl::Status ExplainOpenError(const absl::Status& s, std::string_view what);
-
-// Writes `j` as indented JSON followed by a newline. Bytes that are not
-// UTF-8 are replaced (payloads are always hex, so only paths could have any).
-void PrintJson(const ToolContext& ctx, const Json& j);
 
 // Lower-case hex of `bytes`.
 std::string Hex(std::string_view bytes);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -125,8 +126,13 @@ absl::StatusOr<ExportedPg> CollectRocksDb(const ToolContext& ctx, const ReadAcce
 
 }  // namespace
 
-int ExportCommand(const ToolContext& ctx, const std::string& pg_text, const std::string& file) {
-  auto id = ParsePgId(pg_text);
+void ExportCommand::AddOptions(CLI::App* app) {
+  app->add_option("--pg", pg_, "PG id")->required();
+  app->add_option("--file", file_, "the file to write")->required();
+}
+
+CommandResult ExportCommand::Run(const ToolContext& ctx) const {
+  auto id = ParsePgId(pg_);
   if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
   auto a = OpenForRead(ctx);
   if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
@@ -142,35 +148,37 @@ int ExportCommand(const ToolContext& ctx, const std::string& pg_text, const std:
   }
   e->source_uuid = uuid;
   const std::string bytes = EncodeExport(*e);
-  absl::Status s = WriteFileAtomically(file, bytes);
+  absl::Status s = WriteFileAtomically(file_, bytes);
   if (!s.ok()) return Fail(ctx, s, kExitFailed);
-  if (ctx.json()) {
-    Json j;
-    j["pg"] = id->ToString();
-    j["file_bytes"] = bytes.size();
-    j["entries"] = e->entries.size();
-    j["dups"] = e->dups.size();
-    j["info_bytes"] = e->info ? Json(e->info->size()) : Json(nullptr);
-    PrintJson(ctx, j);
-  } else {
-    *ctx.out << absl::StrFormat("exported PG %s: %s (%u bytes written)\n", id->ToString(),
-                                Summary(*e), bytes.size());
-  }
-  return kExitOk;
+  CommandResult r;
+  Json& j = r.json;
+  j["pg"] = id->ToString();
+  j["file_bytes"] = bytes.size();
+  j["entries"] = e->entries.size();
+  j["dups"] = e->dups.size();
+  j["info_bytes"] = e->info ? Json(e->info->size()) : Json(nullptr);
+  r.text.Line(absl::StrFormat("exported PG %s: %s (%u bytes written)", id->ToString(), Summary(*e),
+                              bytes.size()));
+  return r;
 }
 
-int ImportCommand(const ToolContext& ctx, const std::string& file, const std::string& as_pg) {
+void ImportCommand::AddOptions(CLI::App* app) {
+  app->add_option("--file", file_, "the export file")->required();
+  app->add_option("--pg", pg_, "import under this PG id instead of the file's");
+}
+
+CommandResult ImportCommand::Run(const ToolContext& ctx) const {
   std::optional<PgId> target;
-  if (!as_pg.empty()) {
-    auto id = ParsePgId(as_pg);
+  if (!pg_.empty()) {
+    auto id = ParsePgId(pg_);
     if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
     target = *id;
   }
-  auto bytes = ReadWholeFile(file);
+  auto bytes = ReadWholeFile(file_);
   if (!bytes.ok()) return Fail(ctx, bytes.status(), kExitUsage);
   auto e = DecodeExport(*bytes);
   if (!e.ok()) {
-    return Fail(ctx, absl::StrCat("cannot import ", file, ": ", std::string(e.status().message())),
+    return Fail(ctx, absl::StrCat("cannot import ", file_, ": ", std::string(e.status().message())),
                 kExitFailed);
   }
   const PgId id = target ? *target : e->pg;
@@ -260,22 +268,19 @@ int ImportCommand(const ToolContext& ctx, const std::string& file, const std::st
   }
   absl::Status s = st.Close();
   if (!s.ok()) return Fail(ctx, s, kExitFailed);
-  if (ctx.json()) {
-    Json j;
-    j["pg"] = id.ToString();
-    j["source_pg"] = e->pg.ToString();
-    j["source_uuid"] = e->source_uuid.ToString();
-    j["entries"] = e->entries.size();
-    j["dups"] = e->dups.size();
-    j["info_bytes"] = e->info ? Json(e->info->size()) : Json(nullptr);
-    PrintJson(ctx, j);
-  } else {
-    *ctx.out << absl::StrFormat(
-        "imported PG %s%s: %s\n", id.ToString(),
-        id == e->pg ? std::string() : absl::StrCat(" (exported as PG ", e->pg.ToString(), ")"),
-        Summary(*e));
-  }
-  return kExitOk;
+  CommandResult r;
+  Json& j = r.json;
+  j["pg"] = id.ToString();
+  j["source_pg"] = e->pg.ToString();
+  j["source_uuid"] = e->source_uuid.ToString();
+  j["entries"] = e->entries.size();
+  j["dups"] = e->dups.size();
+  j["info_bytes"] = e->info ? Json(e->info->size()) : Json(nullptr);
+  r.text.Line(absl::StrFormat(
+      "imported PG %s%s: %s", id.ToString(),
+      id == e->pg ? std::string() : absl::StrCat(" (exported as PG ", e->pg.ToString(), ")"),
+      Summary(*e)));
+  return r;
 }
 
 }  // namespace pgring::tool
