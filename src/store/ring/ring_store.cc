@@ -45,7 +45,7 @@ struct RingStore::PgChange {
 
 RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
                      const Label& label, const StoreMeta& meta, const Options& options)
-    : StoreCore(std::move(device), std::move(db), options),
+    : PgStore(std::move(device), std::move(db), options),
       label_(label),
       geo_(MakeGeometry(label.block_size, label.chunk_size, label.chunk_count)),
       alloc_(label.chunk_count),
@@ -539,11 +539,11 @@ absl::Status RingStore::ReadRecords(
   }
 }
 
-absl::StatusOr<std::vector<LogEntry>> RingStore::ReadSlots(RingPg* pg, const MappingTable& table,
-                                                           size_t i, size_t j,
-                                                           ItemKind kind) const {
+absl::StatusOr<std::vector<LogEntry>> RingStore::ReadSlots(RingPg* pg, ItemKind kind, size_t i,
+                                                           size_t j) const {
   std::vector<LogEntry> out;
   if (i >= j) return out;
+  const MappingTable& table = kind == ItemKind::kDup ? pg->dups : pg->entries;
   out.reserve(j - i);
   const uint64_t anchor = pg->bounds.head;
   size_t k = i;
@@ -568,54 +568,19 @@ absl::StatusOr<std::vector<LogEntry>> RingStore::ReadSlots(RingPg* pg, const Map
   return out;
 }
 
-absl::StatusOr<std::vector<LogEntry>> RingStore::ReadEntries(const PgId& id, const Version& from,
-                                                             const Version& to) const {
-  ReaderMutexLock l(&mu_);
-  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  ASSIGN_OR_RETURN(auto slots, pg->EntrySlots(from, to));
-  return ReadSlots(pg.get(), pg->entries, slots.first, slots.second, ItemKind::kEntry);
+void RingStore::AddPgStats(const RingPg& pg, PgStats* s) const {
+  s->chunks = static_cast<uint32_t>(pg.chunks.chunks.size());
+  s->ring_bytes_used = pg.bounds.tail - pg.bounds.head;
+  s->bytes_written = pg.record_bytes_written;
+  s->payload_bytes_written = pg.payload_bytes_written;
 }
 
-absl::StatusOr<std::vector<LogEntry>> RingStore::ReadDups(const PgId& id) const {
-  ReaderMutexLock l(&mu_);
-  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  if (!pg->damage.ok()) return pg->damage;
-  return ReadSlots(pg.get(), pg->dups, 0, pg->dups.size(), ItemKind::kDup);
-}
-
-absl::StatusOr<std::string> RingStore::ReadInfo(const PgId& id) const {
-  ReaderMutexLock l(&mu_);
-  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  return pg->ReadInfo();
-}
-
-absl::StatusOr<std::vector<PgId>> RingStore::ListPgs() const {
-  ReaderMutexLock l(&mu_);
-  return pgs_.List();
-}
-
-absl::StatusOr<PgStats> RingStore::GetPgStats(const PgId& id) const {
-  ReaderMutexLock l(&mu_);
-  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  PgStats s = pg->Stats();
-  s.chunks = static_cast<uint32_t>(pg->chunks.chunks.size());
-  s.ring_bytes_used = pg->bounds.tail - pg->bounds.head;
-  s.bytes_written = pg->record_bytes_written;
-  s.payload_bytes_written = pg->payload_bytes_written;
-  return s;
-}
-
-StoreStats RingStore::GetStoreStats() const {
-  ReaderMutexLock l(&mu_);
-  StoreStats s;
-  pgs_.AddTotals(&s);
-  AddCommitStats(&s);
-  s.total_chunks = geo_.chunk_count;
-  s.free_chunks = alloc_.free_count();
-  s.chunk_size = geo_.chunk_size;
-  s.record_bytes_appended = record_bytes_.load();
-  s.payload_bytes_appended = payload_bytes_.load();
-  return s;
+void RingStore::AddStoreStats(StoreStats* s) const {
+  s->total_chunks = geo_.chunk_count;
+  s->free_chunks = alloc_.free_count();
+  s->chunk_size = geo_.chunk_size;
+  s->record_bytes_appended = record_bytes_.load();
+  s->payload_bytes_appended = payload_bytes_.load();
 }
 
 }  // namespace pgring

@@ -23,12 +23,12 @@
 #include "store/metadata_db.h"
 #include "store/pg_map.h"
 #include "store/ring/ring_pg.h"
-#include "store/store_core.h"
+#include "store/pg_store.h"
 #include "util/sync.h"
 
 namespace pgring {
 
-class RingStore final : public StoreCore {
+class RingStore final : public PgStore<RingPg> {
  public:
   // Opens the ring store on an opened device and metadata DB; recovers.
   static absl::StatusOr<std::unique_ptr<Store>> Open(
@@ -40,13 +40,6 @@ class RingStore final : public StoreCore {
   // The partition device's Plug()/Unplug() (block_device.h).
   void PlugWrites() override { device_->Plug(); }
   void UnplugWrites() override { device_->Unplug(); }
-  absl::StatusOr<std::vector<PgId>> ListPgs() const override;
-  absl::StatusOr<std::vector<LogEntry>> ReadEntries(const PgId& pg, const Version& from,
-                                                    const Version& to) const override;
-  absl::StatusOr<std::string> ReadInfo(const PgId& pg) const override;
-  absl::StatusOr<std::vector<LogEntry>> ReadDups(const PgId& pg) const override;
-  absl::StatusOr<PgStats> GetPgStats(const PgId& pg) const override;
-  StoreStats GetStoreStats() const override;
   Backend backend() const override { return Backend::kRing; }
 
  private:
@@ -89,18 +82,19 @@ class RingStore final : public StoreCore {
   absl::Status ReadRecords(RingPg* pg, uint64_t first, uint64_t last,
                            const std::function<void(uint64_t, std::string_view)>& fn) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // Reads the payloads of slots [i, j) of `table` (entries or dups).
-  absl::StatusOr<std::vector<LogEntry>> ReadSlots(RingPg* pg, const MappingTable& table,
-                                                  size_t i, size_t j, ItemKind kind) const
+  absl::StatusOr<std::vector<LogEntry>> ReadSlots(RingPg* pg, ItemKind kind, size_t i,
+                                                  size_t j) const override
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // chunks and ring_bytes_used; bytes written per PG and for the store; the
+  // partition's chunk counts.
+  void AddPgStats(const RingPg& pg, PgStats* s) const override;
+  void AddStoreStats(StoreStats* s) const override;
 
   const Label label_;
   const Geometry geo_;
   ChunkAllocator alloc_;
 
   StoreMeta meta_ ABSL_GUARDED_BY(mu_);
-  PgMap<RingPg> pgs_ ABSL_GUARDED_BY(mu_);
-  uint64_t live_items_ ABSL_GUARDED_BY(mu_) = 0;
 
   std::atomic<uint64_t> record_bytes_{0};
   std::atomic<uint64_t> payload_bytes_{0};

@@ -33,8 +33,8 @@ absl::Status BadKey(const std::string& pg_name, const char* what, std::string_vi
 
 // One PG, as Ceph's in-memory PGLog keeps it: the versions (PgLogState, the
 // locators holding payload sizes); the payloads stay in RocksDB.
-struct RocksDbLogStore::Pg : PgLogState {
-  explicit Pg(const PgId& id_in) : PgLogState(id_in), prefix(PgLogKeyPrefix(id_in)) {}
+struct RocksDbPg : PgLogState {
+  explicit RocksDbPg(const PgId& id_in) : PgLogState(id_in), prefix(PgLogKeyPrefix(id_in)) {}
 
   const std::string prefix;
 
@@ -149,7 +149,7 @@ class RocksDbLogStore::KeyEffects final : public PgLogEffects {
 
 RocksDbLogStore::RocksDbLogStore(std::shared_ptr<BlockDevice> device,
                                  std::unique_ptr<MetadataDb> db, const Options& options)
-    : StoreCore(std::move(device), std::move(db), options) {}
+    : PgStore(std::move(device), std::move(db), options) {}
 
 RocksDbLogStore::~RocksDbLogStore() { Close().IgnoreError(); }
 
@@ -410,10 +410,12 @@ void RocksDbLogStore::FillBatch(const Staging& staging, const std::vector<KeyOp>
 // ---------------------------------------------------------------------------
 // Reads
 
-absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadSlots(const Pg& pg, bool dups,
+absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadSlots(Pg* pg_ptr, ItemKind kind,
                                                                  size_t i, size_t j) const {
   std::vector<LogEntry> out;
   if (i >= j) return out;
+  const Pg& pg = *pg_ptr;
+  const bool dups = kind == ItemKind::kDup;
   const MappingTable& table = dups ? pg.dups : pg.entries;
   const Version first = table.at(i).v(), last = table.at(j - 1).v();
   // The overlay first, then the iterator: a value leaves the overlay only
@@ -464,52 +466,16 @@ absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadSlots(const Pg& pg, b
   return out;
 }
 
-absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadEntries(const PgId& id,
-                                                                   const Version& from,
-                                                                   const Version& to) const {
-  ReaderMutexLock l(&mu_);
-  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  ASSIGN_OR_RETURN(auto slots, pg->EntrySlots(from, to));
-  return ReadSlots(*pg, false, slots.first, slots.second);
+void RocksDbLogStore::AddPgStats(const Pg& pg, PgStats* s) const {
+  s->entry_bytes = pg.entry_bytes;
+  s->dup_bytes = pg.dup_bytes;
+  s->bytes_written = pg.value_bytes_written;
+  s->payload_bytes_written = pg.payload_bytes_written;
 }
 
-absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadDups(const PgId& id) const {
-  ReaderMutexLock l(&mu_);
-  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  if (!pg->damage.ok()) return pg->damage;
-  return ReadSlots(*pg, true, 0, pg->dups.size());
-}
-
-absl::StatusOr<std::string> RocksDbLogStore::ReadInfo(const PgId& id) const {
-  ReaderMutexLock l(&mu_);
-  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  return pg->ReadInfo();
-}
-
-absl::StatusOr<std::vector<PgId>> RocksDbLogStore::ListPgs() const {
-  ReaderMutexLock l(&mu_);
-  return pgs_.List();
-}
-
-absl::StatusOr<PgStats> RocksDbLogStore::GetPgStats(const PgId& id) const {
-  ReaderMutexLock l(&mu_);
-  ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
-  PgStats s = pg->Stats();
-  s.entry_bytes = pg->entry_bytes;
-  s.dup_bytes = pg->dup_bytes;
-  s.bytes_written = pg->value_bytes_written;
-  s.payload_bytes_written = pg->payload_bytes_written;
-  return s;
-}
-
-StoreStats RocksDbLogStore::GetStoreStats() const {
-  ReaderMutexLock l(&mu_);
-  StoreStats s;
-  pgs_.AddTotals(&s);
-  AddCommitStats(&s);
-  s.record_bytes_appended = value_bytes_.load();
-  s.payload_bytes_appended = payload_bytes_.load();
-  return s;
+void RocksDbLogStore::AddStoreStats(StoreStats* s) const {
+  s->record_bytes_appended = value_bytes_.load();
+  s->payload_bytes_appended = payload_bytes_.load();
 }
 
 }  // namespace pgring

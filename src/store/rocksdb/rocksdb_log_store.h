@@ -48,12 +48,15 @@
 #include "format/rocksdb_backend_keys.h"
 #include "store/metadata_db.h"
 #include "store/pg_map.h"
-#include "store/store_core.h"
+#include "store/pg_store.h"
 #include "util/sync.h"
 
 namespace pgring {
 
-class RocksDbLogStore final : public StoreCore {
+// One PG of the RocksDB backend (rocksdb_log_store.cc).
+struct RocksDbPg;
+
+class RocksDbLogStore final : public PgStore<RocksDbPg> {
  public:
   // Opens the store on an opened device (label only) and metadata DB, and
   // loads every PG's keys.
@@ -63,23 +66,10 @@ class RocksDbLogStore final : public StoreCore {
   ~RocksDbLogStore() override;
 
   absl::Status Submit(Transaction txn, CommitCallback done) override;
-  absl::StatusOr<std::vector<PgId>> ListPgs() const override;
-  absl::StatusOr<std::vector<LogEntry>> ReadEntries(const PgId& pg, const Version& from,
-                                                    const Version& to) const override;
-  absl::StatusOr<std::string> ReadInfo(const PgId& pg) const override;
-  absl::StatusOr<std::vector<LogEntry>> ReadDups(const PgId& pg) const override;
-  // chunks, ring_bytes_used: 0 (no ring). bytes_written: value bytes put to
-  // RocksDB for the PG since open (payloads, info and _state values);
-  // payload_bytes_written: the caller's payload bytes among them.
-  absl::StatusOr<PgStats> GetPgStats(const PgId& pg) const override;
-  // total_chunks, free_chunks, chunk_size: 0 (the partition holds only the
-  // label). record_bytes_appended: value bytes put to RocksDB since open;
-  // mapping_table_bytes: the in-memory version indexes.
-  StoreStats GetStoreStats() const override;
   Backend backend() const override { return Backend::kRocksDb; }
 
  private:
-  struct Pg;
+  using Pg = RocksDbPg;
   struct PgChange;
   struct KeyOp;
   class KeyEffects;
@@ -94,13 +84,17 @@ class RocksDbLogStore final : public StoreCore {
   void FillBatch(const Staging& staging, const std::vector<KeyOp>& key_ops, Transaction* txn,
                  const std::shared_ptr<CommitPipeline::Txn>& ctxn)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Reads the values of slots [i, j) of `table` (entries or dups).
-  absl::StatusOr<std::vector<LogEntry>> ReadSlots(const Pg& pg, bool dups, size_t i,
-                                                  size_t j) const
+  absl::StatusOr<std::vector<LogEntry>> ReadSlots(Pg* pg, ItemKind kind, size_t i,
+                                                  size_t j) const override
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // chunks, ring_bytes_used: 0 (no ring). bytes_written: value bytes put to
+  // RocksDB for the PG since open (payloads, info and _state values);
+  // payload_bytes_written: the caller's payload bytes among them.
+  void AddPgStats(const Pg& pg, PgStats* s) const override;
+  // total_chunks, free_chunks, chunk_size: 0 (the partition holds only the
+  // label). record_bytes_appended: value bytes put to RocksDB since open.
+  void AddStoreStats(StoreStats* s) const override;
 
-  PgMap<Pg> pgs_ ABSL_GUARDED_BY(mu_);
-  uint64_t live_items_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
 
   // Guards every Pg's overlay of values not yet durable (Pg::pending_*).
