@@ -92,6 +92,13 @@ absl::StatusOr<std::string_view> RingReader::Bytes(uint64_t lpos, uint64_t n) {
 }
 
 absl::Status RingReader::Next(RingRecord* out) {
+  if (!ended_.ok()) return ended_;  // reported once; nothing past it can be read
+  absl::Status s = NextRecord(out);
+  if (!s.ok() && !absl::IsOutOfRange(s)) ended_ = s;
+  return s;
+}
+
+absl::Status RingReader::NextRecord(RingRecord* out) {
   while (true) {
     if (pos_ >= limit_) return absl::OutOfRangeError("end of the committed log");
     const uint64_t pos = pos_;

@@ -81,7 +81,7 @@ class RingReader {
 
   // Reads the next readable record into *out. Returns kOutOfRange at the
   // limit; otherwise the damage that stopped it (kDataLoss) or the device's
-  // error.
+  // error, and the same error on every later call.
   absl::Status Next(RingRecord* out);
 
   // After Next returned kOutOfRange: whether the last record's sequence is
@@ -107,6 +107,8 @@ class RingReader {
   uint64_t records() const { return records_; }
 
  private:
+  // Next's work, without remembering where the log ended.
+  absl::Status NextRecord(RingRecord* out);
   // Reports a problem (if there is a reporter) and returns it as the error
   // that names it.
   absl::Status Report(std::string_view kind, uint64_t lpos, std::string what, bool ends_log,
@@ -128,6 +130,8 @@ class RingReader {
   const uint64_t limit_;
   uint64_t next_seq_;
   uint64_t records_ = 0;
+  // The problem that ended the log: Next returns it again, unreported.
+  absl::Status ended_;
   uint64_t last_record_lpos_ = 0;
   std::unique_ptr<AlignedBuffer> window_;
   uint64_t window_start_ = 0;

@@ -153,6 +153,9 @@ TEST_F(RingReaderTest, AReporterHearsEveryProblemAndReadingGoesOnWhileLengthsHol
                                   absl::StrFormat("record-crc@%d", torn)));
   EXPECT_THAT(c.ends, ElementsAre(false, false, false, false, true));
   EXPECT_EQ(r.records(), 7u);  // every record whose length held
+  // The end stays where it was, reported once.
+  EXPECT_EQ(r.Next(&rec), s);
+  EXPECT_EQ(c.seen.size(), 5u);
 }
 
 TEST_F(RingReaderTest, ALengthPastTheLimitEndsTheLog) {
