@@ -26,6 +26,7 @@
 #ifndef PGRING_DEVICE_H_
 #define PGRING_DEVICE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -66,7 +67,8 @@ class Device {
                                                       const DeviceOptions& options);
   // `size` bytes of memory with 4096-byte blocks, zero until written. Every
   // completed write is durable at once (no cache to flush) and callbacks run
-  // inline. kInvalidArgument unless `size` is a positive multiple of 4096.
+  // inline. kInvalidArgument unless `size` is a positive multiple of 4096,
+  // at most 1 TiB.
   static absl::StatusOr<std::shared_ptr<Device>> InMemory(uint64_t size);
 
   // The file closes when the Device and every store opened on it are gone;
@@ -86,7 +88,9 @@ class Device {
   // write is readable, and durable after a later Flush(). `done` may call
   // WriteAsync, Read and Flush (an embedder flushing before it opens a
   // CommitGate), must not destroy the device, and must not take a lock the
-  // caller of WriteAsync holds. May block while the queue is full.
+  // caller of WriteAsync holds. May block while the queue is full. An empty
+  // `done` is allowed. Fails with kFailedPrecondition while the device is a
+  // store's partition (Mkfs or Store::Open on it): only the store writes it.
   void WriteAsync(uint64_t offset, std::string_view data, std::function<void(absl::Status)> done);
   // Reads `buf.size()` bytes at `offset` (bounced through an aligned buffer
   // when `buf` is not block-aligned).
@@ -108,8 +112,11 @@ class Device {
 
  private:
   explicit Device(std::shared_ptr<BlockDevice> impl);
-  friend std::shared_ptr<BlockDevice> BlockDeviceOf(const Device& device);
+  friend absl::StatusOr<std::shared_ptr<BlockDevice>> ClaimForStore(
+      const std::shared_ptr<Device>& device, bool for_writing);
   std::shared_ptr<BlockDevice> impl_;
+  // A store (or mkfs) holds it as its partition: only the store writes.
+  std::atomic<bool> claimed_{false};
 };
 
 }  // namespace pgring

@@ -49,6 +49,8 @@ class BlockDevice {
   virtual uint64_t size() const = 0;
   // The device's logical block size (512 or 4096 typically).
   virtual uint32_t logical_block_size() const = 0;
+  // Opened read-only: every write fails.
+  virtual bool read_only() const { return false; }
 
   // Reads `buf.size()` bytes at `offset`. Synchronous. `buf.data()` must be
   // aligned to logical_block_size() (an AlignedBuffer, or a block-aligned
@@ -91,9 +93,9 @@ class BlockDevice {
   virtual uint64_t bytes_written() const = 0;
   virtual uint64_t flushes() const = 0;
 
- protected:
-  // The argument checks every implementation applies before any I/O, so all
-  // devices refuse the same calls with the same codes: kInvalidArgument when
+  // The argument checks every implementation applies before any I/O (and
+  // the public Device before it copies a caller's bytes), so all devices
+  // refuse the same calls with the same codes: kInvalidArgument when
   // `offset`, `length` or `data` is not aligned to `block_size`, kOutOfRange
   // when [offset, offset + length) is not inside [0, device_size). `device`
   // and `op` name the device and the operation in the message.
@@ -134,8 +136,13 @@ absl::StatusOr<std::unique_ptr<BlockDevice>> OpenFileBlockDevice(
     const std::string& path, const FileBlockDeviceOptions& options);
 
 // The BlockDevice behind the public Device (pgring/device.h), for the store
-// that is opened on it.
-std::shared_ptr<BlockDevice> BlockDeviceOf(const Device& device);
+// (or mkfs) that is opened on it, which then owns it: while the returned
+// pointer lives, another claim fails with kUnavailable and the Device's own
+// WriteAsync with kFailedPrecondition, as an exclusive flock keeps a second
+// opener of the path out. kInvalidArgument for a null device;
+// kFailedPrecondition for a read-only one when `for_writing`.
+absl::StatusOr<std::shared_ptr<BlockDevice>> ClaimForStore(const std::shared_ptr<Device>& device,
+                                                           bool for_writing);
 
 }  // namespace pgring
 

@@ -29,10 +29,12 @@ absl::StatusOr<std::shared_ptr<Device>> Device::InMemory(uint64_t size) {
   constexpr uint64_t kBlock = 4096;
   // MemoryBlockDevice aborts on a bad size (a test's bug); here it is the
   // caller's argument.
-  if (size == 0 || size % kBlock != 0) {
+  // Memory is taken as it is written, but the index of it is not.
+  constexpr uint64_t kMaxSize = uint64_t{1} << 40;
+  if (size == 0 || size % kBlock != 0 || size > kMaxSize) {
     return absl::InvalidArgumentError(
         absl::StrCat("an in-memory device of ", size, " bytes: the size must be a positive "
-                     "multiple of ", kBlock));
+                     "multiple of ", kBlock, " and at most ", kMaxSize));
   }
   return std::shared_ptr<Device>(new Device(std::make_shared<MemoryBlockDevice>(size, kBlock)));
 }
@@ -47,6 +49,21 @@ uint32_t Device::block_size() const { return impl_->logical_block_size(); }
 
 void Device::WriteAsync(uint64_t offset, std::string_view data,
                         std::function<void(absl::Status)> done) {
+  if (!done) done = [](absl::Status) {};
+  if (claimed_.load()) {
+    done(absl::FailedPreconditionError(
+        "the device is a pgring store's partition (Mkfs or Store::Open on it): only the store "
+        "writes it"));
+    return;
+  }
+  // The arguments before the copy: a refused write costs nothing.
+  absl::Status args = BlockDevice::CheckIoArgs("the device", "write", offset, data.size(),
+                                               /*data=*/nullptr, impl_->logical_block_size(),
+                                               impl_->size());
+  if (!args.ok()) {
+    done(args);
+    return;
+  }
   auto buf = std::make_shared<AlignedBuffer>(data.size());
   if (!data.empty()) std::memcpy(buf->data(), data.data(), data.size());
   impl_->WriteAsync(offset, std::move(buf), std::move(done));
@@ -72,6 +89,22 @@ uint64_t Device::bytes_written() const { return impl_->bytes_written(); }
 
 uint64_t Device::flushes() const { return impl_->flushes(); }
 
-std::shared_ptr<BlockDevice> BlockDeviceOf(const Device& device) { return device.impl_; }
+absl::StatusOr<std::shared_ptr<BlockDevice>> ClaimForStore(const std::shared_ptr<Device>& device,
+                                                           bool for_writing) {
+  if (device == nullptr) return absl::InvalidArgumentError("no device (null)");
+  if (for_writing && device->impl_->read_only()) {
+    return absl::FailedPreconditionError(
+        "the device was opened read-only; open it writable, or open the store read-only");
+  }
+  bool free = false;
+  if (!device->claimed_.compare_exchange_strong(free, true)) {
+    return absl::UnavailableError(
+        "the device is already the partition of a pgring store (or mkfs) in this process");
+  }
+  // Aliases the device's BlockDevice; the last copy gives the claim back and
+  // drops the Device it kept alive.
+  return std::shared_ptr<BlockDevice>(device->impl_.get(),
+                                      [device](BlockDevice*) { device->claimed_.store(false); });
+}
 
 }  // namespace pgring

@@ -86,7 +86,7 @@ class FileBlockDevice final : public BlockDevice {
   // The effective depth: io_uring SQ entries, or the number of psync threads.
   uint32_t queue_depth() const { return queue_depth_; }
   bool is_block_device() const { return is_block_device_; }
-  bool read_only() const { return read_only_; }
+  bool read_only() const override { return read_only_; }
   const std::string& path() const { return path_; }
 
  private:

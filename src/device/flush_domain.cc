@@ -198,8 +198,15 @@ namespace {
 // written and whose O_DIRECT writes reach the disk.
 absl::Status CheckWritesNeedNoMetadata(const std::string& path, bool* is_file) {
   struct stat st;
-  *is_file = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  if (!*is_file) return absl::OkStatus();
+  if (::stat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
+  }
+  *is_file = S_ISREG(st.st_mode);
+  if (S_ISBLK(st.st_mode)) return absl::OkStatus();
+  if (!*is_file) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is neither a regular file nor a block device"));
+  }
   absl::Status s = CheckFullyWritten(path);
   if (s.ok()) s = CheckDirectIoReachesTheDisk(path);
   return s;

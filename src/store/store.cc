@@ -48,11 +48,10 @@ absl::StatusOr<rocksdb::Env*> MetadataEnv(const MetadataLocation& meta,
   return hooks.env != nullptr ? hooks.env : option.get();
 }
 
-// Hooks that put the caller's device under the store.
-absl::StatusOr<OpenHooks> DeviceHooks(const std::shared_ptr<Device>& device) {
-  if (device == nullptr) return absl::InvalidArgumentError("no device (null)");
+// Hooks that put the caller's device under the store, claimed for it.
+absl::StatusOr<OpenHooks> DeviceHooks(const std::shared_ptr<Device>& device, bool for_writing) {
   OpenHooks h;
-  h.device = BlockDeviceOf(*device);
+  ASSIGN_OR_RETURN(h.device, ClaimForStore(device, for_writing));
   return h;
 }
 
@@ -163,14 +162,14 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& device_pat
 
 absl::Status Mkfs(std::shared_ptr<Device> device, const MetadataLocation& meta,
                   const MkfsOptions& options) {
-  ASSIGN_OR_RETURN(OpenHooks hooks, DeviceHooks(device));
+  ASSIGN_OR_RETURN(OpenHooks hooks, DeviceHooks(device, /*for_writing=*/true));
   return MkfsWithHooks("", meta, options, hooks);
 }
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(std::shared_ptr<Device> device,
                                                    const MetadataLocation& meta,
                                                    const Options& options) {
-  ASSIGN_OR_RETURN(OpenHooks hooks, DeviceHooks(device));
+  ASSIGN_OR_RETURN(OpenHooks hooks, DeviceHooks(device, !options.read_only));
   return OpenWithHooks("", meta, options, hooks);
 }
 

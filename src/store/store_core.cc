@@ -95,8 +95,9 @@ bool StoreCore::GetProperty(std::string_view property, std::string* value) const
     return db_->db()->GetProperty(db_->cf(), ToSlice(property), value);
   }
   if (!property.starts_with(kStorePrefix)) return false;
-  const StoreStats stats = GetStoreStats();
+  // The name first: the counters walk every PG under the staging lock.
   if (property == kStatsProperty) {
+    const StoreStats stats = GetStoreStats();
     value->clear();
     for (const StatsField& f : kStatsFields) absl::StrAppend(value, f.name, ": ", stats.*f.field, "\n");
     return true;
@@ -104,7 +105,7 @@ bool StoreCore::GetProperty(std::string_view property, std::string* value) const
   const std::string_view name = property.substr(kStorePrefix.size());
   for (const StatsField& f : kStatsFields) {
     if (name == f.name) {
-      *value = absl::StrCat(stats.*f.field);
+      *value = absl::StrCat(GetStoreStats().*f.field);
       return true;
     }
   }
