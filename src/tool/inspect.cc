@@ -75,11 +75,6 @@ absl::StatusOr<std::pair<const RingPgKeys*, PgScan>> ScanPg(const ReadAccess& a,
   return std::make_pair(k, std::move(scan));
 }
 
-Version LastVersion(const PgScan& s, const PgPointer& p) {
-  Version v = p.entries_trimmed_to;
-  if (!s.entries.empty()) v = std::max(v, s.entries.back().version);
-  return v;
-}
 
 }  // namespace
 
@@ -446,11 +441,11 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Ve
     const RingPgKeys& k = *scanned->first;
     const PgScan& scan = scanned->second;
     problems = scan.problems;
-    if (!dups && from != Version::Min() && from > LastVersion(scan, *k.pointer) &&
+    if (!dups && from != Version::Min() && from > scan.last_version &&
         !scan.has_errors()) {
       return CommandResult::Failure(
           absl::StrFormat("PG %s: version %s is past the newest entry %s", id.ToString(),
-                          from.ToString(), LastVersion(scan, *k.pointer).ToString()),
+                          from.ToString(), scan.last_version.ToString()),
           kExitFailed);
     }
     for (const ScannedItem& it : dups ? scan.dups : scan.entries) {

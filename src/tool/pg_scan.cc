@@ -74,7 +74,7 @@ class Scanner final : public RingReader::Reporter {
   }
 
   void Corruption(const RingDamage& d) override {
-    out_->problems.push_back(At(d.lpos, std::string(d.kind), d.what));
+    out_->problems.push_back(At(d.lpos, d.where, std::string(d.kind), d.what));
   }
 
   void Run() {
@@ -98,6 +98,7 @@ class Scanner final : public RingReader::Reporter {
     if (reached_tail) (void)reader_.CheckTailSeq(p.tail_seq);
     // Trim points (the pointer's) drop what is trimmed.
     FinishReplay(&state_, &effects_);
+    out_->last_version = state_.last_version;
     out_->complete = reached_tail && !out_->has_errors();
     if (out_->complete) {
       uint64_t oldest = out_->OldestLive(p.tail);
@@ -118,10 +119,12 @@ class Scanner final : public RingReader::Reporter {
 
  private:
   Problem At(uint64_t lpos, std::string kind, std::string message) const {
+    return At(lpos, Locate(chunks_, geometry_, lpos), std::move(kind), std::move(message));
+  }
+  Problem At(uint64_t lpos, const ChunkPos& cp, std::string kind, std::string message) const {
     Problem p;
     p.kind = std::move(kind);
     p.pg = name_;
-    ChunkPos cp = Locate(chunks_, geometry_, lpos);
     if (cp.chunk >= 0) {
       p.chunk = static_cast<uint64_t>(cp.chunk);
       p.offset = cp.offset;

@@ -57,6 +57,9 @@ struct PgScan {
   std::deque<ScannedItem> entries;  // live, oldest first
   std::deque<ScannedItem> dups;
   std::optional<ScannedItem> info;  // the latest info
+  // The PG's last entry version as the store keeps it (PgLogState): the
+  // newest entry, a trim point or a rewind above them.
+  Version last_version;
   uint64_t records = 0;             // records read and verified
   uint64_t scanned_to = 0;          // lpos the scan reached
   bool complete = false;            // reached the tail, no problem on the way

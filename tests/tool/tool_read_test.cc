@@ -130,6 +130,32 @@ TEST_P(ToolReadTest, LogMatchesTheLibrary) {
   }
 }
 
+// A rewind above the newest entry raises the last version (a later append
+// must be above it): `log --from` between the two reads nothing, on both
+// backends alike, as Store::ReadEntries answers.
+TEST_P(ToolReadTest, LogFromAboveARewindIsEmptyNotAnError) {
+  const PgId pg{5, 0x5, -1};
+  {
+    auto s = store_->Open();
+    Transaction t;
+    t.CreatePg(pg);
+    for (uint64_t v : {10, 20, 30}) t.AppendEntry(pg, Version{1, v}, "e");
+    ASSERT_TRUE(s->Commit(std::move(t)).ok());
+    Transaction r;
+    r.Rewind(pg, Version{1, 25});
+    ASSERT_TRUE(s->Commit(std::move(r)).ok());
+    auto read = s->ReadEntries(pg, Version{1, 22});
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_TRUE(read->empty());
+  }
+  ToolRun r = store_->Run({"log", "--pg", pg.ToString(), "--from", "1.22", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.json()["entries"].size(), 0u);
+  ToolRun past = store_->Run({"log", "--pg", pg.ToString(), "--from", "1.26"});
+  EXPECT_EQ(past.exit_code, 1);
+  EXPECT_THAT(past.err, HasSubstr("past the newest entry"));
+}
+
 TEST_P(ToolReadTest, Dups) {
   Golden("dups_1.0.txt", {"dups", "--pg", "1.0"});
   Golden("dups_1.0.json", {"dups", "--pg", "1.0", "--format", "json"});
