@@ -18,7 +18,7 @@ namespace {
 void Fill(MappingTable* t, uint64_t items, uint64_t epochs) {
   const uint64_t per_epoch = (items + epochs - 1) / epochs;
   for (uint64_t i = 0; i < items; ++i) {
-    t->Append(Version{static_cast<uint32_t>(10 + i / per_epoch), i + 1}, 4096 + i * 240);
+    t->Append(Version{static_cast<uint32_t>(10 + i / per_epoch), i + 1}, 4096 + i * 240, 200);
   }
 }
 
@@ -71,7 +71,7 @@ void BM_MappingAppendTrim(benchmark::State& state) {
   Fill(&t, items, epochs);
   uint64_t next = items + 1;
   for (auto _ : state) {
-    t.Append(Version{static_cast<uint32_t>(10 + (next - 1) / per_epoch), next}, next * 240);
+    t.Append(Version{static_cast<uint32_t>(10 + (next - 1) / per_epoch), next}, next * 240, 200);
     ++next;
     benchmark::DoNotOptimize(t.PopFront());
   }
@@ -90,7 +90,7 @@ void BM_MappingRewind(benchmark::State& state) {
     uint64_t last = 0;
     for (uint64_t i = 0; i < depth; ++i) last = t.PopBack().version;
     ++epoch;  // the new interval's entries
-    for (uint64_t i = 0; i < depth; ++i) t.Append(Version{epoch, last + i}, (last + i) * 240);
+    for (uint64_t i = 0; i < depth; ++i) t.Append(Version{epoch, last + i}, (last + i) * 240, 200);
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * depth));
 }

@@ -69,12 +69,9 @@ struct LogEntry {
 struct PgStats {
   PgId pg;
   uint64_t entries = 0;         // live log entries
-  // The live entries' and dups' payload bytes: the RocksDB backend only.
-  // The ring backend reports 0 (its index keeps where each item lies, not
-  // its size; counting sizes would cost 4 more bytes per live item).
-  uint64_t entry_bytes = 0;
+  uint64_t entry_bytes = 0;     // payload bytes of the live entries
   uint64_t dups = 0;            // live dup entries
-  uint64_t dup_bytes = 0;
+  uint64_t dup_bytes = 0;       // payload bytes of the live dups
   bool has_info = false;
   uint64_t info_bytes = 0;
   Version first_version;        // oldest live entry (if entries > 0)

@@ -4,25 +4,28 @@
 
 namespace pgring {
 
-uint32_t MappingTable::EpochOf(uint64_t absolute) const {
+const MappingTable::Run& MappingTable::RunOf(uint64_t absolute) const {
   // The last run starting at or before `absolute`. Runs are few (one per
-  // epoch change inside the log), so this is a short binary search.
+  // epoch change inside the log, one per 2^32 versions), so this is a short
+  // binary search.
   auto it = std::upper_bound(runs_.begin(), runs_.end(), absolute,
-                             [](uint64_t a, const EpochRun& r) { return a < r.first; });
-  return std::prev(it)->epoch;
+                             [](uint64_t a, const Run& r) { return a < r.first; });
+  return *std::prev(it);
 }
 
 MappingTable::Slot MappingTable::at(size_t i) const {
   const Item& it = items_[i];
-  return Slot{(static_cast<uint64_t>(it.version_hi) << 32) | it.version_lo, EpochOf(base_ + i),
-              it.locator};
+  const Run& run = RunOf(base_ + i);
+  return Slot{(static_cast<uint64_t>(run.version_hi) << 32) | it.version_lo, run.epoch,
+              it.locator, it.size};
 }
 
 void MappingTable::PushBack(const Slot& s) {
   uint64_t absolute = base_ + items_.size();
-  if (runs_.empty() || runs_.back().epoch != s.epoch) runs_.push_back(EpochRun{absolute, s.epoch});
-  items_.push_back(Item{static_cast<uint32_t>(s.version), static_cast<uint32_t>(s.version >> 32),
-                        s.locator});
+  if (runs_.empty() || !SameRun(runs_.back(), s)) {
+    runs_.push_back(Run{absolute, s.epoch, static_cast<uint32_t>(s.version >> 32)});
+  }
+  items_.push_back(ItemOf(s));
 }
 
 void MappingTable::PushFront(const Slot& s) {
@@ -31,13 +34,12 @@ void MappingTable::PushFront(const Slot& s) {
     return;
   }
   --base_;
-  if (runs_.front().epoch == s.epoch) {
+  if (SameRun(runs_.front(), s)) {
     runs_.front().first = base_;
   } else {
-    runs_.push_front(EpochRun{base_, s.epoch});
+    runs_.push_front(Run{base_, s.epoch, static_cast<uint32_t>(s.version >> 32)});
   }
-  items_.push_front(Item{static_cast<uint32_t>(s.version), static_cast<uint32_t>(s.version >> 32),
-                         s.locator});
+  items_.push_front(ItemOf(s));
 }
 
 MappingTable::Slot MappingTable::PopFront() {
@@ -99,7 +101,7 @@ size_t MappingTable::MemoryBytes() const {
   constexpr size_t kBlock = 512, kMallocHeader = 16;
   constexpr size_t kItemsPerBlock = kBlock / sizeof(Item);
   size_t blocks = (items_.size() + kItemsPerBlock - 1) / kItemsPerBlock + 1;
-  size_t run_blocks = (runs_.size() * sizeof(EpochRun) + kBlock - 1) / kBlock + 1;
+  size_t run_blocks = (runs_.size() * sizeof(Run) + kBlock - 1) / kBlock + 1;
   return (blocks + run_blocks) * (kBlock + kMallocHeader + sizeof(void*));
 }
 

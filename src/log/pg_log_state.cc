@@ -10,6 +10,7 @@ namespace pgring {
 void PgLogState::Forget() {
   entries.Clear();
   dups.Clear();
+  entry_bytes = dup_bytes = 0;
   has_info = false;
   info.clear();
 }
@@ -19,7 +20,9 @@ PgLogUndo::PgLogUndo(PgLogState* pg)
       last_version_(pg->last_version),
       last_dup_version_(pg->last_dup_version),
       entries_trimmed_to_(pg->entries_trimmed_to),
-      dups_trimmed_to_(pg->dups_trimmed_to) {}
+      dups_trimmed_to_(pg->dups_trimmed_to),
+      entry_bytes_(pg->entry_bytes),
+      dup_bytes_(pg->dup_bytes) {}
 
 void PgLogUndo::Restore() {
   for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
@@ -37,6 +40,8 @@ void PgLogUndo::Restore() {
   pg_->last_dup_version = last_dup_version_;
   pg_->entries_trimmed_to = entries_trimmed_to_;
   pg_->dups_trimmed_to = dups_trimmed_to_;
+  pg_->entry_bytes = entry_bytes_;
+  pg_->dup_bytes = dup_bytes_;
   if (info_saved_) {
     pg_->has_info = has_info_;
     pg_->info = std::move(info_);
@@ -68,7 +73,9 @@ PgStats PgLogState::Stats() const {
   PgStats s;
   s.pg = id;
   s.entries = entries.size();
+  s.entry_bytes = entry_bytes;
   s.dups = dups.size();
+  s.dup_bytes = dup_bytes;
   s.has_info = has_info;
   s.info_bytes = info.size();
   if (!entries.empty()) {
@@ -111,14 +118,16 @@ class PgLogChange {
       : pg_(pg), undo_(undo), effects_(OrNone(effects)), live_(live) {}
 
   void AppendEntry(const Version& v, std::string_view payload) {
-    pg_->entries.Append(v, effects_->Locator(payload));
+    pg_->entries.Append(v, effects_->Locator(payload), static_cast<uint32_t>(payload.size()));
+    pg_->entry_bytes += payload.size();
     Journal(PgLogUndo::kEntryAppended, {});
     pg_->last_version = v;
     Count(+1);
     effects_->EntryAppended(v, payload);
   }
   void AppendDup(const Version& v, std::string_view payload) {
-    pg_->dups.Append(v, effects_->Locator(payload));
+    pg_->dups.Append(v, effects_->Locator(payload), static_cast<uint32_t>(payload.size()));
+    pg_->dup_bytes += payload.size();
     Journal(PgLogUndo::kDupAppended, {});
     pg_->last_dup_version = v;
     Count(+1);
@@ -166,12 +175,14 @@ class PgLogChange {
  private:
   void DropEntry(bool front) {
     MappingTable::Slot s = front ? pg_->entries.PopFront() : pg_->entries.PopBack();
+    pg_->entry_bytes -= s.size;
     Journal(front ? PgLogUndo::kEntryPoppedFront : PgLogUndo::kEntryPoppedBack, s);
     Count(-1);
     effects_->EntryDropped(s, front);
   }
   void DropDup(bool front) {
     MappingTable::Slot s = front ? pg_->dups.PopFront() : pg_->dups.PopBack();
+    pg_->dup_bytes -= s.size;
     Journal(front ? PgLogUndo::kDupPoppedFront : PgLogUndo::kDupPoppedBack, s);
     Count(-1);
     effects_->DupDropped(s, front);

@@ -5,8 +5,8 @@
 // tool's scan all go through these functions; a backend supplies only where
 // the bytes go (PgLogEffects), never the rules.
 //
-// The state: the versions of the live entries and dups (MappingTable, with a
-// 32-bit locator the backend chooses), the trim points, the last versions
+// The state: the versions and sizes of the live entries and dups
+// (MappingTable, with a 32-bit locator the backend chooses), the trim points, the last versions
 // (appends must be greater), and the latest info.
 #ifndef PGRING_LOG_PG_LOG_STATE_H_
 #define PGRING_LOG_PG_LOG_STATE_H_
@@ -35,6 +35,8 @@ struct PgLogState {
 
   MappingTable entries;      // live entries, oldest first
   MappingTable dups;         // live dups, oldest first
+  uint64_t entry_bytes = 0;  // payload bytes of the live entries
+  uint64_t dup_bytes = 0;    // payload bytes of the live dups
   Version last_version;      // entry appends must be greater
   Version last_dup_version;  // dup appends must be greater
   Version entries_trimmed_to;  // entries <= this are trimmed
@@ -101,6 +103,7 @@ class PgLogUndo {
                         kDupPoppedFront, kDupPoppedBack };
   PgLogState* pg_;
   Version last_version_, last_dup_version_, entries_trimmed_to_, dups_trimmed_to_;
+  uint64_t entry_bytes_, dup_bytes_;
   bool info_saved_ = false;  // the info is copied only if the transaction sets it
   bool has_info_ = false;
   std::string info_;

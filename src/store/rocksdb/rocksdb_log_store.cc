@@ -31,8 +31,8 @@ absl::Status BadKey(const std::string& pg_name, const char* what, std::string_vi
 // ---------------------------------------------------------------------------
 // In-memory state
 
-// One PG, as Ceph's in-memory PGLog keeps it: the versions (PgLogState, the
-// locators holding payload sizes); the payloads stay in RocksDB.
+// One PG, as Ceph's in-memory PGLog keeps it: the versions and sizes
+// (PgLogState); the payloads stay in RocksDB.
 struct RocksDbPg : PgLogState {
   explicit RocksDbPg(const PgId& id_in) : PgLogState(id_in), prefix(PgLogKeyPrefix(id_in)) {}
 
@@ -40,8 +40,6 @@ struct RocksDbPg : PgLogState {
 
   // --- Staged state (every submitted transaction applied); guarded by the
   // store's staging lock.
-  uint64_t entry_bytes = 0;  // payload bytes of the live entries
-  uint64_t dup_bytes = 0;    // payload bytes of the live dups
   uint64_t value_bytes_written = 0;
   uint64_t payload_bytes_written = 0;
 
@@ -65,21 +63,12 @@ struct RocksDbPg : PgLogState {
 // What one transaction does to one PG object, and how to undo it.
 struct RocksDbLogStore::PgChange {
   explicit PgChange(std::shared_ptr<Pg> p)
-      : pg(std::move(p)),
-        undo(pg.get()),
-        old_entry_bytes(pg->entry_bytes),
-        old_dup_bytes(pg->dup_bytes) {}
+      : pg(std::move(p)), undo(pg.get()) {}
 
-  void Restore() {
-    undo.Restore();
-    pg->entry_bytes = old_entry_bytes;
-    pg->dup_bytes = old_dup_bytes;
-  }
+  void Restore() { undo.Restore(); }
 
   std::shared_ptr<Pg> pg;
   PgLogUndo undo;
-  uint64_t old_entry_bytes;
-  uint64_t old_dup_bytes;
 
   bool created = false;
   bool removed = false;
@@ -99,32 +88,24 @@ struct RocksDbLogStore::KeyOp {
 
 // PG-log changes as BlueStore writes them: a put per appended item, a
 // delete per dropped one, "_info" and "_state" rewritten when they change.
-// Loading (no change) only keeps the byte counts.
 class RocksDbLogStore::KeyEffects final : public PgLogEffects {
  public:
-  KeyEffects(Pg* pg, PgChange* change, std::vector<KeyOp>* ops)
-      : pg_(pg), change_(change), ops_(ops) {}
+  KeyEffects(PgChange* change, std::vector<KeyOp>* ops) : change_(change), ops_(ops) {}
 
-  uint32_t Locator(std::string_view payload) override {
-    return static_cast<uint32_t>(std::min<size_t>(payload.size(), UINT32_MAX));
-  }
+  uint32_t Locator(std::string_view) override { return 0; }  // found by key
   void EntryAppended(const Version& v, std::string_view payload) override {
-    pg_->entry_bytes += payload.size();
     Op(KeyOp::kPutEntry, v, payload);
   }
   void DupAppended(const Version& v, std::string_view payload) override {
-    pg_->dup_bytes += payload.size();
     Op(KeyOp::kPutDup, v, payload);
   }
   void InfoSet(std::string_view) override {
-    if (change_ != nullptr) change_->info_set = true;  // one put at the end: latest wins
+    change_->info_set = true;  // one put at the end: latest wins
   }
   void EntryDropped(const MappingTable::Slot& s, bool) override {
-    pg_->entry_bytes -= s.locator;
     Op(KeyOp::kDeleteEntry, s.v(), {});
   }
   void DupDropped(const MappingTable::Slot& s, bool) override {
-    pg_->dup_bytes -= s.locator;
     Op(KeyOp::kDeleteDup, s.v(), {});
   }
   void TrimPointMoved() override { StateChanged(); }
@@ -133,13 +114,12 @@ class RocksDbLogStore::KeyEffects final : public PgLogEffects {
 
  private:
   void Op(KeyOp::Kind kind, const Version& v, std::string_view value) {
-    if (change_ != nullptr) ops_->push_back({kind, change_, v, value});
+    ops_->push_back({kind, change_, v, value});
   }
   void StateChanged() {
-    if (change_ != nullptr) change_->state_dirty = true;
+    change_->state_dirty = true;
   }
 
-  Pg* pg_;
   PgChange* change_;
   std::vector<KeyOp>* ops_;
 };
@@ -213,8 +193,8 @@ absl::Status RocksDbLogStore::LoadKey(std::string_view suffix, std::string_view 
     case PgLogKeyKind::kUnknown:
       return BadKey(pg->name, "unknown key", suffix);
   }
-  KeyEffects effects(pg, nullptr, nullptr);
-  absl::Status s = ReplayItem(item, pg, &effects);
+  // Loading changes no key: no effects.
+  absl::Status s = ReplayItem(item, pg, nullptr);
   if (!s.ok()) return absl::DataLossError(absl::StrCat("PG ", pg->name, ": ", s.message()));
   return absl::OkStatus();
 }
@@ -262,7 +242,6 @@ absl::Status RocksDbLogStore::Load() {
                                                " marked damaged: ", cur_status.message()));
       cur->Forget();
       cur->damage = cur_status;
-      cur->entry_bytes = cur->dup_bytes = 0;
     }
     live_items_ += cur->live_items();
     pgs_.Insert(std::move(cur));
@@ -308,7 +287,7 @@ absl::Status RocksDbLogStore::Submit(Transaction txn, CommitCallback done) {
           return std::make_shared<Pg>(id);
         },
         [&](const Transaction::Op& op, PgChange* t, uint64_t* live) {
-          KeyEffects effects(t->pg.get(), t, &key_ops);
+          KeyEffects effects(t, &key_ops);
           return ApplyOp(op, options_.limits, live, t->pg.get(), &t->undo, &effects);
         },
         [&](PgChange* t) { key_ops.push_back({KeyOp::kRemovePg, t, {}, {}}); });
@@ -467,8 +446,6 @@ absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadSlots(Pg* pg_ptr, Ite
 }
 
 void RocksDbLogStore::AddPgStats(const Pg& pg, PgStats* s) const {
-  s->entry_bytes = pg.entry_bytes;
-  s->dup_bytes = pg.dup_bytes;
   s->bytes_written = pg.value_bytes_written;
   s->payload_bytes_written = pg.payload_bytes_written;
 }
