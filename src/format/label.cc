@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -120,34 +121,51 @@ std::string Label::Encode() const {
   return out;
 }
 
-absl::StatusOr<Label> Label::Decode(std::string_view b) {
-  if (b.size() < kLabelEncodedSize || std::memcmp(b.data(), kLabelMagic, 8) != 0) {
-    return absl::DataLossError("no pgring label (magic \"PGRINGLB\" not found at offset 0)");
-  }
+StoredLabel StoredLabel::Read(std::string_view b) {
   const char* p = b.data();
-  uint32_t stored = crc32c::Unmask(DecodeFixed32(p + kLabelCrcOffset));
-  uint32_t actual = crc32c::Value(p, kLabelCrcOffset);
-  if (stored != actual) {
-    return absl::DataLossError(absl::StrFormat(
-        "pgring label is damaged: CRC mismatch (stored %08x, computed %08x)", stored, actual));
-  }
-  Label l;
+  StoredLabel l;
+  l.magic.assign(p, 8);
   l.format_version = DecodeFixed32(p + 8);
-  if (l.format_version != kFormatVersion) {
-    return absl::DataLossError(absl::StrFormat(
-        "pgring label has format version %u; this pgring reads version %u",
-        l.format_version, kFormatVersion));
-  }
-  if (DecodeFixed32(p + 12) != kLabelEncodedSize) {
-    return absl::DataLossError("pgring label has an unexpected encoded size");
-  }
+  l.encoded_size = DecodeFixed32(p + 12);
   std::memcpy(l.uuid.bytes.data(), p + 16, 16);
   l.block_size = DecodeFixed32(p + 32);
   l.chunk_size = DecodeFixed32(p + 36);
   l.partition_size = DecodeFixed64(p + 40);
   l.data_offset = DecodeFixed64(p + 48);
   l.chunk_count = DecodeFixed64(p + 56);
-  l.backend = static_cast<Backend>(static_cast<uint8_t>(p[64]));
+  l.backend = static_cast<uint8_t>(p[64]);
+  l.stored_crc = DecodeFixed32(p + kLabelCrcOffset);
+  l.computed_crc = crc32c::Mask(crc32c::Value(p, kLabelCrcOffset));
+  return l;
+}
+
+absl::StatusOr<Label> Label::Decode(std::string_view b) {
+  if (b.size() < kLabelEncodedSize || std::memcmp(b.data(), kLabelMagic, 8) != 0) {
+    return absl::DataLossError("no pgring label (magic \"PGRINGLB\" not found at offset 0)");
+  }
+  const StoredLabel stored = StoredLabel::Read(b);
+  if (stored.stored_crc != stored.computed_crc) {
+    return absl::DataLossError(absl::StrFormat(
+        "pgring label is damaged: CRC mismatch (stored %08x, computed %08x)",
+        crc32c::Unmask(stored.stored_crc), crc32c::Unmask(stored.computed_crc)));
+  }
+  Label l;
+  l.format_version = stored.format_version;
+  if (l.format_version != kFormatVersion) {
+    return absl::DataLossError(absl::StrFormat(
+        "pgring label has format version %u; this pgring reads version %u",
+        l.format_version, kFormatVersion));
+  }
+  if (stored.encoded_size != kLabelEncodedSize) {
+    return absl::DataLossError("pgring label has an unexpected encoded size");
+  }
+  l.uuid = stored.uuid;
+  l.block_size = stored.block_size;
+  l.chunk_size = stored.chunk_size;
+  l.partition_size = stored.partition_size;
+  l.data_offset = stored.data_offset;
+  l.chunk_count = stored.chunk_count;
+  l.backend = static_cast<Backend>(stored.backend);
   // The geometry and backend a writer could have produced, and chunks right
   // after the label region.
   absl::Status geometry =
@@ -194,6 +212,14 @@ absl::StatusOr<Label> MakeLabel(uint64_t device_size, uint32_t block_size, uint6
         "pgring needs at least 4", size, l.chunk_count, chunk_size));
   }
   return l;
+}
+
+absl::StatusOr<Label> DecodeLabelRegion(std::string_view region, std::string_view partition) {
+  if (region.size() < kLabelEncodedSize || std::memcmp(region.data(), kLabelMagic, sizeof(kLabelMagic)) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        std::string(partition), " has no pgring label (not made by pgring mkfs, or not a pgring partition)"));
+  }
+  return Label::Decode(region);
 }
 
 }  // namespace pgring

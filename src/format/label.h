@@ -74,6 +74,31 @@ struct Label {
   static absl::StatusOr<Label> Decode(std::string_view bytes);
 };
 
+// A label's fields as stored, before any check: what the tool shows of a
+// label that does not decode. Requires kLabelEncodedSize bytes.
+struct StoredLabel {
+  std::string magic;  // the first 8 bytes
+  uint32_t format_version = 0;
+  uint32_t encoded_size = 0;
+  Uuid uuid;
+  uint32_t block_size = 0;
+  uint32_t chunk_size = 0;
+  uint64_t partition_size = 0;
+  uint64_t data_offset = 0;
+  uint64_t chunk_count = 0;
+  uint8_t backend = 0;
+  uint32_t stored_crc = 0;    // masked, as stored
+  uint32_t computed_crc = 0;  // masked, over the bytes before the CRC
+
+  static StoredLabel Read(std::string_view bytes);
+};
+
+// The label in a partition's label region, as a store opening the
+// partition `partition` reads it: kFailedPrecondition when the region holds
+// no label at all (no magic: not a pgring partition, rather than a damaged
+// one), or Label::Decode's kDataLoss when the label is damaged.
+absl::StatusOr<Label> DecodeLabelRegion(std::string_view region, std::string_view partition);
+
 // Whether a device of `device_size` bytes holds the store the label
 // describes; kFailedPrecondition naming `partition` (a path, or how the caller
 // calls the device) when it is shorter.

@@ -320,4 +320,41 @@ absl::Status CheckPointerInChunks(uint64_t head, uint64_t tail, const PgChunkLis
                                              head, tail, chunks.base, end));
 }
 
+RingClaims::Verdict RingClaims::ClaimStamp(const PgId& pg, uint32_t stamp) {
+  if (stamp == 0 || (next_pg_stamp_ != 0 && stamp >= next_pg_stamp_)) {
+    return {Broken::kStampNeverIssued, {},
+            next_pg_stamp_ != 0
+                ? absl::StrFormat("stamp %u was never issued (next is %u)", stamp, next_pg_stamp_)
+                : absl::StrFormat("stamp %u was never issued (stamps run from 1)", stamp)};
+  }
+  // Stamps are never reused: a shared one would let one PG accept the
+  // other's stale records as its own.
+  auto [it, fresh] = stamp_owner_.emplace(stamp, pg);
+  if (fresh) return {};
+  return {Broken::kStampShared, it->second,
+          absl::StrFormat("PG %s and PG %s both have stamp %u: each could take the other's "
+                          "records for its own",
+                          it->second.ToString(), pg.ToString(), stamp)};
+}
+
+RingClaims::Verdict RingClaims::ClaimChunk(const PgId& pg, size_t index, uint32_t chunk) {
+  if (chunk >= chunk_count_) {
+    return {Broken::kChunkOutOfRange, {},
+            absl::StrFormat("chunk %u is out of range (the partition has %u chunks), at chunk "
+                            "list position %u",
+                            chunk, chunk_count_, index)};
+  }
+  auto [it, fresh] = chunk_owner_.emplace(chunk, ChunkClaim{pg, index});
+  if (fresh) return {};
+  const ChunkClaim& first = it->second;
+  if (first.pg == pg) {
+    return {Broken::kChunkTwiceInList, pg,
+            absl::StrFormat("chunk %u appears twice in the chunk list (positions %u and %u)",
+                            chunk, first.index, index)};
+  }
+  return {Broken::kChunkShared, first.pg,
+          absl::StrFormat("chunk %u is claimed by PG %s (position %u) and PG %s (position %u)",
+                          chunk, first.pg.ToString(), first.index, pg.ToString(), index)};
+}
+
 }  // namespace pgring

@@ -6,8 +6,10 @@
 #define PGRING_FORMAT_METADATA_KEYS_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -102,6 +104,45 @@ absl::Status CheckChunkListBase(const PgChunkList& chunks, uint32_t chunk_size);
 // A pointer's [head, tail) lies within the chunks' [base, End).
 absl::Status CheckPointerInChunks(uint64_t head, uint64_t tail, const PgChunkList& chunks,
                                   uint32_t chunk_size);
+
+// The store-wide rules over every PG's pointer and chunk list
+// (docs/FORMAT.md, "Reading a PG's log", the store-level checks): each stamp
+// was issued and belongs to one PG, each chunk number is in range and in one
+// list, once. Claims are made PG by PG; the store refuses at the first
+// broken rule, fsck reports every one. Messages name the claim's PG only
+// where they name two.
+class RingClaims {
+ public:
+  // `next_pg_stamp` 0: pgring.meta is unreadable, so only stamp 0 is known
+  // never to have been issued.
+  RingClaims(uint64_t chunk_count, uint32_t next_pg_stamp)
+      : chunk_count_(chunk_count), next_pg_stamp_(next_pg_stamp) {}
+
+  enum class Broken { kNone, kStampNeverIssued, kStampShared, kChunkOutOfRange,
+                      kChunkTwiceInList, kChunkShared };
+  struct Verdict {
+    Broken broken = Broken::kNone;
+    PgId other;  // kStampShared, kChunkShared: the PG that claimed it first
+    std::string message;
+    bool ok() const { return broken == Broken::kNone; }
+  };
+
+  Verdict ClaimStamp(const PgId& pg, uint32_t stamp);
+  // Chunk `chunk` at position `index` of `pg`'s chunk list.
+  Verdict ClaimChunk(const PgId& pg, size_t index, uint32_t chunk);
+  // Distinct chunk numbers in range claimed so far.
+  uint64_t chunks_claimed() const { return chunk_owner_.size(); }
+
+ private:
+  struct ChunkClaim {
+    PgId pg;
+    size_t index;
+  };
+  const uint64_t chunk_count_;
+  const uint32_t next_pg_stamp_;
+  std::map<uint32_t, PgId> stamp_owner_;
+  std::unordered_map<uint32_t, ChunkClaim> chunk_owner_;
+};
 
 }  // namespace pgring
 

@@ -67,7 +67,7 @@ struct PgLogKeyClass {
 };
 PgLogKeyClass ClassifyPgLogKeyName(std::string_view name);
 
-// The value of "_state" (RdbPgState in docs/FORMAT.md, "RocksDB backend keys").
+// The value of "_state" (PgStateValue in docs/FORMAT.md, "RocksDB backend keys").
 struct PgStateValue {
   Version entries_trimmed_to;  // entries <= this were trimmed
   Version dups_trimmed_to;     // dups <= this were trimmed

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -24,6 +25,10 @@ struct OpenHooks {
   // Env for pgring's own RocksDB.
   rocksdb::Env* env = nullptr;
 };
+
+// The first kLabelRegionSize bytes of the partition `name`;
+// kFailedPrecondition when the device is too small to hold them.
+absl::StatusOr<std::string> ReadLabelRegion(BlockDevice* dev, std::string_view name);
 
 absl::Status MkfsWithHooks(const std::string& device_path, const MetadataLocation& meta,
                            const MkfsOptions& options, const OpenHooks& hooks);

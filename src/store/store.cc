@@ -55,26 +55,26 @@ absl::StatusOr<OpenHooks> DeviceHooks(const std::shared_ptr<Device>& device, boo
   return h;
 }
 
-// Reads the label region; distinguishes "no label" from "damaged label".
 absl::StatusOr<Label> ReadLabel(BlockDevice* dev, const std::string& name) {
+  ASSIGN_OR_RETURN(std::string region, ReadLabelRegion(dev, name));
+  auto label = DecodeLabelRegion(region, name);
+  if (label.status().code() == absl::StatusCode::kDataLoss) {
+    return absl::DataLossError(absl::StrCat(name, ": ", label.status().message()));
+  }
+  return label;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadLabelRegion(BlockDevice* dev, std::string_view name) {
   if (dev->size() < kLabelRegionSize) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s is %u bytes, too small to hold a pgring label", name, dev->size()));
   }
   AlignedBuffer buf(kLabelRegionSize);
   RETURN_IF_ERROR(dev->Read(0, buf.span()));
-  auto label = Label::Decode(std::string_view(buf.data(), kLabelRegionSize));
-  if (!label.ok()) {
-    if (std::memcmp(buf.data(), kLabelMagic, sizeof(kLabelMagic)) != 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(name, " has no pgring label (not made by pgring mkfs, or another store's device)"));
-    }
-    return absl::DataLossError(absl::StrCat(name, ": ", label.status().message()));
-  }
-  return *label;
+  return std::string(buf.data(), kLabelRegionSize);
 }
-
-}  // namespace
 
 absl::Status MkfsWithHooks(const std::string& device_path, const MetadataLocation& meta,
                            const MkfsOptions& options, const OpenHooks& hooks) {

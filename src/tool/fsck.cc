@@ -119,12 +119,7 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
   const bool meta_ok = s.meta() && s.meta()->ok();
   const uint32_t next_stamp = meta_ok ? (*s.meta())->next_pg_stamp : 0;
 
-  absl::flat_hash_map<uint32_t, PgId> stamp_owner;
-  struct Claim {
-    PgId pg;
-    size_t index;
-  };
-  absl::flat_hash_map<uint32_t, Claim> owner;
+  RingClaims claims(g.chunk_count, next_stamp);
   std::vector<PgId> on_missing_end;
   std::vector<PgId> conflicted;
   for (auto& [id, k] : keys) {
@@ -155,20 +150,11 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
       usable = false;
     }
     if (k.pointer.ok()) {
-      const uint32_t stamp = k.pointer->stamp;
-      if (stamp == 0 || (meta_ok && stamp >= next_stamp)) {
-        out.push_back(PgProblem(
-            id, "stamp-invalid",
-            absl::StrFormat("stamp %u was never issued (stamps run from 1; the next is %u)", stamp,
-                            next_stamp)));
-      } else {
-        auto [it, fresh] = stamp_owner.emplace(stamp, id);
-        if (!fresh) {
-          out.push_back(PgProblem(id, "stamp-shared",
-                                  absl::StrFormat("PG %s and PG %s both have stamp %u: each could "
-                                                  "take the other's records for its own",
-                                                  it->second.ToString(), id.ToString(), stamp)));
-        }
+      const RingClaims::Verdict claim = claims.ClaimStamp(id, k.pointer->stamp);
+      if (!claim.ok()) {
+        out.push_back(PgProblem(id, claim.broken == RingClaims::Broken::kStampShared
+                                        ? "stamp-shared" : "stamp-invalid",
+                                claim.message));
       }
     }
     if (k.chunks.ok()) {
@@ -187,36 +173,18 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
       bool missing = false;
       for (size_t i = 0; i < c.chunks.size(); ++i) {
         const uint32_t n = c.chunks[i];
-        if (n >= g.chunk_count) {
-          Problem p =
-              PgProblem(id, "chunk-out-of-range",
-                        absl::StrFormat(
-                            "chunk list position %u names chunk %u; the partition has chunks 0..%u",
-                            i, n, g.chunk_count == 0 ? 0 : g.chunk_count - 1));
-          p.chunk = n;
-          out.push_back(std::move(p));
-          usable = false;
-          continue;
+        const RingClaims::Verdict claim = claims.ClaimChunk(id, i, n);
+        if (claim.broken != RingClaims::Broken::kChunkOutOfRange && n >= first_missing) {
+          missing = true;
         }
-        if (n >= first_missing) missing = true;
-        auto [it, fresh] = owner.emplace(n, Claim{id, i});
-        if (!fresh) {
-          Problem p;
-          if (it->second.pg == id) {
-            p = PgProblem(
-                id, "chunk-owned-twice",
-                absl::StrFormat("chunk %u appears twice in the chunk list (positions %u and %u)", n,
-                                it->second.index, i));
-          } else {
-            p = PgProblem(id, "chunk-owned-twice",
-                          absl::StrFormat(
-                              "chunk %u is claimed by PG %s (position %u) and PG %s (position %u)",
-                              n, it->second.pg.ToString(), it->second.index, id.ToString(), i));
-            conflicted.push_back(it->second.pg);
-          }
+        if (!claim.ok()) {
+          Problem p = PgProblem(id, claim.broken == RingClaims::Broken::kChunkOutOfRange
+                                        ? "chunk-out-of-range" : "chunk-owned-twice",
+                                claim.message);
           p.chunk = n;
           out.push_back(std::move(p));
           usable = false;
+          if (claim.broken == RingClaims::Broken::kChunkShared) conflicted.push_back(claim.other);
         }
       }
       if (missing) {
@@ -262,8 +230,8 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
     p.offset = s.device()->size();
     store_problems.insert(store_problems.begin(), std::move(p));
   }
-  r->owned_chunks = owner.size();
-  r->free_chunks = g.chunk_count - std::min<uint64_t>(g.chunk_count, owner.size());
+  r->owned_chunks = claims.chunks_claimed();
+  r->free_chunks = g.chunk_count - std::min<uint64_t>(g.chunk_count, claims.chunks_claimed());
 
   if (o.deep) {
     uint64_t total = 0;
@@ -296,13 +264,13 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
 
 // The RocksDB backend: its log keys, as RocksDbLogStore::Load reads them.
 absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
-  struct RdbPg {
+  struct PgLogKeysSeen {
     bool has_state = false;
     absl::StatusOr<PgStateValue> state = absl::NotFoundError("no _state");
     std::optional<Version> first_entry, first_dup;
     uint64_t entries = 0, dups = 0;
   };
-  std::map<PgId, RdbPg> pgs;
+  std::map<PgId, PgLogKeysSeen> pgs;
   std::vector<Problem> store_problems;
   std::map<PgId, std::vector<Problem>> pg_problems;
   RETURN_IF_ERROR(s.db()->Scan(kKeyPrefix, [&](std::string_view k, std::string_view v) {
@@ -325,7 +293,7 @@ absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
                                         "' is not a valid PG log key (bad PG id)")));
       return absl::OkStatus();
     }
-    RdbPg& pg = pgs[id];
+    PgLogKeysSeen& pg = pgs[id];
     auto bad_name = [&](const char* kind, const char* what, const char* expected) {
       pg_problems[id].push_back(PgProblem(
           id, kind,

@@ -11,7 +11,6 @@
 #include "format/rocksdb_backend_keys.h"
 #include "tool/pg_scan.h"
 #include "util/coding.h"
-#include "util/crc32c.h"
 #include "util/status_macros.h"
 
 namespace pgring::tool {
@@ -141,23 +140,20 @@ CommandResult ShowLabelCommand::Run(const ToolContext& ctx) const {
   auto opened = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
   if (!opened.ok()) return Fail(ctx, opened.status(), kExitUsage);
   const OfflineStore& s = **opened;
-  const char* p = s.label_region().data();
-  Uuid uuid;
-  std::memcpy(uuid.bytes.data(), p + 16, 16);
-  const uint32_t stored_crc = DecodeFixed32(p + kLabelCrcOffset);
-  const uint32_t computed_crc = crc32c::Mask(crc32c::Value(p, kLabelCrcOffset));
-  const uint8_t backend = static_cast<uint8_t>(p[64]);
+  const StoredLabel stored = StoredLabel::Read(s.label_region());
+  const uint32_t stored_crc = stored.stored_crc;
+  const uint32_t computed_crc = stored.computed_crc;
   Json l;
-  l["magic"] = std::string(p, 8);
-  l["format_version"] = DecodeFixed32(p + 8);
-  l["encoded_size"] = DecodeFixed32(p + 12);
-  l["uuid"] = uuid.ToString();
-  l["block_size"] = DecodeFixed32(p + 32);
-  l["chunk_size"] = DecodeFixed32(p + 36);
-  l["partition_size"] = DecodeFixed64(p + 40);
-  l["data_offset"] = DecodeFixed64(p + 48);
-  l["chunk_count"] = DecodeFixed64(p + 56);
-  l["backend"] = BackendName(static_cast<Backend>(backend));
+  l["magic"] = stored.magic;
+  l["format_version"] = stored.format_version;
+  l["encoded_size"] = stored.encoded_size;
+  l["uuid"] = stored.uuid.ToString();
+  l["block_size"] = stored.block_size;
+  l["chunk_size"] = stored.chunk_size;
+  l["partition_size"] = stored.partition_size;
+  l["data_offset"] = stored.data_offset;
+  l["chunk_count"] = stored.chunk_count;
+  l["backend"] = BackendName(static_cast<Backend>(stored.backend));
   l["crc"] = Hex32(stored_crc);
   l["computed_crc"] = Hex32(computed_crc);
   CommandResult r;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "device/aligned_buffer.h"
 #include "format/rocksdb_backend_keys.h"
+#include "store/open_store.h"
 #include "tool/tool_common.h"
 #include "util/status_macros.h"
 
@@ -35,18 +36,10 @@ absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(const std::stri
   auto d = OpenFileBlockDevice(dev, o);
   if (!d.ok()) return ExplainOpenError(d.status(), absl::StrCat("partition ", dev));
   s->device_ = *std::move(d);
-  if (s->device_->size() < kLabelRegionSize) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s is %u bytes, too small to hold a pgring label", dev, s->device_->size()));
-  }
-  AlignedBuffer buf(kLabelRegionSize);
-  RETURN_IF_ERROR(s->device_->Read(0, buf.span()));
-  s->label_region_.assign(buf.data(), kLabelRegionSize);
-  if (std::memcmp(buf.data(), kLabelMagic, sizeof(kLabelMagic)) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        dev, " has no pgring label (not made by pgring mkfs, or not a pgring partition)"));
-  }
-  s->label_ = Label::Decode(s->label_region_);
+  ASSIGN_OR_RETURN(s->label_region_, ReadLabelRegion(s->device_.get(), dev));
+  // A damaged label is kept to show; no label at all is refused.
+  s->label_ = DecodeLabelRegion(s->label_region_, dev);
+  if (s->label_.status().code() == absl::StatusCode::kFailedPrecondition) return s->label_.status();
   if (!db.empty()) {
     auto m = MetadataDb::Open(MetadataLocation::OwnDb(db), /*create=*/false,
                               /*read_only=*/!writable);

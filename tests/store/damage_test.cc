@@ -607,9 +607,11 @@ TEST_F(DamageTest, ChunkClaimedByTwoPgsIsRefused) {
   DbPut(PgChunksKey(kB), c.Encode());
   absl::Status s;
   ExpectRefused(absl::StatusCode::kDataLoss, {}, &s);
+  // PGs are claimed in PG order: 1.7's list before 1.2a's.
   EXPECT_THAT(std::string(s.message()),
-              AnyOf(HasSubstr(absl::StrFormat("chunk %d is claimed by PG 1.2a and PG 1.7", shared)),
-                    HasSubstr(absl::StrFormat("chunk %d is claimed by PG 1.7 and PG 1.2a", shared))));
+              HasSubstr(absl::StrFormat("PG 1.2a: chunk %d is claimed by PG 1.7 (position %d) and "
+                                        "PG 1.2a (position 0)",
+                                        shared, c.chunks.size() - 1)));
 }
 
 TEST_F(DamageTest, ChunkListedTwiceByOnePgIsRefused) {
@@ -617,7 +619,9 @@ TEST_F(DamageTest, ChunkListedTwiceByOnePgIsRefused) {
   c.chunks.push_back(c.chunks[0]);
   DbPut(PgChunksKey(kA), c.Encode());
   ExpectRefused(absl::StatusCode::kDataLoss,
-                {absl::StrFormat("chunk %d is claimed by PG 1.2a and PG 1.2a", c.chunks[0])});
+                {absl::StrFormat("PG 1.2a: chunk %d appears twice in the chunk list (positions 0 "
+                                 "and %d)",
+                                 c.chunks[0], c.chunks.size() - 1)});
 }
 
 TEST_F(DamageTest, ChunkNumberOutOfRangeIsRefused) {

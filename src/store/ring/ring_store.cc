@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cstring>
 #include <thread>
 #include <tuple>
@@ -88,7 +89,12 @@ absl::Status RingStore::Recover() {
     lists.emplace(id, *std::move(c));
     return absl::OkStatus();
   }));
-  absl::flat_hash_map<uint32_t, PgId> stamp_owner;
+  // Claims in key order, which is PG order: the same PG is named first on
+  // every open.
+  RingClaims claims(geo_.chunk_count, meta_.next_pg_stamp);
+  auto refuse = [](const PgId& id, const RingClaims::Verdict& claim) {
+    return absl::DataLossError(absl::StrCat("PG ", id.ToString(), ": ", claim.message));
+  };
   RETURN_IF_ERROR(db_->Scan(kPgPointerPrefix, [&](std::string_view k, std::string_view v) {
     PgId id;
     if (!DecodePgKey(k.substr(kPgPointerPrefix.size()), &id)) {
@@ -103,16 +109,13 @@ absl::Status RingStore::Recover() {
       return absl::DataLossError(absl::StrCat("PG ", id.ToString(),
                                               ": has a pointer but no chunk list"));
     }
-    if (p->stamp == 0 || p->stamp >= meta_.next_pg_stamp) {
-      return absl::DataLossError(absl::StrFormat("PG %s: stamp %u was never issued (next is %u)",
-                                                 id.ToString(), p->stamp, meta_.next_pg_stamp));
-    }
-    // Stamps are never reused: a shared one would let one PG accept the
-    // other's stale records as its own.
-    auto [sit, fresh] = stamp_owner.emplace(p->stamp, id);
-    if (!fresh) {
-      return absl::DataLossError(absl::StrFormat("PG %s and PG %s both have stamp %u",
-                                                 sit->second.ToString(), id.ToString(), p->stamp));
+    if (auto claim = claims.ClaimStamp(id, p->stamp); !claim.ok()) return refuse(id, claim);
+    for (size_t i = 0; i < it->second.chunks.size(); ++i) {
+      const uint32_t c = it->second.chunks[i];
+      if (auto claim = claims.ClaimChunk(id, i, c); !claim.ok()) return refuse(id, claim);
+      const bool first = alloc_.MarkOwned(c);  // the claim was the chunk's first
+      assert(first);
+      (void)first;
     }
     auto pg = std::make_shared<RingPg>(id, p->stamp, geo_.block_size);
     pg->LoadPointer(*p);
@@ -124,22 +127,6 @@ absl::Status RingStore::Recover() {
   if (!lists.empty()) {
     return absl::DataLossError(absl::StrCat("PG ", lists.begin()->first.ToString(),
                                             ": has a chunk list but no pointer"));
-  }
-  // Ownership: every chunk in range and owned once.
-  absl::flat_hash_map<uint32_t, PgId> owner;
-  for (auto& [id, pg] : pgs_) {
-    for (uint32_t c : pg->chunks.chunks) {
-      if (c >= geo_.chunk_count) {
-        return absl::DataLossError(absl::StrFormat(
-            "PG %s: chunk %u is out of range (the partition has %u chunks)", pg->name, c,
-            geo_.chunk_count));
-      }
-      auto [it, inserted] = owner.emplace(c, id);
-      if (!inserted || !alloc_.MarkOwned(c)) {
-        return absl::DataLossError(absl::StrFormat("chunk %u is claimed by PG %s and PG %s", c,
-                                                   it->second.ToString(), pg->name));
-      }
-    }
   }
   // Each PG's ring is read and replayed independently: several at a time
   // keep the device busy (synchronous O_DIRECT reads, no readahead) and use
