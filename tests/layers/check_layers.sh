@@ -34,6 +34,14 @@ PENDING_FRONT_ENDS=(
 MICRO_BENCHMARKS=(bench/chunk_allocator_bench.cc bench/crc32c_bench.cc
                   bench/mapping_table_bench.cc bench/record_bench.cc bench/ring_space_bench.cc)
 
+# The project headers FILE includes, one a line: "x/y.h" and <x/y.h> alike
+# (an angle-bracket include of a layer's header reaches into src/ all the
+# same); <format> and the like, which have no directory, are the standard
+# library's.
+includes_of() {
+  sed -n -e 's/^#include "\([^"]*\)".*/\1/p' -e 's/^#include <\([^>]*\/[^>]*\)>.*/\1/p' "$1"
+}
+
 check_tree() {
   local root=$1 bad=0 f layer rank inc target trank rel
   while IFS= read -r f; do
@@ -57,7 +65,7 @@ check_tree() {
         echo "layers: $f includes \"$inc\": $layer may not include from $target (above it)"
         bad=1
       fi
-    done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+    done < <(includes_of "$f")
   done < <(find "$root/src" -name '*.h' -o -name '*.cc' | sort)
 
   while IFS= read -r f; do
@@ -69,7 +77,7 @@ check_tree() {
         echo "layers: front end $rel includes \"$inc\" from src/: use the public API (include/pgring/)"
         bad=1
       fi
-    done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+    done < <(includes_of "$f")
     if grep -q 'dynamic_cast<' "$f"; then
       echo "layers: front end $rel uses dynamic_cast: what it needs of a Store belongs in the public API"
       bad=1
@@ -99,6 +107,9 @@ self_test() {
   expect caught src/format/opts.h '#include "pgring/options.h"' "format including pgring/options.h"
   expect accepted src/format/opts.h '#include "pgring/types.h"' "format including pgring/types.h"
   expect caught examples/x/main.cc '#include "store/x.h"' "a front end including src/"
+  expect caught examples/x/main.cc '#include <tool/x.h>' "a front end including src/ with <>"
+  expect caught src/format/up.h '#include <store/x.h>' "an upward include with <>"
+  expect accepted src/format/std.h '#include <format>' "a standard header named like a layer"
   expect caught examples/x/main.cc 'auto* r = dynamic_cast<RingStore*>(store);' \
          "a front end using dynamic_cast"
   expect accepted examples/x/main.cc '#include "pgring/store.h"' \
