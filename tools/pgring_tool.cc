@@ -1,11 +1,12 @@
-// pgring-tool: the front end. Everything it does is in the command library
-// (src/tool/), where tests/tool/ exercises it.
+// pgring-tool: the front end. Everything it does is in the tool library
+// (src/tool/; pgring::tool in the installed package), where tests/tool/
+// exercises it.
 #include <unistd.h>
 
 #include <iostream>
 
-#include "tool/commands.h"
+#include "pgring/tool.h"
 
 int main(int argc, char** argv) {
-  return pgring::tool::RunTool(argc, argv, std::cout, std::cerr, isatty(STDERR_FILENO) != 0);
+  return pgring::RunTool(argc, argv, std::cout, std::cerr, isatty(STDERR_FILENO) != 0);
 }

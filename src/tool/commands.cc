@@ -1,4 +1,7 @@
-#include "tool/commands.h"
+// commands.cc — pgring-tool's command line (pgring/tool.h): builds it
+// (CLI11) from the command list (command.h), runs the command asked for and
+// prints its result (render.h).
+#include "pgring/tool.h"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -59,8 +62,10 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   return c;
 }
 
-int RunTool(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
-            bool stderr_is_tty) {
+namespace {
+
+int RunCommandLine(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+                   bool stderr_is_tty) {
   CLI::App app(kDescription, "pgring-tool");
   app.require_subcommand(1, 1);
   app.fallthrough();
@@ -136,4 +141,14 @@ int RunTool(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   return Render(ctx, selected->Run(ctx));
 }
 
+}  // namespace
 }  // namespace pgring::tool
+
+namespace pgring {
+
+int RunTool(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+            bool stderr_is_tty) {
+  return tool::RunCommandLine(argc, argv, out, err, stderr_is_tty);
+}
+
+}  // namespace pgring

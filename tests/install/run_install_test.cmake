@@ -1,16 +1,27 @@
 # tests/install/run_install_test.cmake — the install/package test.
 #
 # 1. `cmake --install` this build tree into a fresh temporary prefix.
-# 2. Check the installed package: public headers only, and an export file that
-#    names neither the source/build tree nor the private pgring_internal.
+# 2. Check the installed package: public headers only, and export files that
+#    name neither the source/build tree nor the private pgring_internal.
 # 3. Configure examples/embed_osd (a separate CMake project) against that
-#    prefix only, with find_package(pgring CONFIG REQUIRED); check it really
-#    found the prefix's pgringConfig.cmake.
+#    prefix only, with find_package(pgring CONFIG REQUIRED) and CLI11 and
+#    nlohmann_json hidden (only the tool component needs them); check it
+#    really found the prefix's pgringConfig.cmake.
 # 4. Build it (same compiler, build type and sanitizer flags as this tree:
 #    an instrumented libpgring.a needs the sanitizer runtime at link time) and
 #    run it: the flush-domain checks, mkfs, commits with data writes, close,
 #    reopen, verify.
-# 5. With FIO_SOURCE_DIR (the tree builds the fio engine): configure
+# 5. With WITH_TOOL (the tree builds pgring-tool): build a pgring-tool of
+#    its own against the prefix, a project whose one source is
+#    tools/pgring_tool.cc, with find_package(pgring CONFIG REQUIRED
+#    COMPONENTS tool) (so a front end that reached into src/ fails to
+#    compile here), and run it: --help; show-label on the partition
+#    embed_osd left behind (its pointers are in a column family of the
+#    OSD's RocksDB, which the tool does not open); mkfs, fsck --deep and
+#    list-pgs on a fresh store. And the components as the package reports
+#    them: with CLI11 hidden, an optional `tool` is not found but pgring is;
+#    a required component that does not exist fails, naming it.
+# 6. With FIO_SOURCE_DIR (the tree builds the fio engine): configure
 #    tools/fio_engine on its own against the prefix, with that configured fio
 #    source (no fetch), build libfio_pgring.so and have fio load it with
 #    every symbol bound and list its options (tests/fio/run_fio_test.sh
@@ -23,6 +34,7 @@
 # Run by ctest (tests/CMakeLists.txt) as
 #   cmake -DPGRING_SOURCE_DIR=... -DPGRING_BINARY_DIR=... -DWORK_DIR=...
 #         -DGENERATOR=... -DMAKE_PROGRAM=... -DCXX_COMPILER=... -DBUILD_TYPE=...
+#         -DWITH_TOOL=ON|OFF
 #         -DSANITIZE_COMPILE_FLAGS=... -DSANITIZE_LINK_FLAGS=...
 #         -DSANITIZE_MODULE_LINK_FLAGS=... [-DFIO_SOURCE_DIR=... -DSANITIZE=...]
 #         -P this-file
@@ -37,6 +49,8 @@ endforeach()
 set(prefix "${WORK_DIR}/prefix")
 set(example_build "${WORK_DIR}/embed_osd-build")
 set(engine_build "${WORK_DIR}/fio_engine-build")
+set(tool_source "${WORK_DIR}/pgring_tool-src")
+set(tool_build "${WORK_DIR}/pgring_tool-build")
 set(run_dir "${WORK_DIR}/run")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}" "${run_dir}")
@@ -60,7 +74,13 @@ run_step("cmake --install into ${prefix}"
   "${CMAKE_COMMAND}" --install "${PGRING_BINARY_DIR}" --prefix "${prefix}")
 
 # --- 2. check what was installed --------------------------------------------
-foreach(h types.h options.h transaction.h store.h log_sink.h device.h flush_domain.h)
+set(public_headers types.h options.h transaction.h store.h log_sink.h device.h flush_domain.h)
+if(WITH_TOOL)
+  list(APPEND public_headers tool.h)
+elseif(EXISTS "${prefix}/include/pgring/tool.h")
+  message(FATAL_ERROR "install test: include/pgring/tool.h installed without the tool library")
+endif()
+foreach(h IN LISTS public_headers)
   if(NOT EXISTS "${prefix}/include/pgring/${h}")
     message(FATAL_ERROR "install test: public header include/pgring/${h} not installed")
   endif()
@@ -74,9 +94,14 @@ endforeach()
 
 file(GLOB_RECURSE config_file "${prefix}/*/pgringConfig.cmake")
 file(GLOB_RECURSE target_files "${prefix}/*/pgringTargets*.cmake")
+file(GLOB_RECURSE tool_target_files "${prefix}/*/pgringToolTargets*.cmake")
 if(NOT config_file OR NOT target_files)
   message(FATAL_ERROR "install test: pgringConfig.cmake / pgringTargets*.cmake not installed under ${prefix}")
 endif()
+if(WITH_TOOL AND NOT tool_target_files)
+  message(FATAL_ERROR "install test: pgringToolTargets*.cmake (the tool component) not installed under ${prefix}")
+endif()
+list(APPEND target_files ${tool_target_files})
 foreach(f IN LISTS config_file target_files)
   file(READ "${f}" content)
   foreach(forbidden "${PGRING_SOURCE_DIR}" "${PGRING_BINARY_DIR}" "pgring_internal")
@@ -110,10 +135,14 @@ if(SANITIZE_COMPILE_FLAGS)
     "-DCMAKE_EXE_LINKER_FLAGS=${SANITIZE_LINK_FLAGS}"
     "-DCMAKE_MODULE_LINKER_FLAGS=${SANITIZE_MODULE_LINK_FLAGS}")
 endif()
+# The plain package (no components) must not need the tool component's
+# dependencies: the example is configured as if they were not installed.
 set(configure_args
   -S "${PGRING_SOURCE_DIR}/examples/embed_osd"
   -B "${example_build}"
-  ${consumer_args})
+  ${consumer_args}
+  -DCMAKE_DISABLE_FIND_PACKAGE_CLI11=ON
+  -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON)
 run_step("configure examples/embed_osd against the prefix"
   "${CMAKE_COMMAND}" ${configure_args})
 
@@ -140,7 +169,95 @@ run_step("run embed_osd"
   "${run_dir}/osd.rocksdb")
 message("${step_output}")
 
-# --- 5. the fio engine, built on its own against the prefix -------------------
+# --- 5. a pgring-tool of its own, built against the tool component -----------
+# Runs the pgring-tool built here with the arguments after `what`; stops the
+# test unless it exits with 0. Its stdout is left in tool_output.
+function(run_tool what)
+  execute_process(COMMAND "${tool_build}/pgring-tool" ${ARGN}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message("${out}${err}")
+    message(FATAL_ERROR "install test: pgring-tool built against the prefix: ${what} "
+                        "exited ${rc}, not 0")
+  endif()
+  set(tool_output "${out}" PARENT_SCOPE)
+endfunction()
+
+# Stops the test unless `text` (the output of `what`) contains `needle`.
+function(expect_in text needle what)
+  string(FIND "${text}" "${needle}" at)
+  if(at EQUAL -1)
+    message("${text}")
+    message(FATAL_ERROR "install test: pgring-tool built against the prefix: ${what} "
+                        "does not say '${needle}'")
+  endif()
+endfunction()
+
+if(WITH_TOOL)
+  file(MAKE_DIRECTORY "${tool_source}")
+  file(WRITE "${tool_source}/CMakeLists.txt" "\
+cmake_minimum_required(VERSION 3.25)
+project(own_pgring_tool LANGUAGES CXX)
+find_package(pgring CONFIG REQUIRED COMPONENTS tool)
+add_executable(pgring-tool \"${PGRING_SOURCE_DIR}/tools/pgring_tool.cc\")
+target_link_libraries(pgring-tool PRIVATE pgring::tool)
+")
+  run_step("configure tools/pgring_tool.cc against the prefix's tool component"
+    "${CMAKE_COMMAND}" -S "${tool_source}" -B "${tool_build}" ${consumer_args})
+  check_found_in_prefix("${tool_build}" "pgring-tool")
+  run_step("build pgring-tool" "${CMAKE_COMMAND}" --build "${tool_build}")
+
+  run_tool("--help" --help)
+  foreach(cmd mkfs fsck list-pgs)
+    expect_in("${tool_output}" "${cmd}" "--help")
+  endforeach()
+
+  run_tool("show-label on embed_osd's partition"
+    --dev "${run_dir}/osd.partition" --format json show-label)
+  expect_in("${tool_output}" "\"valid\": true" "show-label on embed_osd's partition")
+
+  set(tool_dev "${run_dir}/tool.partition")
+  set(tool_db "${run_dir}/tool.rocksdb")
+  # A partition file written with zeros, as a raw partition is.
+  execute_process(COMMAND head -c 4194304 /dev/zero OUTPUT_FILE "${tool_dev}"
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "install test: cannot write ${tool_dev} (exit ${rc})")
+  endif()
+  run_tool("mkfs" --dev "${tool_dev}" --db "${tool_db}" mkfs --chunk-size 64K)
+  expect_in("${tool_output}" "made ring store" "mkfs")
+  run_tool("fsck --deep" --dev "${tool_dev}" --db "${tool_db}" fsck --deep)
+  run_tool("list-pgs" --dev "${tool_dev}" --db "${tool_db}" --format json list-pgs)
+  expect_in("${tool_output}" "\"pgs\"" "list-pgs")
+  message(STATUS "install test: pgring-tool built against the prefix runs")
+
+  set(probe_source "${WORK_DIR}/components-src")
+  file(MAKE_DIRECTORY "${probe_source}")
+  file(WRITE "${probe_source}/CMakeLists.txt" [=[
+cmake_minimum_required(VERSION 3.25)
+project(pgring_components LANGUAGES CXX)
+find_package(pgring CONFIG REQUIRED OPTIONAL_COMPONENTS tool)
+message(STATUS "probe: optional tool: pgring_FOUND=${pgring_FOUND} pgring_tool_FOUND=${pgring_tool_FOUND}")
+find_package(pgring CONFIG REQUIRED COMPONENTS nosuch)
+]=])
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" -S "${probe_source}" -B "${WORK_DIR}/components-build"
+            ${consumer_args} -DCMAKE_DISABLE_FIND_PACKAGE_CLI11=ON
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  string(REGEX REPLACE "[ \t\r\n]+" " " flat "${out}")
+  foreach(needle "probe: optional tool: pgring_FOUND=1 pgring_tool_FOUND=FALSE"
+                 "component 'nosuch' not found")
+    string(FIND "${flat}" "${needle}" at)
+    if(at EQUAL -1 OR rc EQUAL 0)
+      message("${out}")
+      message(FATAL_ERROR "install test: the package's components: expected the configure "
+                          "to fail saying '${needle}' (exit ${rc})")
+    endif()
+  endforeach()
+  message(STATUS "install test: the package reports its components")
+endif()
+
+# --- 6. the fio engine, built on its own against the prefix -------------------
 if(FIO_SOURCE_DIR)
   run_step("configure tools/fio_engine against the prefix"
     "${CMAKE_COMMAND}" -S "${PGRING_SOURCE_DIR}/tools/fio_engine" -B "${engine_build}"

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "tool/commands.h"
+#include "pgring/tool.h"
 #include "tool/export_file.h"
 #include "tool/layout_svg.h"
 #include "tool/offline_store.h"
@@ -191,12 +191,12 @@ TEST(ToolProblemTest, Formatting) {
 TEST(ToolCommandsTest, RunsInProcess) {
   std::ostringstream out, err;
   const char* argv[] = {"pgring-tool", "--help"};
-  EXPECT_EQ(RunTool(2, argv, out, err, false), 0);
+  EXPECT_EQ(pgring::RunTool(2, argv, out, err, false), 0);
   EXPECT_THAT(out.str(), HasSubstr("Subcommands:"));
   std::ostringstream out2, err2;
   const char* bad[] = {"pgring-tool", "--dev",          "/nonexistent/x",
                        "--db",        "/nonexistent/y", "list-pgs"};
-  EXPECT_EQ(RunTool(6, bad, out2, err2, false), 2);
+  EXPECT_EQ(pgring::RunTool(6, bad, out2, err2, false), 2);
   EXPECT_THAT(err2.str(), HasSubstr("/nonexistent/x"));
 }
 

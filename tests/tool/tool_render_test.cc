@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "tool/command.h"
-#include "tool/commands.h"
 #include "tool/render.h"
 
 namespace pgring::tool {
