@@ -72,7 +72,7 @@ def fio_run(prefix):
         pw = get(rep, "run", "per_write") or {}
         r.update({
             # Per client write, counted over the run (setup excluded): work
-            # done, which machine noise moves far less than IOPS. meta = log partition + RocksDB bytes;
+            # done, which machine noise moves less than IOPS. meta = log partition + RocksDB bytes;
             # less the floor's RocksDB bytes per write it is the PG log's
             # metadata (pg_log_meta below).
             "cpu_us_per_write": pw.get("cpu_us"),
@@ -335,10 +335,11 @@ if ROUNDS:
         M("ring/raw IOPS", ".2f"), M("ring p99 ms", ".2f"), M("rocksdb p99 ms", ".2f"), M("floor p99 ms", ".2f"),
         M("p99 ring/rocksdb", ".2f"), M("p99 floor/rocksdb", ".2f")]) + " |")
     md.append("")
-    md.append("The same rounds in counts per client write, which the machine's load moves far less than IOPS: CPU "
+    md.append("The same rounds in counts per client write: CPU "
               "time of the fio process (user + system, getrusage, setup excluded), write requests to the "
               "log partition and their bytes, PG-log metadata bytes (log partition + RocksDB, less the "
-              "round's floor's RocksDB bytes per write) and RocksDB keys.\n")
+              "round's floor's RocksDB bytes per write) and RocksDB keys. The machine's load hardly "
+              "moves the writes, bytes and keys; it moves the CPU time, hence the ratios within a round.\n")
     hdr = ["round", "CPU us/write ring", "CPU us/write rocksdb", "CPU us/write floor", "CPU ring/floor",
            "CPU rocksdb/floor", "log-partition writes/write ring", "log-partition B/write ring",
            "PG-log metadata B/write ring", "PG-log metadata B/write rocksdb", "PG-log metadata ring/rocksdb",
@@ -397,7 +398,8 @@ md.append("")
 # --- counts per client write, in the matrix ---
 md.append("## CPU time, log-partition writes and PG-log metadata per client write (fio matrix)\n")
 md.append("Counts over each run (setup excluded), divided by the client writes it committed: work "
-          "done, which a busy machine moves far less than IOPS. CPU: the fio process's user + system time "
+          "done, which a busy machine moves less than IOPS (the writes and bytes hardly at all, the "
+          "CPU time more). CPU: the fio process's user + system time "
           "(getrusage), fio's own threads included, the same in every job. Log-partition writes: "
           "write requests the store made to the log partition (StoreStats::device_writes). PG-log "
           "metadata: log-partition bytes plus RocksDB bytes, less the floor's RocksDB bytes per write at "

@@ -126,9 +126,10 @@ def ratio(a, b):
     return None if a is None or not b else a / b
 
 print()
-print("The figures that hold on a noisy machine are counts per client write: CPU time of the fio")
-print("process (getrusage, setup excluded), write requests to the log partition, and PG-log")
-print("metadata bytes (log partition + RocksDB, less the floor's RocksDB bytes per write).")
+print("Per client write: write requests to the log partition and PG-log metadata bytes (log")
+print("partition + RocksDB, less the floor's RocksDB bytes per write), which a noisy machine hardly")
+print("moves, and the fio process's CPU time (getrusage, setup excluded), which it moves in short")
+print("runs too; docs/BENCHMARKS.md says what each counts.")
 print()
 print("targets (the project brief, section 4), this run:")
 # (what, measured, op, limit): met when `measured op limit` holds.

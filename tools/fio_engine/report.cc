@@ -60,9 +60,10 @@ uint64_t RocksDbBytes(const IoSnapshot& start, const IoSnapshot& end) {
   return total;
 }
 
-// What the measured run cost, in counts a busy machine cannot move (unlike
-// IOPS and latency): CPU time, and the writes and bytes of the write's
-// metadata, each per client write committed between the two snapshots.
+// What the measured run cost in work done: CPU time, and the writes and
+// bytes of the client writes' metadata, each per client write committed
+// between the two snapshots. A busy machine hardly moves the writes and
+// bytes, as it moves IOPS and latency; it does move the CPU time.
 json RunJson(const IoSnapshot& start, const IoSnapshot& end, uint64_t committed, double seconds) {
   const uint64_t user = Delta(start.cpu_user_us, end.cpu_user_us);
   const uint64_t sys = Delta(start.cpu_sys_us, end.cpu_sys_us);
