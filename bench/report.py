@@ -8,7 +8,7 @@ Inputs (any may be missing; the tables then show "-"):
   settings.json                      what report.sh ran, and the machine
   data/fio-{raw-qdQ,ring-qdQ-pgsN,rocksdb-qdQ-pgsN}.fio.json   fio's JSON
   data/fio-{ring,rocksdb}-qdQ-pgsN.report.json                 pgring_stats
-  data/tail-{rewrite,never}.report.json, data/long-{ring,rocksdb}.*
+  data/tail-{rewrite,never}.report.json, data/long-{ring,rocksdb,floor}.*
   data/restart-{ring,rocksdb}-PxE.json, data/ring_space_bench.json
   data/roundR-{ring,rocksdb,floor,raw}.*   the headline cell, repeated
 """
@@ -69,7 +69,16 @@ def fio_run(prefix):
         tick = run.get("tickers") or {}
         committed = get(rep, "writes", "committed", default=0) or 0
         by_kind = run.get("bytes_written", {})
+        pw = get(rep, "run", "per_write") or {}
         r.update({
+            # Per client write, counted over the run (setup excluded): work
+            # done, which machine noise moves less than IOPS. meta = log partition + RocksDB bytes;
+            # less the floor's RocksDB bytes per write it is the PG log's
+            # metadata (pg_log_meta below).
+            "cpu_us_per_write": pw.get("cpu_us"),
+            "log_writes_per_write": pw.get("log_partition_writes"),
+            "log_bytes_per_write": pw.get("log_partition_bytes"),
+            "meta_bytes_per_write": pw.get("metadata_bytes"),
             "engine_iops": get(rep, "writes", "iops"),
             "committed": committed,
             "setup_seconds": rep.get("setup_seconds"),
@@ -116,6 +125,35 @@ for pol in ("rewrite", "never"):
 for b in ("ring", "rocksdb"):
     results["long"][b] = fio_run(f"long-{b}")
     results["long"][f"{b}-own"] = fio_run(f"long-{b}-own")
+results["long"]["floor"] = fio_run("long-floor")
+
+
+def pg_log_meta(run, floor):
+    """PG-log metadata bytes per client write: log partition + RocksDB bytes,
+    less what the floor (the same write with no PG log) writes to RocksDB."""
+    if not run or not floor or run.get("meta_bytes_per_write") is None \
+            or floor.get("rdb_bytes_per_write") is None:
+        return None
+    return run["meta_bytes_per_write"] - floor["rdb_bytes_per_write"]
+
+
+# The floor does not depend on the PG count (it writes no PG log): each run
+# is set against the floor of its queue depth, the rounds against their own
+# round's, the long runs against the long floor run.
+for q in QDS:
+    fl = results["fio"].get(f"floor-qd{q}")
+    for key in [f"floor-qd{q}"] + [f"{b}-qd{q}-pgs{p}" for p in PGS for b in ("ring", "rocksdb")]:
+        x = results["fio"].get(key)
+        if x:
+            x["pg_log_meta"] = pg_log_meta(x, fl)
+for i in range(ROUNDS):
+    for k in ("ring", "rocksdb", "floor"):
+        x = results["rounds"][k][i]
+        if x:
+            x["pg_log_meta"] = pg_log_meta(x, results["rounds"]["floor"][i])
+for k in ("ring", "rocksdb", "floor"):
+    if results["long"].get(k):
+        results["long"][k]["pg_log_meta"] = pg_log_meta(results["long"][k], results["long"]["floor"])
 for size in settings["restart"]:
     for b in ("ring", "rocksdb"):
         results["restart"][f"{b}-{size}"] = load(f"restart-{b}-{size}.json")
@@ -196,7 +234,9 @@ for q in QDS:
     floor_rows.append("| " + " | ".join([
         str(q), F(fl.get("iops")), F(ri.get("iops")), F(rd.get("iops")), R(fl.get("iops"), rd.get("iops")),
         R(ri.get("iops"), fl.get("iops")), R(rd.get("iops"), fl.get("iops")),
-        F(fl.get("p99_ms"), ".2f"), R(fl.get("p99_ms"), rd.get("p99_ms"))]) + " |")
+        F(fl.get("p99_ms"), ".2f"), R(fl.get("p99_ms"), rd.get("p99_ms")), R(ri.get("p99_ms"), fl.get("p99_ms")),
+        F(fl.get("cpu_us_per_write"), ".1f"), R(ri.get("cpu_us_per_write"), fl.get("cpu_us_per_write")),
+        R(rd.get("cpu_us_per_write"), fl.get("cpu_us_per_write"))]) + " |")
 if floor_rows:
     md.append("## The floor: an OSD write with no PG log (fio)\n")
     md.append("The ring job with `pgring_no_pg_log=1`: each write commits only its onode, with the same "
@@ -204,9 +244,11 @@ if floor_rows:
               f"synced RocksDB write as a real OSD write; ring and rocksdb at {floor_pgs} PGs. No PG "
               "log backend can be faster than "
               "this on this machine: floor/rocksdb is the most any backend can gain over the RocksDB "
-              "backend here, and ring/floor what the ring's log costs.\n")
+              "backend here, and ring/floor what the ring's log costs. CPU: the fio process's user + "
+              "system time per client write over the run (getrusage; setup excluded).\n")
     hdr = ["qd", "floor IOPS", "ring IOPS", "rocksdb IOPS", "floor/rocksdb", "ring/floor", "rocksdb/floor",
-           "p99 ms floor", "p99 floor/rocksdb"]
+           "p99 ms floor", "p99 floor/rocksdb", "p99 ring/floor", "CPU us/write floor", "CPU ring/floor",
+           "CPU rocksdb/floor"]
     md.append("| " + " | ".join(hdr) + " |")
     md.append("|" + "|".join("---:" for _ in hdr) + "|")
     md.extend(floor_rows)
@@ -238,12 +280,27 @@ ROUND_RATIOS = {  # name: (numerator, denominator, field)
     "p99 floor/rocksdb": ("floor", "rocksdb", "p99_ms"),
     "ring/floor IOPS": ("ring", "floor", "iops"),
     "ring/raw IOPS": ("ring", "raw", "iops"),
+    "p99 ring/floor": ("ring", "floor", "p99_ms"),
+    "CPU ring/floor": ("ring", "floor", "cpu_us_per_write"),
+    "CPU rocksdb/floor": ("rocksdb", "floor", "cpu_us_per_write"),
+    "PG-log metadata ring/rocksdb": ("ring", "rocksdb", "pg_log_meta"),
+    "keys ring/rocksdb": ("ring", "rocksdb", "rdb_keys_per_write"),
 }
 round_summary = {name: {"per_round": paired(*spec), "median": median(paired(*spec))}
                  for name, spec in ROUND_RATIOS.items()}
+ROUND_COUNTS = {  # name: field, medians per kind of the engine's runs
+    "CPU us/write": "cpu_us_per_write",
+    "log-partition writes/write": "log_writes_per_write",
+    "log-partition B/write": "log_bytes_per_write",
+    "PG-log metadata B/write": "pg_log_meta",
+    "keys/write": "rdb_keys_per_write",
+}
 for k in ROUND_KINDS:
     round_summary[f"{k} IOPS"] = {"median": median([(r or {}).get("iops") for r in results["rounds"][k]])}
     round_summary[f"{k} p99 ms"] = {"median": median([(r or {}).get("p99_ms") for r in results["rounds"][k]])}
+    if k != "raw":
+        for name, field in ROUND_COUNTS.items():
+            round_summary[f"{k} {name}"] = {"median": median([(r or {}).get(field) for r in results["rounds"][k]])}
 results["round_summary"] = round_summary
 complete_rounds = len(round_summary["ring/rocksdb IOPS"]["per_round"])
 if ROUNDS:
@@ -271,12 +328,41 @@ if ROUNDS:
 
     def M(name, fmt):
         v = round_summary[name]["median"]
-        return "-" if v is None else format(v, fmt) + ("x" if "/" in name else "")
+        return "-" if v is None else format(v, fmt) + ("x" if name in ROUND_RATIOS else "")
     md.append("| **median** | " + " | ".join([
         M("ring IOPS", ".0f"), M("rocksdb IOPS", ".0f"), M("floor IOPS", ".0f"), M("raw IOPS", ".0f"),
         M("ring/rocksdb IOPS", ".2f"), M("floor/rocksdb IOPS", ".2f"), M("ring/floor IOPS", ".2f"),
         M("ring/raw IOPS", ".2f"), M("ring p99 ms", ".2f"), M("rocksdb p99 ms", ".2f"), M("floor p99 ms", ".2f"),
         M("p99 ring/rocksdb", ".2f"), M("p99 floor/rocksdb", ".2f")]) + " |")
+    md.append("")
+    md.append("The same rounds in counts per client write: CPU "
+              "time of the fio process (user + system, getrusage, setup excluded), write requests to the "
+              "log partition and their bytes, PG-log metadata bytes (log partition + RocksDB, less the "
+              "round's floor's RocksDB bytes per write) and RocksDB keys. The machine's load hardly "
+              "moves the writes, bytes and keys; it moves the CPU time, hence the ratios within a round.\n")
+    hdr = ["round", "CPU us/write ring", "CPU us/write rocksdb", "CPU us/write floor", "CPU ring/floor",
+           "CPU rocksdb/floor", "log-partition writes/write ring", "log-partition B/write ring",
+           "PG-log metadata B/write ring", "PG-log metadata B/write rocksdb", "PG-log metadata ring/rocksdb",
+           "keys ring/rocksdb"]
+    md.append("| " + " | ".join(hdr) + " |")
+    md.append("|" + "|".join("---:" for _ in hdr) + "|")
+    for i in range(ROUNDS):
+        g = {k: results["rounds"][k][i] or {} for k in ROUND_KINDS}
+        md.append("| " + " | ".join([
+            str(i + 1), F(g["ring"].get("cpu_us_per_write"), ".1f"), F(g["rocksdb"].get("cpu_us_per_write"), ".1f"),
+            F(g["floor"].get("cpu_us_per_write"), ".1f"),
+            R(g["ring"].get("cpu_us_per_write"), g["floor"].get("cpu_us_per_write")),
+            R(g["rocksdb"].get("cpu_us_per_write"), g["floor"].get("cpu_us_per_write")),
+            F(g["ring"].get("log_writes_per_write"), ".3f"), F(g["ring"].get("log_bytes_per_write"), ".0f"),
+            F(g["ring"].get("pg_log_meta"), ".0f"), F(g["rocksdb"].get("pg_log_meta"), ".0f"),
+            R(g["ring"].get("pg_log_meta"), g["rocksdb"].get("pg_log_meta")),
+            R(g["ring"].get("rdb_keys_per_write"), g["rocksdb"].get("rdb_keys_per_write"))]) + " |")
+    md.append("| **median** | " + " | ".join([
+        M("ring CPU us/write", ".1f"), M("rocksdb CPU us/write", ".1f"), M("floor CPU us/write", ".1f"),
+        M("CPU ring/floor", ".2f"), M("CPU rocksdb/floor", ".2f"), M("ring log-partition writes/write", ".3f"),
+        M("ring log-partition B/write", ".0f"), M("ring PG-log metadata B/write", ".0f"),
+        M("rocksdb PG-log metadata B/write", ".0f"), M("PG-log metadata ring/rocksdb", ".2f"),
+        M("keys ring/rocksdb", ".2f")]) + " |")
     md.append("")
 
 # --- the commit path: flushes per write, group sizes, where the latency is ---
@@ -307,6 +393,32 @@ for q in QDS:
                 F(n / max(x["commit_groups"], 1), ".1f"), F(d / n, ".3f"),
                 F(pf / n, ".3f"), F(wal / n, ".3f"), F((d + pf + wal) / n, ".3f"),
                 F(x.get("commit_mean_ms"), ".2f"), F(x.get("clat_mean_ms"), ".2f")]) + " |")
+md.append("")
+
+# --- counts per client write, in the matrix ---
+md.append("## CPU time, log-partition writes and PG-log metadata per client write (fio matrix)\n")
+md.append("Counts over each run (setup excluded), divided by the client writes it committed: work "
+          "done, which a busy machine moves less than IOPS (the writes and bytes hardly at all, the "
+          "CPU time more). CPU: the fio process's user + system time "
+          "(getrusage), fio's own threads included, the same in every job. Log-partition writes: "
+          "write requests the store made to the log partition (StoreStats::device_writes). PG-log "
+          "metadata: log-partition bytes plus RocksDB bytes, less the floor's RocksDB bytes per write at "
+          "the same queue depth (what the same write with no PG log puts in RocksDB).\n")
+hdr = ["qd", "PGs", "CPU us/write ring", "CPU us/write rocksdb", "CPU us/write floor", "CPU ring/floor",
+       "log-partition writes/write ring", "log-partition B/write ring", "PG-log metadata B/write ring",
+       "PG-log metadata B/write rocksdb", "ring/rocksdb"]
+md.append("| " + " | ".join(hdr) + " |")
+md.append("|" + "|".join("---:" for _ in hdr) + "|")
+for q in QDS:
+    fl = fr(f"floor-qd{q}")
+    for p in PGS:
+        ri, rd = fr(f"ring-qd{q}-pgs{p}"), fr(f"rocksdb-qd{q}-pgs{p}")
+        md.append("| " + " | ".join([
+            str(q), str(p), F(ri.get("cpu_us_per_write"), ".1f"), F(rd.get("cpu_us_per_write"), ".1f"),
+            F(fl.get("cpu_us_per_write"), ".1f"), R(ri.get("cpu_us_per_write"), fl.get("cpu_us_per_write")),
+            F(ri.get("log_writes_per_write"), ".3f"), F(ri.get("log_bytes_per_write"), ".0f"),
+            F(ri.get("pg_log_meta"), ".0f"), F(rd.get("pg_log_meta"), ".0f"),
+            R(ri.get("pg_log_meta"), rd.get("pg_log_meta"))]) + " |")
 md.append("")
 
 # --- RocksDB traffic per write, in the matrix ---
@@ -361,6 +473,10 @@ rows = [("IOPS", "iops", ".0f"), ("p99 ms", "p99_ms", ".2f"),
         ("compaction bytes written (MB)", "compact_write_mb", ".1f"),
         ("compaction bytes read (MB)", "compact_read_mb", ".1f"),
         ("write stall seconds", "stall_s", ".2f"),
+        ("CPU us / client write", "cpu_us_per_write", ".1f"),
+        ("log-partition writes / client write", "log_writes_per_write", ".3f"),
+        ("PG-log metadata bytes / client write (with onodes: less the long floor run's RocksDB bytes)",
+         "pg_log_meta", ".0f"),
         ("client writes committed", "committed", ".0f")]
 for d in (lr, ld, lro, ldo):
     if d:
@@ -463,6 +579,47 @@ target(f"IOPS ring >= 50% of raw ({p_main} PGs, qd {q_hi})", None if v is None e
        + f"matrix run {F(at(main_ri, 'iops'))} vs {F(at(main_raw, 'iops'))} IOPS; raw never flushes: with one "
        f"fdatasync per {q_hi} writes the device gives {F(at(f'rawflush-qd{q_hi}', 'iops'))} IOPS "
        f"(ring = {R(at(main_ri, 'iops'), at(f'rawflush-qd{q_hi}', 'iops'))} of that)")
+# Against the floor, and the counts per client write (the project brief,
+# section 4): the rounds' medians when there are enough, else the matrix run.
+main_fl = f"floor-qd{q_hi}"
+
+
+def vs_floor(name, round_name, field, op, limit, unit, fmt):
+    mv = ratio(at(main_ri, field), at(main_fl, field))
+    v = headline(round_name, mv)
+    target(f"{name} ring <= {limit}x the floor ({p_main} PGs, qd {q_hi})" if op == "<=" else
+           f"{name} ring >= {limit}x the floor ({p_main} PGs, qd {q_hi})",
+           None if v is None else f"{v:.2f}x", None if v is None else (v <= limit if op == "<=" else v >= limit),
+           (f"median of {complete_rounds} rounds' ratios" if use_rounds else
+            f"{F(at(main_ri, field), fmt)} vs {F(at(main_fl, field), fmt)} {unit}")
+           + matrix_note(mv, ".2f"))
+
+
+vs_floor("IOPS", "ring/floor IOPS", "iops", ">=", 0.95, "IOPS", ".0f")
+vs_floor("p99", "p99 ring/floor", "p99_ms", "<=", 1.1, "ms", ".2f")
+vs_floor("CPU per client write,", "CPU ring/floor", "cpu_us_per_write", "<=", 1.1, "us", ".1f")
+mv = at(main_ri, "log_writes_per_write")
+v = round_summary["ring log-partition writes/write"]["median"] if use_rounds else mv
+target("log-partition writes per client write, ring <= 0.2", None if v is None else f"{v:.3f}",
+       None if v is None else v <= 0.2,
+       (f"median of {complete_rounds} rounds" if use_rounds else f"{p_main} PGs, qd {q_hi}")
+       + ("" if not use_rounds or mv is None else f"; single matrix run: {mv:.3f}"))
+if lr.get("pg_log_meta") is not None and ld.get("pg_log_meta") is not None:
+    src, a, b = f"long run ({s['long_runtime']} s), less the long floor run's RocksDB bytes", lr, ld
+    v = ratio(a["pg_log_meta"], b["pg_log_meta"])
+elif use_rounds:
+    src, a, b = f"median of {complete_rounds} rounds' ratios", {}, {}
+    v = round_summary["PG-log metadata ring/rocksdb"]["median"]
+else:
+    src, a, b = f"{p_main} PGs qd {q_hi}, less the floor's RocksDB bytes", fr(main_ri), fr(main_rd)
+    v = ratio(a.get("pg_log_meta"), b.get("pg_log_meta"))
+target("PG-log metadata bytes per client write (log partition + RocksDB), ring <= rocksdb",
+       None if v is None else f"{v:.2f}x", None if v is None else v <= 1.0,
+       (f"{F(a.get('pg_log_meta'))} vs {F(b.get('pg_log_meta'))} B/write; " if a else "") + src)
+d = (results["tail"].get("rewrite") or {}).get("dev_per_payload") or fr(main_ri).get("dev_per_payload")
+target("log-partition bytes per payload byte (device) <= 2.0, ring", None if d is None else f"{d:.2f}",
+       None if d is None else d <= 2.0, "device bytes written per byte of log payload, default tail policy")
+
 if lro.get("rdb_bytes_per_write") and ldo.get("rdb_bytes_per_write"):
     src, a, b = "long run, pgring's own (no onodes)", lro, ldo
 elif lr.get("rdb_bytes_per_write") and ld.get("rdb_bytes_per_write"):

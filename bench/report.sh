@@ -15,6 +15,9 @@
 #     IOPS, p50/p99 completion latency (fio's clat), ratios ring/rocksdb and
 #     ring/raw from the same run; and the floor: the ring job with
 #     pgring_no_pg_log=1 (the same OSD write with no PG log) at 128 PGs.
+#     From the engine's report, per client write: CPU time, log-partition
+#     writes, PG-log metadata bytes (log partition + RocksDB, less the
+#     floor's RocksDB bytes), which the machine's load cannot move.
 #  2. log bytes per payload byte, both tail-block policies: the ring job at
 #     128 PGs, qd 32 with pgring_tail_policy=rewrite (default) and =never,
 #     from the engine's report (ring space and device bytes per payload byte);
@@ -22,7 +25,8 @@
 #  3. RocksDB bytes and keys written per client write, and RocksDB compaction
 #     (seconds, bytes): ring and rocksdb jobs over --long-runtime seconds,
 #     with the OSD's onodes and without (pgring_onode_size=0: pgring's own
-#     RocksDB traffic, which the targets compare).
+#     RocksDB traffic, which the targets compare), and the floor with onodes
+#     (for the PG-log metadata bytes per client write).
 #  4. restart: bench/restart_bench populates N PGs x 3000 entries (~200 B)
 #     on a file-backed partition + RocksDB, closes, evicts the page cache
 #     (drop_caches if permitted, else fadvise), and times Store::Open, which
@@ -254,6 +258,11 @@ if [[ $SKIP_LONG == 0 ]]; then
     bench_log "fio $b long run, qd 32, $LONG_PGS PGs (${LONG_RUNTIME}s)"
     bench_fio "$b" "$DATA/long-$b" || true
   done
+  # The floor over as long a run: what the same writes with no PG log put
+  # in RocksDB (the onodes, their flushes and compactions), which the PG-log
+  # metadata bytes per client write of the two runs above subtract.
+  bench_log "fio floor (no PG log) long run, qd 32, $LONG_PGS PGs (${LONG_RUNTIME}s)"
+  bench_fio ring "$DATA/long-floor" "pgring_no_pg_log=1" || true
   for b in ring rocksdb; do
     bench_log "fio $b long run without onodes, qd 32, $LONG_PGS PGs (${LONG_RUNTIME}s)"
     bench_fio "$b" "$DATA/long-$b-own" "pgring_onode_size=0" || true

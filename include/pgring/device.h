@@ -109,6 +109,9 @@ class Device {
   // Bytes written and successful flushes since the device was opened.
   uint64_t bytes_written() const;
   uint64_t flushes() const;
+  // Write requests completed since the device was opened: one per non-empty
+  // write, the store's and the embedder's alike.
+  uint64_t writes() const;
 
  private:
   explicit Device(std::shared_ptr<BlockDevice> impl);

@@ -102,6 +102,14 @@ struct StoreStats {
   uint64_t device_bytes_written = 0;     // bytes written to the partition
   uint64_t device_flushes = 0;
   uint64_t mapping_table_bytes = 0;      // memory held by the mapping tables
+  // Write requests made to the partition, each completed one counted once
+  // whatever its size (a short write resumed by the kernel included), since
+  // the partition's device was opened, as device_bytes_written and
+  // device_flushes are (a store opened on a Device also counts the Mkfs
+  // label written through it). Per client write, a cost that a busy machine
+  // cannot move, unlike IOPS. The RocksDB backend writes no partition after
+  // mkfs: 0 for a store it opens by path.
+  uint64_t device_writes = 0;
 };
 
 }  // namespace pgring

@@ -92,6 +92,10 @@ class BlockDevice {
   // Bytes written and successful flushes since the device was opened.
   virtual uint64_t bytes_written() const = 0;
   virtual uint64_t flushes() const = 0;
+  // Write requests (WriteAsync or Write calls of a non-zero length) that
+  // completed since the device was opened, one each however many system
+  // calls a short write took; counted where their bytes are.
+  virtual uint64_t writes() const = 0;
 
   // The argument checks every implementation applies before any I/O (and
   // the public Device before it copies a caller's bytes), so all devices

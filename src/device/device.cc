@@ -89,6 +89,8 @@ uint64_t Device::bytes_written() const { return impl_->bytes_written(); }
 
 uint64_t Device::flushes() const { return impl_->flushes(); }
 
+uint64_t Device::writes() const { return impl_->writes(); }
+
 absl::StatusOr<std::shared_ptr<BlockDevice>> ClaimForStore(const std::shared_ptr<Device>& device,
                                                            bool for_writing) {
   if (device == nullptr) return absl::InvalidArgumentError("no device (null)");

@@ -108,6 +108,7 @@ absl::Status FaultInjectionDevice::TrackedWriteLocked(uint64_t offset,
   absl::Status s = base_->Write(offset, absl::MakeConstSpan(data, length));
   if (!s.ok()) return s;
   bytes_written_.fetch_add(length, std::memory_order_relaxed);
+  writes_.fetch_add(1, std::memory_order_relaxed);
   for (uint64_t i = 0; i < blocks; ++i) {
     history_[first + i].versions.emplace_back(data + i * block_size_,
                                               block_size_);

@@ -41,9 +41,9 @@ namespace pgring {
 // before WriteAsync returns (as with MemoryBlockDevice); that makes the op
 // order, and so every crash point, deterministic. Thread-safe.
 //
-// bytes_written()/flushes() count what reached the base through this
-// wrapper (including the kept part of a torn write), not the rewrites made
-// by MakeCrashImage().
+// bytes_written()/flushes()/writes() count what reached the base through
+// this wrapper (including the kept part of a torn write, one write), not
+// the rewrites made by MakeCrashImage().
 //
 // Example:
 //   auto mem = std::make_shared<MemoryBlockDevice>(64 << 20);
@@ -90,6 +90,9 @@ class FaultInjectionDevice final : public BlockDevice {
   }
   uint64_t flushes() const override {
     return flushes_.load(std::memory_order_relaxed);
+  }
+  uint64_t writes() const override {
+    return writes_.load(std::memory_order_relaxed);
   }
 
   // The n-th write/flush op from now (n >= 1) does not happen: power is lost
@@ -174,6 +177,7 @@ class FaultInjectionDevice final : public BlockDevice {
 
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> flushes_{0};
+  std::atomic<uint64_t> writes_{0};
 };
 
 }  // namespace pgring

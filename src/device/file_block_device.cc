@@ -139,8 +139,11 @@ struct WriteOp {
 // only after every submitted op's callback has run.
 class WriteEngine {
  public:
-  WriteEngine(int fd, const std::string& path, std::atomic<uint64_t>* bytes)
-      : fd_(fd), path_(path), bytes_written_(bytes) {}
+  // `bytes` and `writes` are the device's counters (FileBlockDevice::
+  // bytes_written(), writes()), which the engine adds to as writes complete.
+  WriteEngine(int fd, const std::string& path, std::atomic<uint64_t>* bytes,
+              std::atomic<uint64_t>* writes)
+      : fd_(fd), path_(path), bytes_written_(bytes), writes_(writes) {}
   virtual ~WriteEngine() = default;
   virtual void Submit(std::unique_ptr<WriteOp> op) = 0;
   // BlockDevice::Plug/Unplug.
@@ -151,6 +154,7 @@ class WriteEngine {
   const int fd_;
   const std::string path_;
   std::atomic<uint64_t>* const bytes_written_;
+  std::atomic<uint64_t>* const writes_;
 };
 
 namespace {
@@ -160,8 +164,8 @@ namespace {
 class PsyncEngine final : public WriteEngine {
  public:
   PsyncEngine(int fd, const std::string& path, std::atomic<uint64_t>* bytes,
-              uint32_t queue_depth)
-      : WriteEngine(fd, path, bytes),
+              std::atomic<uint64_t>* writes, uint32_t queue_depth)
+      : WriteEngine(fd, path, bytes, writes),
         max_queued_(std::max<uint32_t>(queue_depth, 1)) {
     const uint32_t threads =
         std::clamp<uint32_t>(queue_depth, 1, kMaxPsyncThreads);
@@ -243,6 +247,7 @@ class PsyncEngine final : public WriteEngine {
       bytes_written_->fetch_add(static_cast<uint64_t>(n),
                                 std::memory_order_relaxed);
     }
+    writes_->fetch_add(1, std::memory_order_relaxed);
     return absl::OkStatus();
   }
 
@@ -267,9 +272,9 @@ class UringEngine final : public WriteEngine {
   // refuses io_uring or lacks IORING_OP_WRITE (5.6+).
   static absl::StatusOr<std::unique_ptr<UringEngine>> Create(
       int fd, const std::string& path, std::atomic<uint64_t>* bytes,
-      uint32_t entries) {
-    auto engine =
-        std::unique_ptr<UringEngine>(new UringEngine(fd, path, bytes, entries));
+      std::atomic<uint64_t>* writes, uint32_t entries) {
+    auto engine = std::unique_ptr<UringEngine>(
+        new UringEngine(fd, path, bytes, writes, entries));
     int r;
     {
       std::lock_guard<std::mutex> mapping(RingMappingMutex());
@@ -382,8 +387,8 @@ class UringEngine final : public WriteEngine {
   }
 
   UringEngine(int fd, const std::string& path, std::atomic<uint64_t>* bytes,
-              uint32_t entries)
-      : WriteEngine(fd, path, bytes), depth_(entries) {}
+              std::atomic<uint64_t>* writes, uint32_t entries)
+      : WriteEngine(fd, path, bytes, writes), depth_(entries) {}
 
   [[noreturn]] void Fatal(const std::string& what) {
     // Only reachable if the kernel breaks io_uring's contract; continuing
@@ -511,6 +516,7 @@ class UringEngine final : public WriteEngine {
       Enqueue(std::move(op));  // a short write: resume where it stopped
       return;
     }
+    writes_->fetch_add(1, std::memory_order_relaxed);
     Finish(std::move(op), absl::OkStatus());
   }
 
@@ -696,7 +702,7 @@ absl::StatusOr<std::unique_ptr<FileBlockDevice>> FileBlockDevice::Open(
     const uint32_t entries = std::clamp<uint32_t>(
         options.queue_depth, 1, file_block_device_internal::kMaxUringEntries);
     auto engine = file_block_device_internal::UringEngine::Create(
-        dev->fd_, path, &dev->bytes_written_, entries);
+        dev->fd_, path, &dev->bytes_written_, &dev->writes_, entries);
     if (engine.ok()) {
       dev->engine_ = *std::move(engine);
       dev->using_io_uring_ = true;
@@ -709,7 +715,7 @@ absl::StatusOr<std::unique_ptr<FileBlockDevice>> FileBlockDevice::Open(
   dev->queue_depth_ = std::clamp<uint32_t>(
       options.queue_depth, 1, file_block_device_internal::kMaxPsyncThreads);
   dev->engine_ = std::make_unique<file_block_device_internal::PsyncEngine>(
-      dev->fd_, path, &dev->bytes_written_, dev->queue_depth_);
+      dev->fd_, path, &dev->bytes_written_, &dev->writes_, dev->queue_depth_);
   return dev;
 }
 

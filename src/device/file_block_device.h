@@ -73,6 +73,9 @@ class FileBlockDevice final : public BlockDevice {
   uint64_t flushes() const override {
     return flushes_.load(std::memory_order_relaxed);
   }
+  uint64_t writes() const override {
+    return writes_.load(std::memory_order_relaxed);
+  }
 
   // True if writes go through io_uring. False when the options asked for
   // psync, or when io_uring was asked for but could not be set up (old
@@ -107,6 +110,7 @@ class FileBlockDevice final : public BlockDevice {
 
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> flushes_{0};
+  std::atomic<uint64_t> writes_{0};
 
   std::mutex flush_mu_;       // serializes flushes
   absl::Status flush_error_;  // sticky; guarded by flush_mu_

@@ -63,6 +63,7 @@ void MemoryBlockDevice::WriteAsync(uint64_t offset,
     std::unique_lock<std::shared_mutex> lock(mu_);
     CopyIn(offset, buf->data(), length);
     bytes_written_.fetch_add(length, std::memory_order_relaxed);
+    writes_.fetch_add(1, std::memory_order_relaxed);
   }  // unlocked before the callback
   // Outside the lock: the callback may call back into the device.
   done(std::move(s));

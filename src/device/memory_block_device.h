@@ -58,6 +58,9 @@ class MemoryBlockDevice final : public BlockDevice {
   uint64_t flushes() const override {
     return flushes_.load(std::memory_order_relaxed);
   }
+  uint64_t writes() const override {
+    return writes_.load(std::memory_order_relaxed);
+  }
 
   // Test helpers that bypass the alignment checks and the counters, so
   // damage tests can flip single bytes. The range must lie inside the device
@@ -86,6 +89,7 @@ class MemoryBlockDevice final : public BlockDevice {
   std::vector<std::unique_ptr<char[]>> extents_;
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> flushes_{0};
+  std::atomic<uint64_t> writes_{0};
 };
 
 }  // namespace pgring

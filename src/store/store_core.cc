@@ -36,6 +36,7 @@ constexpr StatsField kStatsFields[] = {
     {"device_bytes_written", &StoreStats::device_bytes_written},
     {"device_flushes", &StoreStats::device_flushes},
     {"mapping_table_bytes", &StoreStats::mapping_table_bytes},
+    {"device_writes", &StoreStats::device_writes},
 };
 // A counter added to StoreStats must get a name here too.
 static_assert(sizeof(StoreStats) == std::size(kStatsFields) * sizeof(uint64_t));
@@ -88,6 +89,7 @@ void StoreCore::AddCommitStats(StoreStats* s) const {
   s->superseded_key_writes = pipeline_ ? pipeline_->superseded_store_writes() : 0;
   s->device_bytes_written = device_->bytes_written();
   s->device_flushes = device_->flushes();
+  s->device_writes = device_->writes();
 }
 
 bool StoreCore::GetProperty(std::string_view property, std::string* value) const {

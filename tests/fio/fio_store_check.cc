@@ -4,19 +4,30 @@
 //
 // Usage: fio_store_check --backend ring|rocksdb --log-dev PATH --db PATH
 //                        --report REPORT.json --fio-json FIO.json [--verify-reads]
+//                        [--floor]
+//
+// --floor: the run had pgring_no_pg_log=1 (the OSD write with no PG log):
+// the model appended no entries and trimmed nothing, and the store wrote
+// nothing to the log partition.
 //
 // Checks (any failure: a line on stderr and exit status 1):
 //   fio      every job error=0; its writes (and, with --verify-reads, the
 //            verify reads) reached the engine
 //   report   backend; writes submitted = committed = fio's writes, none
 //            failed; latency percentiles ordered; RocksDB and device bytes
-//            counted; one per_pg row per PG; the engine's own log check ok
+//            counted; one per_pg row per PG; the engine's own log check ok;
+//            the run's CPU time and per-write figures (run.cpu_us,
+//            run.per_write) agree with the counters they divide; the ring
+//            made log-partition writes, the RocksDB backend and the floor
+//            none
 //   store    opens (read-only); holds the report's PGs; per PG the entries
 //            have consecutive versions, sizes within [entry_min, entry_max],
 //            the count and last version of the report; dups are consecutive
 //            57-byte payloads below the first entry; the info has the size
 //            of a fastinfo or a full info
 //   RocksDB  the onode.<object> keys exist and have the onode size
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -66,16 +77,18 @@ std::string S(uint64_t v) { return std::to_string(v); }
 
 int main(int argc, char** argv) {
   std::map<std::string, std::string> args;
-  bool verify_reads = false;
+  bool verify_reads = false, floor = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--verify-reads") {
       verify_reads = true;
+    } else if (a == "--floor") {
+      floor = true;
     } else if (a.rfind("--", 0) == 0 && i + 1 < argc) {
       args[a.substr(2)] = argv[++i];
     } else {
       std::fprintf(stderr, "usage: %s --backend B --log-dev P --db D --report R --fio-json F "
-                           "[--verify-reads]\n", argv[0]);
+                           "[--verify-reads] [--floor]\n", argv[0]);
       return 2;
     }
   }
@@ -128,12 +141,74 @@ int main(int argc, char** argv) {
   CHECK(r["store"]["run"].value("transactions_committed", uint64_t{0}) == fio_writes,
         "report: store committed " + S(r["store"]["run"].value("transactions_committed", uint64_t{0})) +
             " transactions during the run");
-  if (args["backend"] == "ring") {
-    CHECK(r["store"]["run"].value("device_bytes_written", uint64_t{0}) > 0, "report: no ring device bytes");
+  const json& st_run = r["store"]["run"];
+  const uint64_t device_bytes = st_run.value("device_bytes_written", uint64_t{1});
+  const uint64_t device_writes = st_run.value("device_writes", uint64_t{1});
+  CHECK(st_run.contains("device_writes") && r["store"]["at_end"].contains("device_writes"),
+        "report: no device_writes in store.run and store.at_end");
+  CHECK(r["store"]["at_end"].value("device_writes", uint64_t{0}) >= device_writes,
+        "report: store.run.device_writes above store.at_end's");
+  if (floor) {
+    CHECK(device_bytes == 0, "report: the floor wrote " + S(device_bytes) + " bytes to the log partition");
+    CHECK(device_writes == 0, "report: the floor made " + S(device_writes) + " log-partition writes");
+  } else if (args["backend"] == "ring") {
+    CHECK(device_bytes > 0, "report: no ring device bytes");
+    CHECK(device_writes > 0, "report: no ring device writes");
+    CHECK(device_writes <= device_bytes / 512, "report: " + S(device_writes) + " ring device writes of " +
+                                                   S(device_bytes) + " bytes (under a block each)");
+  } else {
+    // A store opened by path on the RocksDB backend never writes its
+    // partition (mkfs wrote the label through a device of its own).
+    CHECK(device_bytes == 0, "report: the RocksDB backend wrote " + S(device_bytes) + " partition bytes");
+    CHECK(device_writes == 0, "report: the RocksDB backend made " + S(device_writes) + " partition writes");
+    CHECK(r["store"]["at_end"].value("device_writes", uint64_t{1}) == 0,
+          "report: the RocksDB backend's store.at_end.device_writes");
+  }
+
+  // What the run cost per client write: each figure its counter over the
+  // writes committed.
+  const json& run = r["run"];
+  const uint64_t cpu_user = run["cpu_us"].value("user", uint64_t{0});
+  const uint64_t cpu_sys = run["cpu_us"].value("sys", uint64_t{0});
+  const uint64_t cpu_total = run["cpu_us"].value("total", uint64_t{0});
+  CHECK(cpu_total > 0 && cpu_user + cpu_sys == cpu_total,
+        "report: run.cpu_us user " + S(cpu_user) + " + sys " + S(cpu_sys) + " != total " + S(cpu_total));
+  const json& pw = run["per_write"];
+  if (!pw.is_object()) {
+    Fail("report: no run.per_write");
+  } else {
+    const double n = static_cast<double>(fio_writes);
+    auto near = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(b), 1.0); };
+    const uint64_t rdb_bytes = r["rocksdb"]["run"]["bytes_written"].value("total", uint64_t{0});
+    CHECK(pw.value("cpu_us", 0.0) > 0, "report: no CPU time per write");
+    CHECK(near(pw.value("cpu_us", 0.0) * n, static_cast<double>(cpu_total)),
+          "report: run.per_write.cpu_us x writes != run.cpu_us.total");
+    CHECK(near(pw.value("cpu_user_us", -1.0) + pw.value("cpu_sys_us", -1.0), pw.value("cpu_us", 0.0)),
+          "report: run.per_write.cpu_user_us + cpu_sys_us != cpu_us");
+    CHECK(near(pw.value("log_partition_writes", -1.0) * n, static_cast<double>(device_writes)),
+          "report: run.per_write.log_partition_writes x writes != store.run.device_writes");
+    CHECK(near(pw.value("log_partition_bytes", -1.0) * n, static_cast<double>(device_bytes)),
+          "report: run.per_write.log_partition_bytes x writes != store.run.device_bytes_written");
+    CHECK(near(pw.value("rocksdb_bytes", -1.0) * n, static_cast<double>(rdb_bytes)),
+          "report: run.per_write.rocksdb_bytes x writes != rocksdb.run's total");
+    CHECK(pw.value("rocksdb_bytes", 0.0) > 0, "report: no RocksDB bytes per write");
+    CHECK(near(pw.value("metadata_bytes", -1.0),
+               pw.value("log_partition_bytes", 0.0) + pw.value("rocksdb_bytes", 0.0)),
+          "report: run.per_write.metadata_bytes != log_partition_bytes + rocksdb_bytes");
+    std::printf("fio_store_check: per client write: %.1f CPU us, %.3f log-partition writes, "
+                "%.0f log-partition + %.0f RocksDB bytes\n",
+                pw.value("cpu_us", 0.0), pw.value("log_partition_writes", 0.0),
+                pw.value("log_partition_bytes", 0.0), pw.value("rocksdb_bytes", 0.0));
   }
   CHECK(r["data_file"].value("bytes_written", uint64_t{0}) >= fio_writes * 512, "report: data bytes");
-  CHECK(r["osd_model"].value("entries", uint64_t{0}) == fio_writes, "report: model entries");
-  CHECK(r["osd_model"].value("trims", uint64_t{0}) > 0, "report: the logs never trimmed");
+  if (floor) {
+    CHECK(cfg.value("pgring_no_pg_log", false), "report: the floor's run without pgring_no_pg_log");
+    CHECK(r["osd_model"].value("entries", uint64_t{1}) == 0, "report: the floor appended entries");
+    CHECK(r["osd_model"].value("trims", uint64_t{1}) == 0, "report: the floor trimmed");
+  } else {
+    CHECK(r["osd_model"].value("entries", uint64_t{0}) == fio_writes, "report: model entries");
+    CHECK(r["osd_model"].value("trims", uint64_t{0}) > 0, "report: the logs never trimmed");
+  }
   CHECK(r["pgs"]["per_pg"].size() == pgs, "report: per_pg rows");
   if (cfg.value("pgring_verify_log", false)) {
     CHECK(r["verify"].value("ok", false), "report: the engine's log check failed: " + r["verify"].dump());

@@ -12,7 +12,8 @@
 #   fio_engine_ring        fio write + verify=crc32c through the engine, then
 #   fio_engine_rocksdb     fio_store_check on fio's output, the report and the
 #   fio_engine_ring-shared store; a second run reopens and verifies again
-#                          (ring-shared: pgring_shared_flush=on, no data flush)
+#   fio_engine_floor       (ring-shared: pgring_shared_flush=on, no data flush;
+#                          floor: pgring_no_pg_log=1, no log-partition write)
 include(GoogleTest)
 
 add_executable(fio_store_check ${CMAKE_CURRENT_LIST_DIR}/fio_store_check.cc)
@@ -46,7 +47,7 @@ add_test(NAME fio_abi_check
   COMMAND bash ${PROJECT_SOURCE_DIR}/tools/fio_engine/check_fio_abi.sh ${FIO_SOURCE_DIR})
 set_tests_properties(fio_abi_check PROPERTIES LABELS fio TIMEOUT 300 SKIP_RETURN_CODE 77)
 
-foreach(_backend ring rocksdb ring-shared)
+foreach(_backend ring rocksdb ring-shared floor)
   add_test(NAME fio_engine_${_backend}
     COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/run_fio_test.sh run ${_backend}
             $<TARGET_FILE:fio_pgring> $<TARGET_FILE:fio_store_check>

@@ -14,6 +14,9 @@
 #   (pgring_verify_log=1). Then fio_store_check compares fio's JSON output,
 #   the engine's report and the reopened store. A second fio run reopens the
 #   store without mkfs and verifies the data again (verify_only=1).
+#   BACKEND is ring, rocksdb, ring-shared (the ring with
+#   pgring_shared_flush=on) or floor (the ring with pgring_no_pg_log=1: the
+#   OSD write with no PG log, which must write nothing to the log partition).
 # enghelp: the engine loads with every symbol bound at once (LD_BIND_NOW=1,
 #   so a fio function the engine needs but fio does not export fails here,
 #   not in the middle of a run) and lists all of its options.
@@ -62,9 +65,11 @@ BACKEND=$1 ENGINE=$2 CHECKER=$3 WORK=$4 CXX=$5 SANITIZE=${6:-}
 # ring-shared: the ring backend with pgring_shared_flush=on, its partition and
 # data files written with zeros first (what the shared flush requires); the
 # engine must then never flush the data files itself.
-SHARED_FLUSH=off
+SHARED_FLUSH=off NO_PG_LOG=0 CHECK_ARGS=()
 if [[ "$BACKEND" == ring-shared ]]; then
   BACKEND=ring SHARED_FLUSH=on
+elif [[ "$BACKEND" == floor ]]; then
+  BACKEND=ring NO_PG_LOG=1 CHECK_ARGS=(--floor)
 fi
 
 rm -rf "$WORK"
@@ -98,6 +103,7 @@ osd_pg_log_dups_tracked=60
 pgring_stats=\${PGRING_STATS}
 pgring_verify_log=1
 pgring_shared_flush=$SHARED_FLUSH
+pgring_no_pg_log=$NO_PG_LOG
 thread=1
 directory=$WORK
 size=8M
@@ -145,7 +151,7 @@ PY
 fi
 echo "== fio_store_check"
 "$CHECKER" --backend "$BACKEND" --log-dev "$WORK/log.part" --db "$WORK/db" \
-  --report "$WORK/report.json" --fio-json "$WORK/fio.json" --verify-reads
+  --report "$WORK/report.json" --fio-json "$WORK/fio.json" --verify-reads "${CHECK_ARGS[@]}"
 
 sanitizer_env "$CXX" "$SANITIZE"
 echo "== fio: reopen without mkfs and verify the data again"

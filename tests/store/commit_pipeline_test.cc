@@ -57,6 +57,7 @@ class HeldWriteDevice final : public BlockDevice {
   }
   uint64_t bytes_written() const override { return base_->bytes_written(); }
   uint64_t flushes() const override { return base_->flushes(); }
+  uint64_t writes() const override { return base_->writes(); }
   // Flushes that came through this device (the store's), not counting
   // flushes of the device beneath it by others.
   uint64_t store_flushes() const { return store_flushes_.load(); }

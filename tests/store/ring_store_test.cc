@@ -82,6 +82,33 @@ TEST_F(RingStoreTest, PartitionFullThenTrimFrees) {
   EXPECT_EQ(store_->GetPgStats(Pg(0))->entries, 110u);
 }
 
+// StoreStats::device_writes counts the partition's write requests, with
+// the bytes: a PG's records of one transaction are one write (one extent of
+// one chunk here), each PG its own.
+TEST_F(RingStoreTest, DeviceWritesCountThePartitionWrites) {
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  const StoreStats s0 = store_->GetStoreStats();
+  EXPECT_EQ(s0.device_writes, device_->writes());  // mkfs's label included
+  ASSERT_OK(Append(Pg(1), 1, 1));
+  const StoreStats s1 = store_->GetStoreStats();
+  EXPECT_EQ(s1.device_writes, s0.device_writes + 1);
+  EXPECT_GT(s1.device_bytes_written, s0.device_bytes_written);
+  // Three entries and the info of one PG: still one write.
+  ASSERT_OK(Append(Pg(1), 2, 4));
+  const StoreStats s2 = store_->GetStoreStats();
+  EXPECT_EQ(s2.device_writes, s1.device_writes + 1);
+  // Two PGs in one transaction: a write each.
+  ASSERT_OK(Do([](Transaction* t) {
+    t->AppendEntry(Pg(1), V(1, 5), TestPayload(5));
+    t->AppendEntry(Pg(2), V(1, 1), TestPayload(1));
+  }));
+  const StoreStats s3 = store_->GetStoreStats();
+  EXPECT_EQ(s3.device_writes, s2.device_writes + 2);
+  EXPECT_EQ(s3.device_writes, device_->writes());
+  EXPECT_EQ(s3.device_bytes_written, device_->bytes_written());
+}
+
 TEST_F(RingStoreTest, NeverRewritePolicyKeepsBlocksAligned) {
   options_.tail_block_policy = TailBlockPolicy::kNeverRewrite;
   Reopen();

@@ -142,6 +142,7 @@ TEST_F(RocksDbBackendTest, OneClientWriteIsTheKeysBlueStoreWrites) {
     t->Trim(Pg(1), V(1, 1));
   }));
   const uint64_t device_bytes = store_->GetStoreStats().device_bytes_written;
+  const uint64_t device_writes = store_->GetStoreStats().device_writes;
   auto keys_written = [&] { return KeysWritten(); };
   // Append + info: two Puts; _state is not rewritten by appends.
   uint64_t before = keys_written();
@@ -174,6 +175,7 @@ TEST_F(RocksDbBackendTest, OneClientWriteIsTheKeysBlueStoreWrites) {
   EXPECT_GT(Ticker("rocksdb.wal.bytes"), 0u);
   // The partition is not written after mkfs.
   EXPECT_EQ(store_->GetStoreStats().device_bytes_written, device_bytes);
+  EXPECT_EQ(store_->GetStoreStats().device_writes, device_writes);
   EXPECT_EQ(store_->GetStoreStats().total_chunks, 0u);
 }
 

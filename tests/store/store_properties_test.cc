@@ -78,6 +78,7 @@ TEST_P(StorePropertiesTest, StoreCountersHaveTheirKnownValues) {
       {"device_bytes_written", st.device_bytes_written},
       {"device_flushes", st.device_flushes},
       {"mapping_table_bytes", st.mapping_table_bytes},
+      {"device_writes", st.device_writes},
   };
   ASSERT_EQ(m.size(), want.size());
   for (const auto& [name, value] : want) {

@@ -80,6 +80,7 @@ TEST_P(DeviceEngineTest, WritesAndReadsAnyBuffer) {
   (*dev)->WriteAsync(16384, b, Writes::Callback(w));
   ASSERT_OK(w->Wait(2));
   EXPECT_EQ((*dev)->bytes_written(), a.size() + b.size());
+  EXPECT_EQ((*dev)->writes(), 2u);  // one each, whatever its length
   ASSERT_OK((*dev)->Flush());
   EXPECT_EQ((*dev)->flushes(), 1u);
   // Read into a buffer one byte off any alignment: bounced.
@@ -110,6 +111,7 @@ TEST_P(DeviceEngineTest, PluggedWritesCompleteAfterTheUnplug) {
   (*dev)->Unplug();
   ASSERT_OK(w->Wait(8));
   EXPECT_EQ((*dev)->bytes_written(), 8u * 4096);
+  EXPECT_EQ((*dev)->writes(), 8u);  // one system call, eight writes
   std::string back(4096, '\0');
   ASSERT_OK((*dev)->Read(7 * 4096, absl::Span<char>(back.data(), back.size())));
   EXPECT_EQ(back, Bytes(4096, 7));
@@ -128,6 +130,7 @@ TEST_P(DeviceEngineTest, RefusesUnalignedAndOutOfRangeWrites) {
   (*dev)->WriteAsync(kSize, Bytes(4096, 1), Writes::Callback(w));
   EXPECT_CODE(w->Wait(1), kOutOfRange);
   EXPECT_EQ((*dev)->bytes_written(), 0u);
+  EXPECT_EQ((*dev)->writes(), 0u);
 }
 
 // The lock refuses a second opener; without it, writers of one process may
@@ -246,7 +249,9 @@ TEST(Device, AStoreOnADeviceWritesThroughIt) {
     m.chunk_size = 64 << 10;
     ASSERT_OK(Mkfs(*dev, meta, m));
     const uint64_t label_bytes = (*dev)->bytes_written();
+    const uint64_t label_writes = (*dev)->writes();
     EXPECT_GT(label_bytes, 0u);
+    EXPECT_GT(label_writes, 0u);
     Options o;
     o.log_sink = NullLogSink();
     auto store = Store::Open(*dev, meta, o);
@@ -262,6 +267,8 @@ TEST(Device, AStoreOnADeviceWritesThroughIt) {
     EXPECT_EQ((*dev)->bytes_written(), st.device_bytes_written);
     EXPECT_GE(st.device_flushes, 2u);
     EXPECT_EQ((*dev)->flushes(), st.device_flushes);
+    EXPECT_GT(st.device_writes, label_writes);
+    EXPECT_EQ((*dev)->writes(), st.device_writes);
     // The store keeps the device: the caller may let go of it.
     std::shared_ptr<Device> keep = *dev;
     dev->reset();

@@ -75,6 +75,7 @@ TEST_F(FaultInjectionDeviceTest, PassesThrough) {
   EXPECT_EQ(Raw(3, 2), Blocks('x', 2));
   ASSERT_OK(dev_->Flush());
   EXPECT_EQ(dev_->bytes_written(), 2u * kBlock);
+  EXPECT_EQ(dev_->writes(), 1u);
   EXPECT_EQ(dev_->flushes(), 1u);
   EXPECT_EQ(dev_->op_count(), 2u);
   EXPECT_FALSE(dev_->crashed());
@@ -289,8 +290,12 @@ TEST_F(FaultInjectionDeviceTest, TearNextWrite) {
   // Blocks 1 and 2 reached the disk, 3 and 4 did not.
   EXPECT_EQ(Raw(0, 5), Blocks('o') + Distinct('A', 2) + Blocks('o', 2));
   EXPECT_CODE(WriteBlocks(10, Blocks('z')), kUnavailable);
+  // The torn write reached the base once, with its kept blocks.
+  EXPECT_EQ(dev_->writes(), 3u);
+  EXPECT_EQ(dev_->bytes_written(), 12u * kBlock);
 
   ASSERT_OK(dev_->MakeCrashImage(CrashImage::kKeepAll, 0));
+  EXPECT_EQ(dev_->writes(), 3u);  // the image's rewrites are not counted
   EXPECT_EQ(Raw(0, 8),
             Blocks('o') + Distinct('A', 2) + Blocks('o', 3) + Blocks('s', 2));
   ASSERT_OK(WriteBlocks(0, Blocks('n', 8)));  // revived, tear disarmed
@@ -319,6 +324,7 @@ TEST_F(FaultInjectionDeviceTest, FailWrites) {
   EXPECT_EQ(dev_->BlockCandidates(kBlock).size(), 0u);
   EXPECT_FALSE(dev_->crashed());
   EXPECT_EQ(dev_->bytes_written(), 2u * kBlock);
+  EXPECT_EQ(dev_->writes(), 2u);  // the failed ones are not counted
   EXPECT_EQ(dev_->op_count(), 4u);
 }
 

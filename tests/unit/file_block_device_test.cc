@@ -146,6 +146,7 @@ TEST_P(FileBlockDeviceEngineTest, RoundTripAndPersistence) {
     EXPECT_TRUE(cb.errors().empty());
     ASSERT_OK(dev->Flush());
     EXPECT_EQ(dev->bytes_written(), 4u * kBlock);
+    EXPECT_EQ(dev->writes(), 2u);  // a 3-block write and a 1-block one
     EXPECT_EQ(dev->flushes(), 1u);
 
     AlignedBuffer back(3 * kBlock);
@@ -216,6 +217,7 @@ TEST_P(FileBlockDeviceEngineTest, ConcurrentAsyncWritesFromManyThreads) {
               std::string(slot - len, '\0'));
   }
   EXPECT_EQ(dev->bytes_written(), expect_bytes);
+  EXPECT_EQ(dev->writes(), uint64_t{kThreads} * kWritesPerThread);
 }
 
 TEST_P(FileBlockDeviceEngineTest, DestructorDrainsInFlightWrites) {
@@ -405,6 +407,7 @@ TEST_P(FileBlockDeviceEngineTest, RefusesUnalignedAndOutOfRangeIo) {
   EXPECT_CODE(dev->Write(kBlock, std::string(kBlock - 1, 'x')),
               kInvalidArgument);
   EXPECT_EQ(dev->bytes_written(), 0u);
+  EXPECT_EQ(dev->writes(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, FileBlockDeviceEngineTest,
@@ -542,6 +545,7 @@ TEST(FileBlockDevice, ReadOnlyRefusesWrites) {
   EXPECT_EQ(std::string(buf.data(), kBlock), std::string(kBlock, 'r'));
   EXPECT_OK((*dev)->Flush());
   EXPECT_EQ((*dev)->bytes_written(), 0u);
+  EXPECT_EQ((*dev)->writes(), 0u);
   EXPECT_EQ(ReadWholeFile(path).substr(0, kBlock), std::string(kBlock, '\0'));
 }
 

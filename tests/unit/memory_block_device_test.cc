@@ -56,6 +56,7 @@ TEST(MemoryBlockDevice, RoundTripAcrossExtents) {
   ASSERT_OK(dev.Read(offset, back.span()));
   EXPECT_EQ(std::memcmp(back.data(), data->data(), back.size()), 0);
   EXPECT_EQ(dev.bytes_written(), 3u * 4096);
+  EXPECT_EQ(dev.writes(), 1u);
   // The synchronous helper takes unaligned memory (it copies).
   std::string s(4096, 'q');
   ASSERT_OK(dev.Write(0, s));
@@ -97,6 +98,7 @@ TEST(MemoryBlockDevice, RefusesUnalignedOrOutOfRangeIo) {
   EXPECT_NE(s.message().find("offset 512"), std::string::npos) << s;
   // Nothing refused was written.
   EXPECT_EQ(dev.bytes_written(), 0u);
+  EXPECT_EQ(dev.writes(), 0u);
   EXPECT_EQ(dev.ReadRaw(0, 8192), std::string(8192, '\0'));
 }
 
@@ -105,6 +107,7 @@ TEST(MemoryBlockDevice, ZeroLengthIoIsANoOp) {
   EXPECT_OK(dev.Read(4096, absl::Span<char>()));
   EXPECT_OK(WriteSync(dev, 4096, std::make_shared<AlignedBuffer>(0)));
   EXPECT_EQ(dev.bytes_written(), 0u);
+  EXPECT_EQ(dev.writes(), 0u);
 }
 
 TEST(MemoryBlockDevice, SmallBlocks) {
@@ -127,6 +130,7 @@ TEST(MemoryBlockDevice, RawHelpersBypassChecksAndCounters) {
   ASSERT_OK(dev.Read(4096, buf.span()));
   EXPECT_EQ(std::string(buf.data() + 13, 3), "XYZ");
   EXPECT_EQ(dev.bytes_written(), 4096u);  // the raw write is not counted
+  EXPECT_EQ(dev.writes(), 1u);
 }
 
 TEST(MemoryBlockDevice, FlushCounts) {
@@ -163,6 +167,7 @@ TEST(MemoryBlockDevice, ConcurrentWritersAndReaders) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(dev.bytes_written(), uint64_t{kThreads} * kWrites * 4096);
+  EXPECT_EQ(dev.writes(), uint64_t{kThreads} * kWrites);
 }
 
 TEST(MemoryBlockDeviceDeathTest, BadGeometryAborts) {

@@ -25,6 +25,7 @@ class PartitionView final : public BlockDevice {
   // The whole disk's counts: the partitions share them.
   uint64_t bytes_written() const override { return disk_->bytes_written(); }
   uint64_t flushes() const override { return disk_->flushes(); }
+  uint64_t writes() const override { return disk_->writes(); }
 
  private:
   std::shared_ptr<BlockDevice> disk_;

@@ -27,12 +27,15 @@ json StoreStatsJson(const StoreStats& s) {
               {"payload_bytes_appended", s.payload_bytes_appended},
               {"device_bytes_written", s.device_bytes_written},
               {"device_flushes", s.device_flushes},
-              {"mapping_table_bytes", s.mapping_table_bytes}};
+              {"mapping_table_bytes", s.mapping_table_bytes},
+              {"device_writes", s.device_writes}};
 }
+
+uint64_t Delta(uint64_t start, uint64_t end) { return end >= start ? end - start : 0; }
 
 // The cumulative counters of `end` minus those of `start`.
 json StoreRunJson(const StoreStats& start, const StoreStats& end) {
-  auto d = [](uint64_t a, uint64_t b) { return b >= a ? b - a : 0; };
+  auto d = Delta;
   const uint64_t payload = d(start.payload_bytes_appended, end.payload_bytes_appended);
   const uint64_t record = d(start.record_bytes_appended, end.record_bytes_appended);
   const uint64_t device = d(start.device_bytes_written, end.device_bytes_written);
@@ -42,7 +45,8 @@ json StoreRunJson(const StoreStats& start, const StoreStats& end) {
          {"record_bytes_appended", record},
          {"payload_bytes_appended", payload},
          {"device_bytes_written", device},
-         {"device_flushes", d(start.device_flushes, end.device_flushes)}};
+         {"device_flushes", d(start.device_flushes, end.device_flushes)},
+         {"device_writes", d(start.device_writes, end.device_writes)}};
   if (payload > 0) {
     j["record_bytes_per_payload_byte"] = static_cast<double>(record) / payload;
     j["device_bytes_per_payload_byte"] = static_cast<double>(device) / payload;
@@ -50,14 +54,44 @@ json StoreRunJson(const StoreStats& start, const StoreStats& end) {
   return j;
 }
 
+uint64_t RocksDbBytes(const IoSnapshot& start, const IoSnapshot& end) {
+  uint64_t total = 0;
+  for (int k = 0; k < RocksDbIoCounter::kKinds; ++k) total += end.rocksdb_bytes[k] - start.rocksdb_bytes[k];
+  return total;
+}
+
+// What the measured run cost in work done: CPU time, and the writes and
+// bytes of the client writes' metadata, each per client write committed
+// between the two snapshots. A busy machine hardly moves the writes and
+// bytes, as it moves IOPS and latency; it does move the CPU time.
+json RunJson(const IoSnapshot& start, const IoSnapshot& end, uint64_t committed, double seconds) {
+  const uint64_t user = Delta(start.cpu_user_us, end.cpu_user_us);
+  const uint64_t sys = Delta(start.cpu_sys_us, end.cpu_sys_us);
+  json j{{"seconds", seconds}, {"cpu_us", json{{"user", user}, {"sys", sys}, {"total", user + sys}}}};
+  if (committed == 0) {
+    j["per_write"] = nullptr;
+    return j;
+  }
+  const double n = static_cast<double>(committed);
+  const uint64_t log_bytes = Delta(start.store.device_bytes_written, end.store.device_bytes_written);
+  const uint64_t rocksdb_bytes = RocksDbBytes(start, end);
+  j["per_write"] = json{
+      {"cpu_us", (user + sys) / n},
+      {"cpu_user_us", user / n},
+      {"cpu_sys_us", sys / n},
+      {"log_partition_writes", Delta(start.store.device_writes, end.store.device_writes) / n},
+      {"log_partition_bytes", log_bytes / n},
+      {"rocksdb_bytes", rocksdb_bytes / n},
+      {"metadata_bytes", (log_bytes + rocksdb_bytes) / n}};
+  return j;
+}
+
 json RocksDbJson(const IoSnapshot& start, const IoSnapshot& end, uint64_t writes) {
   json bytes = json::object(), files = json::object();
-  uint64_t total = 0;
+  const uint64_t total = RocksDbBytes(start, end);
   for (int k = 0; k < RocksDbIoCounter::kKinds; ++k) {
-    const uint64_t b = end.rocksdb_bytes[k] - start.rocksdb_bytes[k];
-    bytes[RocksDbIoCounter::KindName(k)] = b;
+    bytes[RocksDbIoCounter::KindName(k)] = end.rocksdb_bytes[k] - start.rocksdb_bytes[k];
     files[RocksDbIoCounter::KindName(k)] = end.rocksdb_files[k] - start.rocksdb_files[k];
-    total += b;
   }
   bytes["total"] = total;
   json j{{"bytes_written", bytes},
@@ -148,7 +182,7 @@ json BuildReport(const ReportInputs& in) {
   const int64_t first = s.first_submit_ns.load(), last = s.last_commit_ns.load();
   const double seconds = (first > 0 && last > first) ? (last - first) / 1e9 : 0.0;
   report["setup_seconds"] = in.setup_seconds;
-  report["run"] = json{{"seconds", seconds}};
+  report["run"] = RunJson(in.after_setup, in.at_end, committed, seconds);
   report["writes"] = json{{"submitted", s.writes_submitted.load()},
                           {"committed", committed},
                           {"failed", s.writes_failed.load()},

@@ -3,6 +3,22 @@
 //
 //   backend, config              the settings (EngineConfig)
 //   run.seconds                  first Submit → last commit callback
+//   run.cpu_us                   user, sys and total CPU time of the fio
+//                                process (getrusage: fio's jobs, the engine,
+//                                the store's and RocksDB's threads) from
+//                                the end of setup to the end of the run,
+//                                the moments store.run and rocksdb.run
+//                                subtract
+//   run.per_write                per committed client write, over the same
+//                                interval: cpu_us (and its user and sys
+//                                parts), log_partition_writes (write
+//                                requests to the log partition,
+//                                StoreStats::device_writes), log_partition_
+//                                bytes, rocksdb_bytes (rocksdb.run's total)
+//                                and metadata_bytes (the two together; minus
+//                                the floor's rocksdb_bytes, what the PG log
+//                                costs: scripts/main-job.sh, bench/report.py);
+//                                null if no write committed
 //   writes, reads, syncs, trims  what fio asked for; writes.iops over run.seconds
 //   commit_latency_us            Submit → commit callback: count, mean, p50,
 //                                p90, p99, p99.9, max (LatencyHistogram: ±3%)

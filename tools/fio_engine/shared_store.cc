@@ -2,6 +2,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include <cstdlib>
 #include <map>
@@ -75,6 +76,14 @@ SharedStore::~SharedStore() = default;
 
 IoSnapshot SharedStore::Snapshot() const {
   IoSnapshot s;
+  struct rusage ru {};
+  if (getrusage(RUSAGE_SELF, &ru) == 0) {
+    auto us = [](const timeval& t) {
+      return static_cast<uint64_t>(t.tv_sec) * 1000000 + static_cast<uint64_t>(t.tv_usec);
+    };
+    s.cpu_user_us = us(ru.ru_utime);
+    s.cpu_sys_us = us(ru.ru_stime);
+  }
   s.store = store_->GetStoreStats();
   const auto& c = rocksdb_io_->counts();
   for (int k = 0; k < RocksDbIoCounter::kKinds; ++k) {

@@ -60,11 +60,15 @@ struct EngineStats {
   }
 };
 
-// The cumulative counters of the store and of its RocksDB at one moment, so
-// the report can show what the run itself cost (the setup — mkfs, PG
-// creation, prefill — excluded).
+// The cumulative counters of the store, of its RocksDB and of the process's
+// CPU time at one moment, so the report can show what the run itself cost
+// (the setup — mkfs, PG creation, prefill — excluded).
 struct IoSnapshot {
   StoreStats store;
+  // getrusage(RUSAGE_SELF): every thread of the fio process — fio's jobs,
+  // the engine, the store's and RocksDB's threads — since it started.
+  uint64_t cpu_user_us = 0;
+  uint64_t cpu_sys_us = 0;
   uint64_t rocksdb_bytes[RocksDbIoCounter::kKinds] = {};
   uint64_t rocksdb_files[RocksDbIoCounter::kKinds] = {};
   uint64_t rocksdb_syncs = 0;
