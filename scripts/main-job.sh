@@ -141,8 +141,8 @@ targets = [
     ("ring log-partition bytes per payload byte (device)", ring.get("dev_per_payload"), "<=", 2.0),
     ("ring/rocksdb PG-log metadata bytes per client write",
      ratio(ring.get("pg_log_meta"), rdb.get("pg_log_meta")), "<=", 1.0),
-    ("ring/rocksdb PG-log RocksDB keys per client write (less the floor's)",
-     ratio(ring.get("pg_log_keys"), rdb.get("pg_log_keys")), "<=", 0.20),
+    ("ring/rocksdb RocksDB keys per client write",
+     ratio(ring.get("rdb_keys"), rdb.get("rdb_keys")), "<=", 0.20),
 ]
 width = max(len(t[0]) for t in targets)
 for what, v, op, limit in targets:
@@ -155,7 +155,8 @@ print("other ratios, this run:")
 print(f"  ring / rocksdb: IOPS {f(ratio(ring['iops'], rdb['iops']), '.2f')}x, "
       f"p99 {f(ratio(ring['p99'], rdb['p99']), '.2f')}x, "
       f"RocksDB bytes/write {f(ratio(ring.get('rdb_bytes'), rdb.get('rdb_bytes')), '.2f')}x, "
-      f"RocksDB keys/write {f(ratio(ring.get('rdb_keys'), rdb.get('rdb_keys')), '.2f')}x, "
+      f"PG-log RocksDB keys/write (less the floor's) "
+      f"{f(ratio(ring.get('pg_log_keys'), rdb.get('pg_log_keys')), '.2f')}x, "
       f"CPU/write {f(ratio(ring.get('cpu_us'), rdb.get('cpu_us')), '.2f')}x")
 print(f"  floor / rocksdb: IOPS {f(ratio(floor['iops'], rdb['iops']), '.2f')}x, "
       f"p99 {f(ratio(floor['p99'], rdb['p99']), '.2f')}x")
