@@ -169,7 +169,9 @@ def F(v, fmt=".0f"):
 
 
 def ratio(a, b, fmt=".2f"):
-    return None if a is None or b in (None, 0) else a / b
+    # None when a side is missing or not positive: a figure less the floor's
+    # can come out negative in a short run, and is then no measurement.
+    return None if a is None or b is None or a < 0 or b <= 0 else a / b
 
 
 def R(a, b):

@@ -19,7 +19,8 @@
 // as soon as it has completed.
 //
 // A Device can also be the store's partition (Mkfs and Store::Open taking a
-// Device, in pgring/store.h); InMemory() makes one without a disk, for an
+// Device, in pgring/store.h): they refuse it with kUnavailable while any of
+// the embedder's writes to it is still in flight. InMemory() makes one without a disk, for an
 // embedder's tests and for measuring CPU cost.
 //
 // Thread safety: every method may be called from any thread.
@@ -118,8 +119,11 @@ class Device {
   friend absl::StatusOr<std::shared_ptr<BlockDevice>> ClaimForStore(
       const std::shared_ptr<Device>& device, bool for_writing);
   std::shared_ptr<BlockDevice> impl_;
-  // A store (or mkfs) holds it as its partition: only the store writes.
-  std::atomic<bool> claimed_{false};
+  // Bit 63: a store (or mkfs) holds it as its partition, and only the store
+  // writes. Bits 0..62: the embedder's writes in flight, so that a store
+  // never takes a device a write of the embedder's could still land on.
+  static constexpr uint64_t kClaimed = 1ull << 63;
+  std::atomic<uint64_t> state_{0};
 };
 
 }  // namespace pgring

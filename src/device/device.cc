@@ -41,7 +41,9 @@ absl::StatusOr<std::shared_ptr<Device>> Device::InMemory(uint64_t size) {
 
 Device::Device(std::shared_ptr<BlockDevice> impl) : impl_(std::move(impl)) {}
 
-Device::~Device() = default;
+// The device drains its writes while state_, which their completions count
+// down, is still alive.
+Device::~Device() { impl_.reset(); }
 
 uint64_t Device::size() const { return impl_->size(); }
 
@@ -50,7 +52,10 @@ uint32_t Device::block_size() const { return impl_->logical_block_size(); }
 void Device::WriteAsync(uint64_t offset, std::string_view data,
                         std::function<void(absl::Status)> done) {
   if (!done) done = [](absl::Status) {};
-  if (claimed_.load()) {
+  // Counted in flight before the claim is looked at, so that a claim either
+  // sees this write or this write sees the claim.
+  if (state_.fetch_add(1) & kClaimed) {
+    state_.fetch_sub(1);
     done(absl::FailedPreconditionError(
         "the device is a pgring store's partition (Mkfs or Store::Open on it): only the store "
         "writes it"));
@@ -61,12 +66,17 @@ void Device::WriteAsync(uint64_t offset, std::string_view data,
                                                /*data=*/nullptr, impl_->logical_block_size(),
                                                impl_->size());
   if (!args.ok()) {
+    state_.fetch_sub(1);
     done(args);
     return;
   }
   auto buf = std::make_shared<AlignedBuffer>(data.size());
   if (!data.empty()) std::memcpy(buf->data(), data.data(), data.size());
-  impl_->WriteAsync(offset, std::move(buf), std::move(done));
+  // In flight until `done` has returned.
+  impl_->WriteAsync(offset, std::move(buf), [this, done = std::move(done)](absl::Status s) {
+    done(std::move(s));
+    state_.fetch_sub(1);
+  });
 }
 
 absl::Status Device::Read(uint64_t offset, absl::Span<char> buf) {
@@ -98,15 +108,20 @@ absl::StatusOr<std::shared_ptr<BlockDevice>> ClaimForStore(const std::shared_ptr
     return absl::FailedPreconditionError(
         "the device was opened read-only; open it writable, or open the store read-only");
   }
-  bool free = false;
-  if (!device->claimed_.compare_exchange_strong(free, true)) {
-    return absl::UnavailableError(
-        "the device is already the partition of a pgring store (or mkfs) in this process");
+  uint64_t state = 0;
+  if (!device->state_.compare_exchange_strong(state, Device::kClaimed)) {
+    if (state & Device::kClaimed) {
+      return absl::UnavailableError(
+          "the device is already the partition of a pgring store (or mkfs) in this process");
+    }
+    return absl::UnavailableError(absl::StrCat(
+        "the device has ", state, " write(s) of the embedder's in flight; wait for their "
+        "callbacks before making it a store's partition"));
   }
   // Aliases the device's BlockDevice; the last copy gives the claim back and
   // drops the Device it kept alive.
   return std::shared_ptr<BlockDevice>(device->impl_.get(),
-                                      [device](BlockDevice*) { device->claimed_.store(false); });
+                                      [device](BlockDevice*) { device->state_.fetch_sub(Device::kClaimed); });
 }
 
 }  // namespace pgring

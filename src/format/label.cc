@@ -125,15 +125,16 @@ StoredLabel StoredLabel::Read(std::string_view b) {
   const char* p = b.data();
   StoredLabel l;
   l.magic.assign(p, 8);
-  l.format_version = DecodeFixed32(p + 8);
   l.encoded_size = DecodeFixed32(p + 12);
-  std::memcpy(l.uuid.bytes.data(), p + 16, 16);
-  l.block_size = DecodeFixed32(p + 32);
-  l.chunk_size = DecodeFixed32(p + 36);
-  l.partition_size = DecodeFixed64(p + 40);
-  l.data_offset = DecodeFixed64(p + 48);
-  l.chunk_count = DecodeFixed64(p + 56);
-  l.backend = static_cast<uint8_t>(p[64]);
+  Label& f = l.fields;
+  f.format_version = DecodeFixed32(p + 8);
+  std::memcpy(f.uuid.bytes.data(), p + 16, 16);
+  f.block_size = DecodeFixed32(p + 32);
+  f.chunk_size = DecodeFixed32(p + 36);
+  f.partition_size = DecodeFixed64(p + 40);
+  f.data_offset = DecodeFixed64(p + 48);
+  f.chunk_count = DecodeFixed64(p + 56);
+  f.backend = static_cast<Backend>(static_cast<uint8_t>(p[64]));
   l.stored_crc = DecodeFixed32(p + kLabelCrcOffset);
   l.computed_crc = crc32c::Mask(crc32c::Value(p, kLabelCrcOffset));
   return l;
@@ -149,8 +150,7 @@ absl::StatusOr<Label> Label::Decode(std::string_view b) {
         "pgring label is damaged: CRC mismatch (stored %08x, computed %08x)",
         crc32c::Unmask(stored.stored_crc), crc32c::Unmask(stored.computed_crc)));
   }
-  Label l;
-  l.format_version = stored.format_version;
+  const Label& l = stored.fields;
   if (l.format_version != kFormatVersion) {
     return absl::DataLossError(absl::StrFormat(
         "pgring label has format version %u; this pgring reads version %u",
@@ -159,13 +159,6 @@ absl::StatusOr<Label> Label::Decode(std::string_view b) {
   if (stored.encoded_size != kLabelEncodedSize) {
     return absl::DataLossError("pgring label has an unexpected encoded size");
   }
-  l.uuid = stored.uuid;
-  l.block_size = stored.block_size;
-  l.chunk_size = stored.chunk_size;
-  l.partition_size = stored.partition_size;
-  l.data_offset = stored.data_offset;
-  l.chunk_count = stored.chunk_count;
-  l.backend = static_cast<Backend>(stored.backend);
   // The geometry and backend a writer could have produced, and chunks right
   // after the label region.
   absl::Status geometry =
@@ -192,6 +185,7 @@ absl::StatusOr<Label> MakeLabel(uint64_t device_size, uint32_t block_size, uint6
         "requested size %u is larger than the device (%u bytes)", size, device_size));
   }
   if (absl::Status s = CheckBlockAndChunkSize(block_size, chunk_size); !s.ok()) return s;
+  if (absl::Status s = CheckBackend(backend); !s.ok()) return s;
   if (size % block_size != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "partition size %u is not a multiple of the %u-byte logical block", size, block_size));

@@ -78,15 +78,8 @@ struct Label {
 // label that does not decode. Requires kLabelEncodedSize bytes.
 struct StoredLabel {
   std::string magic;  // the first 8 bytes
-  uint32_t format_version = 0;
   uint32_t encoded_size = 0;
-  Uuid uuid;
-  uint32_t block_size = 0;
-  uint32_t chunk_size = 0;
-  uint64_t partition_size = 0;
-  uint64_t data_offset = 0;
-  uint64_t chunk_count = 0;
-  uint8_t backend = 0;
+  Label fields;       // as stored, unchecked: not a label to open a store by
   uint32_t stored_crc = 0;    // masked, as stored
   uint32_t computed_crc = 0;  // masked, over the bytes before the CRC
 

@@ -315,16 +315,16 @@ absl::Status CheckChunkListBase(const PgChunkList& chunks, uint32_t chunk_size) 
 absl::Status CheckPointerInChunks(uint64_t head, uint64_t tail, const PgChunkList& chunks,
                                   uint32_t chunk_size) {
   const uint64_t end = chunks.End(chunk_size);
-  if (head >= chunks.base && tail <= end) return absl::OkStatus();
+  if (chunks.base <= head && head <= tail && tail <= end) return absl::OkStatus();
   return absl::DataLossError(absl::StrFormat("pointer [%u, %u) lies outside its chunks [%u, %u)",
                                              head, tail, chunks.base, end));
 }
 
 RingClaims::Verdict RingClaims::ClaimStamp(const PgId& pg, uint32_t stamp) {
-  if (stamp == 0 || (next_pg_stamp_ != 0 && stamp >= next_pg_stamp_)) {
+  if (stamp == 0 || (next_pg_stamp_ && stamp >= *next_pg_stamp_)) {
     return {Broken::kStampNeverIssued, {},
-            next_pg_stamp_ != 0
-                ? absl::StrFormat("stamp %u was never issued (next is %u)", stamp, next_pg_stamp_)
+            next_pg_stamp_
+                ? absl::StrFormat("stamp %u was never issued (next is %u)", stamp, *next_pg_stamp_)
                 : absl::StrFormat("stamp %u was never issued (stamps run from 1)", stamp)};
   }
   // Stamps are never reused: a shared one would let one PG accept the

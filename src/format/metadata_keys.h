@@ -6,12 +6,12 @@
 #define PGRING_FORMAT_METADATA_KEYS_H_
 
 #include <cstdint>
-#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "format/label.h"
 #include "pgring/types.h"
@@ -113,9 +113,9 @@ absl::Status CheckPointerInChunks(uint64_t head, uint64_t tail, const PgChunkLis
 // where they name two.
 class RingClaims {
  public:
-  // `next_pg_stamp` 0: pgring.meta is unreadable, so only stamp 0 is known
-  // never to have been issued.
-  RingClaims(uint64_t chunk_count, uint32_t next_pg_stamp)
+  // `next_pg_stamp` nullopt: pgring.meta is unreadable (fsck), so only stamp
+  // 0 is known never to have been issued.
+  RingClaims(uint64_t chunk_count, std::optional<uint32_t> next_pg_stamp)
       : chunk_count_(chunk_count), next_pg_stamp_(next_pg_stamp) {}
 
   enum class Broken { kNone, kStampNeverIssued, kStampShared, kChunkOutOfRange,
@@ -139,9 +139,9 @@ class RingClaims {
     size_t index;
   };
   const uint64_t chunk_count_;
-  const uint32_t next_pg_stamp_;
-  std::map<uint32_t, PgId> stamp_owner_;
-  std::unordered_map<uint32_t, ChunkClaim> chunk_owner_;
+  const std::optional<uint32_t> next_pg_stamp_;
+  absl::flat_hash_map<uint32_t, PgId> stamp_owner_;
+  absl::flat_hash_map<uint32_t, ChunkClaim> chunk_owner_;
 };
 
 }  // namespace pgring

@@ -118,16 +118,18 @@ class PgLogChange {
       : pg_(pg), undo_(undo), effects_(OrNone(effects)), live_(live) {}
 
   void AppendEntry(const Version& v, std::string_view payload) {
-    pg_->entries.Append(v, effects_->Locator(payload), static_cast<uint32_t>(payload.size()));
-    pg_->entry_bytes += payload.size();
+    const uint32_t size = static_cast<uint32_t>(payload.size());  // < 4 GiB: Limits
+    pg_->entries.Append(v, effects_->Locator(payload), size);
+    pg_->entry_bytes += size;
     Journal(PgLogUndo::kEntryAppended, {});
     pg_->last_version = v;
     Count(+1);
     effects_->EntryAppended(v, payload);
   }
   void AppendDup(const Version& v, std::string_view payload) {
-    pg_->dups.Append(v, effects_->Locator(payload), static_cast<uint32_t>(payload.size()));
-    pg_->dup_bytes += payload.size();
+    const uint32_t size = static_cast<uint32_t>(payload.size());
+    pg_->dups.Append(v, effects_->Locator(payload), size);
+    pg_->dup_bytes += size;
     Journal(PgLogUndo::kDupAppended, {});
     pg_->last_dup_version = v;
     Count(+1);

@@ -79,7 +79,6 @@ absl::StatusOr<const char*> RingReader::Fetch(uint64_t lpos, uint64_t n, uint64_
     if (!s.ok()) return s;
     filled += e.length;
   }
-  bytes_read_ += len;
   window_start_ = start;
   window_len_ = len;
   return window_->data() + (lpos - window_start_);

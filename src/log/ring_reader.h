@@ -101,8 +101,6 @@ class RingReader {
   absl::StatusOr<std::string_view> Bytes(uint64_t lpos, uint64_t n);
 
   uint64_t position() const { return pos_; }
-  uint64_t next_seq() const { return next_seq_; }
-  uint64_t bytes_read() const { return bytes_read_; }
   // Records whose length could be trusted, skipped ones included.
   uint64_t records() const { return records_; }
 
@@ -136,7 +134,6 @@ class RingReader {
   std::unique_ptr<AlignedBuffer> window_;
   uint64_t window_start_ = 0;
   uint64_t window_len_ = 0;
-  uint64_t bytes_read_ = 0;
 };
 
 }  // namespace pgring

@@ -2,9 +2,9 @@
 // the options, the partition device, the metadata DB, the commit pipeline,
 // the staging lock and its closed flag, the writability check, Sync and
 // Close, the properties (Store::GetProperty), and the wiring of a
-// transaction's commit gates (the embedder's writes) into the pipeline. A
-// backend derives from it and adds its PGs (PgMap), its staging and its
-// reads.
+// transaction's commit gates (the embedder's writes) into the pipeline.
+// PgStore<Pg> (pg_store.h) derives from it with the PGs and the reads both
+// backends answer alike; each backend derives from that with its staging.
 #ifndef PGRING_STORE_STORE_CORE_H_
 #define PGRING_STORE_STORE_CORE_H_
 
@@ -73,9 +73,9 @@ class StoreCore : public Store {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-// The StoreCore behind a store this library opened: every Store is one
-// (Store's constructor is protected, and StoreCore is the library's only
-// subclass), so the cast needs no run-time check.
+// The StoreCore behind a store this library opened (Mkfs/Store::Open make
+// only StoreCores). For tests, on stores they opened that way: a Store
+// subclassed outside the library is not one.
 inline const StoreCore& CoreOf(const Store& store) { return static_cast<const StoreCore&>(store); }
 
 }  // namespace pgring

@@ -117,7 +117,8 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
   r->chunk_count = g.chunk_count;
   const uint64_t first_missing = FirstMissingChunk(s, g);
   const bool meta_ok = s.meta() && s.meta()->ok();
-  const uint32_t next_stamp = meta_ok ? (*s.meta())->next_pg_stamp : 0;
+  const std::optional<uint32_t> next_stamp =
+      meta_ok ? std::optional<uint32_t>((*s.meta())->next_pg_stamp) : std::nullopt;
 
   RingClaims claims(g.chunk_count, next_stamp);
   std::vector<PgId> on_missing_end;

@@ -667,6 +667,16 @@ TEST_F(DamageTest, StoreMetaNextStampRolledBackIsRefused) {
   ExpectRefused(absl::StatusCode::kDataLoss, {"PG 1.7: stamp 2 was never issued (next is 2)"});
 }
 
+TEST_F(DamageTest, StoreMetaNextStampZeroIsRefused) {
+  // 0 is not "unknown": every stamp is at or past it, so no PG's was issued
+  // (a store that went on would issue stamps its PGs already hold).
+  auto m = StoreMeta::Decode(DbGet(std::string(kMetaKey)));
+  ASSERT_OK(m);
+  m->next_pg_stamp = 0;
+  DbPut(std::string(kMetaKey), m->Encode());
+  ExpectRefused(absl::StatusCode::kDataLoss, {"PG 1.7: stamp 2 was never issued (next is 0)"});
+}
+
 TEST_F(DamageTest, StoreMetaMissingIsRefused) {
   DbDelete(std::string(kMetaKey));
   ExpectRefused(absl::StatusCode::kFailedPrecondition,

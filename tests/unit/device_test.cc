@@ -5,12 +5,15 @@
 // file) that writes its records through it.
 #include "pgring/device.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pgring/store.h"
@@ -18,6 +21,8 @@
 
 namespace pgring::testing {
 namespace {
+
+using ::testing::HasSubstr;
 
 constexpr uint64_t kSize = 1 << 20;
 
@@ -171,6 +176,38 @@ TEST_P(DeviceEngineTest, AStoreOnADeviceIsItsOnlyWriter) {
   ASSERT_OK(w->Wait(1));
   (*dev)->WriteAsync(kSize - 4096, Bytes(4096, 2), nullptr);  // no callback: allowed
   ASSERT_OK((*dev)->Flush());
+}
+
+// A write of the embedder's counts as in flight until its callback has
+// returned; no store takes the device before then, so none of the
+// embedder's writes can land on a store's label or records.
+TEST_P(DeviceEngineTest, NoStoreTakesADeviceWithEmbedderWritesInFlight) {
+  auto dev = OpenDevice();
+  ASSERT_OK(dev);
+  TempDir db;
+  MkfsOptions mo;
+  mo.chunk_size = 64 << 10;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<absl::Status> finished;
+  (*dev)->WriteAsync(0, Bytes(4096, 1), [&](absl::Status s) {
+    released.wait();
+    finished.set_value(s);
+  });
+  absl::Status refused = Mkfs(*dev, MetadataLocation::OwnDb(db.Join("a")), mo);
+  EXPECT_CODE(refused, kUnavailable);
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("1 write(s) of the embedder's in flight"));
+  EXPECT_CODE(Store::Open(*dev, MetadataLocation::OwnDb(db.Join("a")), Options()), kUnavailable);
+  release.set_value();
+  ASSERT_OK(finished.get_future().get());
+  // `finished` is set just before the callback returns: retry the claim
+  // until it has (no time limit but the test's own).
+  absl::Status made;
+  do {
+    std::this_thread::yield();
+    made = Mkfs(*dev, MetadataLocation::OwnDb(db.Join("a")), mo);
+  } while (made.code() == absl::StatusCode::kUnavailable);
+  ASSERT_OK(made);
 }
 
 TEST_P(DeviceEngineTest, AReadOnlyDeviceTakesOnlyAReadOnlyStore) {

@@ -6,9 +6,11 @@
 //   run.cpu_us                   user, sys and total CPU time of the fio
 //                                process (getrusage: fio's jobs, the engine,
 //                                the store's and RocksDB's threads) from
-//                                the end of setup to the end of the run,
+//                                the store's open (after mkfs and prefill)
+//                                to its last release (after the final Sync),
 //                                the moments store.run and rocksdb.run
-//                                subtract
+//                                subtract; with several jobs on one store,
+//                                their own setup falls inside
 //   run.per_write                per committed client write, over the same
 //                                interval: cpu_us (and its user and sys
 //                                parts), log_partition_writes (write

@@ -23,7 +23,7 @@
 //     docs/ROCKSDB_BACKEND.md for how Ceph turns that into deletes).
 //
 // In memory, as Ceph's PGLog: per PG the versions of the live entries and
-// dups (PgLogState, whose mapping tables' locator is the payload size), the
+// dups with their payload sizes (PgLogState), the
 // latest info, the trim points and last versions. Trims therefore know which
 // keys to delete without reading. Open rebuilds all of it by iterating every
 // key under "pgring.log." (the restart cost). Values of transactions not yet
