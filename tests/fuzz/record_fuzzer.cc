@@ -4,8 +4,9 @@
 // anything else. Checked on every input:
 //  1. ForEachItem over the input taken as a body, and over the record's body,
 //     agrees with a reference parser written from docs/FORMAT.md ("Items"):
-//     same accept/reject, same items (kind, version, payload, offset), and a
-//     rejection is kDataLoss naming the offset of the item at fault.
+//     same accept/reject, same items (kind, version, payload, offset, and a
+//     kPgBytes item's stamp and lpos), and a rejection is kDataLoss naming
+//     the offset of the item at fault.
 //     An accepted body re-encodes (RecordBodyBuilder) to bytes that parse
 //     back to the same items, and to the very same bytes when it has no pad or
 //     unknown items and only shortest varints (what writers produce).
