@@ -1,11 +1,15 @@
 #include "format/metadata_keys.h"
 
+#include <cassert>
 #include <cstring>
+#include <iterator>
+#include <span>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/status_macros.h"
 
 namespace pgring {
 namespace {
@@ -13,9 +17,12 @@ namespace {
 constexpr uint8_t kValueFormat = 1;
 
 // The pointer's value formats: 1 is fixed width (57 bytes, still read), 2 is
-// varints (written). The other values have only format 1 (kValueFormat).
+// varints (written when nothing is unhomed), 3 is format 2 and the unhomed
+// bytes' place (written otherwise). The other values have only format 1
+// (kValueFormat).
 constexpr uint8_t kPointerFormatFixed = 1;
 constexpr uint8_t kPointerFormatVarint = 2;
+constexpr uint8_t kPointerFormatStream = 3;
 
 // Checks the size and CRC; returns the value without its CRC (format byte
 // first). The caller checks the format byte.
@@ -166,8 +173,10 @@ absl::StatusOr<StoreMeta> StoreMeta::Decode(std::string_view value) {
 }
 
 std::string PgPointer::Encode() const {
-  // Format 2 (docs/FORMAT.md, "PgPointer").
-  std::string v(1, static_cast<char>(kPointerFormatVarint));
+  // Format 2 or 3 (docs/FORMAT.md, "PgPointer").
+  assert(unhomed <= tail && (unhomed != 0 || stream_pos == 0));
+  const bool stream = unhomed != 0;
+  std::string v(1, static_cast<char>(stream ? kPointerFormatStream : kPointerFormatVarint));
   PutVarint64(&v, stamp);
   PutVarint64(&v, head);
   PutVarint64(&v, tail);
@@ -176,6 +185,10 @@ std::string PgPointer::Encode() const {
   PutVarint64(&v, entries_trimmed_to.version);
   PutVarint64(&v, dups_trimmed_to.epoch);
   PutVarint64(&v, dups_trimmed_to.version);
+  if (stream) {
+    PutVarint64(&v, unhomed);
+    PutVarint64(&v, stream_pos);
+  }
   SealValue(&v);
   return v;
 }
@@ -194,50 +207,46 @@ absl::Status DecodePointerFixed(std::string_view in, PgPointer* p) {
   return absl::OkStatus();
 }
 
-// Format 2: eight varints, filling the fields exactly.
-absl::Status DecodePointerVarint(std::string_view fields, PgPointer* p) {
-  struct Field {
-    const char* name;
-    uint64_t* u64;
-    uint32_t* u32;
-  };
-  uint64_t head = 0, tail = 0, tail_seq = 0, ev = 0, dv = 0;
-  uint32_t stamp = 0, ee = 0, de = 0;
-  const Field kFields[] = {
-      {"stamp", nullptr, &stamp},
-      {"head", &head, nullptr},
-      {"tail", &tail, nullptr},
-      {"tail_seq", &tail_seq, nullptr},
-      {"entries_trimmed_to.epoch", nullptr, &ee},
-      {"entries_trimmed_to.version", &ev, nullptr},
-      {"dups_trimmed_to.epoch", nullptr, &de},
-      {"dups_trimmed_to.version", &dv, nullptr},
-  };
+// One varint field of a value: its name, where it goes (a u32 field must
+// fit in 32 bits), and, once read, its offset in the value.
+struct VarintField {
+  const char* name;
+  uint64_t* u64 = nullptr;
+  uint32_t* u32 = nullptr;
+  size_t offset = 0;
+};
+
+// Reads `fields` (a value's bytes after its format byte, before its CRC)
+// as these varints, strictly, filling it exactly; kDataLoss naming `what`,
+// the field and its offset otherwise.
+absl::Status ParseVarintFields(std::string_view fields, std::string_view what,
+                               std::span<VarintField> out) {
   std::string_view in = fields;
-  for (const Field& f : kFields) {
+  for (VarintField& f : out) {
     const size_t at = 1 + (fields.size() - in.size());  // offset in the value
+    f.offset = at;
     if (in.empty()) {
       return absl::DataLossError(absl::StrFormat(
-          "PG pointer value has the wrong length: it ends before field %s (offset %u)", f.name,
+          "%s value has the wrong length: it ends before field %s (offset %u)", what, f.name,
           at));
     }
     uint64_t x = 0;
     const VarintResult r = ParseVarint64(&in, &x);
     if (r == VarintResult::kTruncated) {
       return absl::DataLossError(absl::StrFormat(
-          "PG pointer value has the wrong length: truncated varint in field %s (offset %u)",
+          "%s value has the wrong length: truncated varint in field %s (offset %u)", what,
           f.name, at));
     }
     if (r != VarintResult::kOk) {
       return absl::DataLossError(
-          absl::StrFormat("PG pointer value is malformed: %s in field %s (offset %u)",
+          absl::StrFormat("%s value is malformed: %s in field %s (offset %u)", what,
                           VarintResultName(r), f.name, at));
     }
     if (f.u32 != nullptr) {
       if (x > UINT32_MAX) {
         return absl::DataLossError(absl::StrFormat(
-            "PG pointer value is malformed: field %s is %u, more than 32 bits (offset %u)", f.name,
-            x, at));
+            "%s value is malformed: field %s is %u, more than 32 bits (offset %u)", what,
+            f.name, x, at));
       }
       *f.u32 = static_cast<uint32_t>(x);
     } else {
@@ -246,8 +255,45 @@ absl::Status DecodePointerVarint(std::string_view fields, PgPointer* p) {
   }
   if (!in.empty()) {
     return absl::DataLossError(absl::StrFormat(
-        "PG pointer value has the wrong length: %u trailing bytes after the fields (offset %u)",
+        "%s value has the wrong length: %u trailing bytes after the fields (offset %u)", what,
         in.size(), 1 + (fields.size() - in.size())));
+  }
+  return absl::OkStatus();
+}
+
+// Format 2: eight varints; format 3 (`stream`): the same, then unhomed and
+// stream_pos.
+absl::Status DecodePointerVarint(std::string_view fields, bool stream, PgPointer* p) {
+  uint64_t head = 0, tail = 0, tail_seq = 0, ev = 0, dv = 0, unhomed = 0, stream_pos = 0;
+  uint32_t stamp = 0, ee = 0, de = 0;
+  VarintField all[] = {
+      {"stamp", nullptr, &stamp},
+      {"head", &head},
+      {"tail", &tail},
+      {"tail_seq", &tail_seq},
+      {"entries_trimmed_to.epoch", nullptr, &ee},
+      {"entries_trimmed_to.version", &ev},
+      {"dups_trimmed_to.epoch", nullptr, &de},
+      {"dups_trimmed_to.version", &dv},
+      {"unhomed", &unhomed},
+      {"stream_pos", &stream_pos},
+  };
+  constexpr size_t kFormat2Fields = 8;
+  std::span<VarintField> used(all, stream ? std::size(all) : kFormat2Fields);
+  RETURN_IF_ERROR(ParseVarintFields(fields, kPointerWhat, used));
+  if (stream) {
+    // Format 3 is written only for a pointer with unhomed bytes, and they
+    // lie before its tail.
+    const VarintField& f = all[kFormat2Fields];
+    if (unhomed == 0) {
+      return absl::DataLossError(absl::StrFormat(
+          "PG pointer value is malformed: field unhomed is 0 in format 3 (offset %u)", f.offset));
+    }
+    if (unhomed > tail) {
+      return absl::DataLossError(absl::StrFormat(
+          "PG pointer value is malformed: field unhomed is %u, more than tail %u (offset %u)",
+          unhomed, tail, f.offset));
+    }
   }
   p->stamp = stamp;
   p->head = head;
@@ -255,6 +301,8 @@ absl::Status DecodePointerVarint(std::string_view fields, PgPointer* p) {
   p->tail_seq = tail_seq;
   p->entries_trimmed_to = Version{ee, ev};
   p->dups_trimmed_to = Version{de, dv};
+  p->unhomed = unhomed;
+  p->stream_pos = stream_pos;
   return absl::OkStatus();
 }
 
@@ -267,8 +315,8 @@ absl::StatusOr<PgPointer> PgPointer::Decode(std::string_view value) {
   const std::string_view fields = sealed->substr(1);
   PgPointer p;
   absl::Status s;
-  if (format == kPointerFormatVarint) {
-    s = DecodePointerVarint(fields, &p);
+  if (format == kPointerFormatVarint || format == kPointerFormatStream) {
+    s = DecodePointerVarint(fields, format == kPointerFormatStream, &p);
   } else if (format == kPointerFormatFixed) {
     s = DecodePointerFixed(fields, &p);
   } else {
@@ -278,6 +326,36 @@ absl::StatusOr<PgPointer> PgPointer::Decode(std::string_view value) {
   if (p.head > p.tail) {
     return absl::DataLossError(
         absl::StrFormat("PG pointer has head %u past tail %u", p.head, p.tail));
+  }
+  return p;
+}
+
+std::string StreamPointer::Encode() const {
+  std::string v(1, static_cast<char>(kValueFormat));
+  PutVarint64(&v, head);
+  PutVarint64(&v, tail);
+  PutVarint64(&v, tail_seq);
+  SealValue(&v);
+  return v;
+}
+
+absl::StatusOr<StreamPointer> StreamPointer::Decode(std::string_view value) {
+  constexpr const char* kWhat = "stream pointer";
+  auto f = UnsealValue(value, kWhat, kValueFormat);
+  if (!f.ok()) return f.status();
+  StreamPointer p;
+  VarintField fields[] = {{"head", &p.head}, {"tail", &p.tail}, {"tail_seq", &p.tail_seq}};
+  RETURN_IF_ERROR(ParseVarintFields(*f, kWhat, fields));
+  if (p.head > p.tail) {
+    return absl::DataLossError(absl::StrFormat(
+        "stream pointer value is malformed: field head %u is past tail %u (offset %u)", p.head,
+        p.tail, fields[0].offset));
+  }
+  if (p.tail_seq == 0) {
+    return absl::DataLossError(absl::StrFormat(
+        "stream pointer value is malformed: field tail_seq is 0, sequences start at 1 (offset "
+        "%u)",
+        fields[2].offset));
   }
   return p;
 }

@@ -22,6 +22,9 @@ inline constexpr std::string_view kMetaKey = "pgring.meta";
 inline constexpr std::string_view kPgPointerPrefix = "pgring.ptr.";
 inline constexpr std::string_view kPgChunksPrefix = "pgring.chunks.";
 inline constexpr std::string_view kKeyPrefix = "pgring.";
+// The log stream's pointer and chunk list (stream mode, format version 2).
+inline constexpr std::string_view kStreamPointerKey = "pgring.stream.ptr";
+inline constexpr std::string_view kStreamChunksKey = "pgring.stream.chunks";
 inline constexpr size_t kPgKeySize = 13;
 
 // Every value pgring frames is format:u8 fields crc:u32 (docs/FORMAT.md,
@@ -76,11 +79,36 @@ struct PgPointer {
   uint64_t tail_seq = 1;   // sequence of the next record
   Version entries_trimmed_to;  // entries <= this are trimmed
   Version dups_trimmed_to;     // dups <= this are trimmed
+  // Stream mode: the ring bytes [homed(), tail) are not on the ring yet but
+  // in the log stream, the first of them in the stream record at stream lpos
+  // `stream_pos`. Held as a count so that a pointer that never set it means
+  // "all on the ring" (0), whatever its tail: unhomed <= tail, and
+  // stream_pos is 0 when unhomed is.
+  uint64_t unhomed = 0;
+  uint64_t stream_pos = 0;
+
+  uint64_t homed() const { return tail - unhomed; }
 
   friend bool operator==(const PgPointer&, const PgPointer&) = default;
-  std::string Encode() const;  // always format 2
-  // Format 2, or the older fixed-width format 1; kDataLoss on any damage.
+  // Format 2 when nothing is unhomed, byte for byte what per-PG rings
+  // write; format 3 otherwise.
+  std::string Encode() const;
+  // Format 3, 2, or the older fixed-width format 1; kDataLoss on any damage.
   static absl::StatusOr<PgPointer> Decode(std::string_view value);
+};
+
+// The log stream's pointer (kStreamPointerKey): its records lie in
+// [head, tail) of the stream's ring, the next one to be written gets
+// sequence tail_seq.
+struct StreamPointer {
+  uint64_t head = 0;
+  uint64_t tail = 0;
+  uint64_t tail_seq = 1;
+
+  friend bool operator==(const StreamPointer&, const StreamPointer&) = default;
+  std::string Encode() const;
+  // kDataLoss on any damage, head > tail, or tail_seq 0.
+  static absl::StatusOr<StreamPointer> Decode(std::string_view value);
 };
 
 struct PgChunkList {

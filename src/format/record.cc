@@ -79,6 +79,14 @@ void RecordBodyBuilder::AddRewind(const Version& v) {
 }
 void RecordBodyBuilder::AddReset() { AddItem(ItemKind::kReset, {}); }
 
+void RecordBodyBuilder::AddPgBytes(uint32_t stamp, uint64_t lpos, std::string_view bytes) {
+  body_.push_back(static_cast<char>(ItemKind::kPgBytes));
+  PutVarint64(&body_, kItemPgBytesPrefixSize + bytes.size());
+  PutFixed32(&body_, stamp);
+  PutFixed64(&body_, lpos);
+  body_.append(bytes.data(), bytes.size());
+}
+
 void RecordBodyBuilder::AddPad(size_t bytes) {
   assert(bytes != 1);
   // An item of n data bytes takes n+2 bytes for n < 128 and n+3 for
@@ -147,6 +155,17 @@ absl::Status ForEachItem(std::string_view body,
           return absl::DataLossError(absl::StrFormat(
               "item at body offset %u: reset item carries %u bytes", offset, len));
         }
+        break;
+      case ItemKind::kPgBytes:
+        if (data.size() < kItemPgBytesPrefixSize) {
+          return absl::DataLossError(absl::StrFormat(
+              "item at body offset %u: PG bytes item has %u bytes, fewer than its %u-byte "
+              "stamp and lpos",
+              offset, len, kItemPgBytesPrefixSize));
+        }
+        item.pg_stamp = DecodeFixed32(data.data());
+        item.lpos = DecodeFixed64(data.data() + 4);
+        item.payload = data.substr(kItemPgBytesPrefixSize);
         break;
       case ItemKind::kPad:
         continue;

@@ -21,6 +21,13 @@ inline constexpr uint8_t kSkippableBit = 0x80;
 
 // Record kinds (header type, bits 0..6).
 inline constexpr uint8_t kRecordTxn = 1;  // the items one transaction wrote to one PG
+// A commit group's record in the log stream (stream mode, format version 2):
+// kPgBytes items only. Never in a PG's ring.
+inline constexpr uint8_t kRecordStream = 2;
+
+// The stream's record stamp. PG stamps stop at 2^32 - 2, so a stream record
+// can never pass as a PG's, nor a PG's as the stream's.
+inline constexpr uint32_t kStreamStamp = 0xFFFFFFFF;
 
 // Item kinds.
 enum class ItemKind : uint8_t {
@@ -30,10 +37,14 @@ enum class ItemKind : uint8_t {
   kRewind = 4,
   kReset = 5,
   kPad = 6 | kSkippableBit,
+  kPgBytes = 7,  // stream records only: one PG's record bytes at their ring lpos
+
 };
 
 // Bytes of an item's fixed version prefix (epoch:u32 version:u64).
 inline constexpr size_t kItemVersionSize = 12;
+// Bytes of a kPgBytes item's fixed prefix (stamp:u32 lpos:u64).
+inline constexpr size_t kItemPgBytesPrefixSize = 12;
 
 struct RecordHeader {
   uint32_t masked_crc = 0;
@@ -62,6 +73,9 @@ class RecordBodyBuilder {
   void AddDup(const Version& v, std::string_view payload);
   void AddRewind(const Version& v);
   void AddReset();
+  // One PG's record bytes that lie at [lpos, lpos + bytes.size()) of the ring
+  // of the PG whose stamp is `stamp`.
+  void AddPgBytes(uint32_t stamp, uint64_t lpos, std::string_view bytes);
   // Adds padding items totalling exactly `bytes` (bytes != 1).
   void AddPad(size_t bytes);
   size_t size() const { return body_.size(); }
@@ -83,14 +97,18 @@ class RecordBodyBuilder {
 struct Item {
   ItemKind kind;
   Version version;           // kEntry, kDup, kRewind
-  std::string_view payload;  // kEntry, kDup, kInfo
+  std::string_view payload;  // kEntry, kDup, kInfo; kPgBytes: the PG's bytes
   size_t offset = 0;         // offset of the item within the body
+  uint32_t pg_stamp = 0;     // kPgBytes
+  uint64_t lpos = 0;         // kPgBytes: ring lpos of payload's first byte
 };
 
 // Calls `fn` for each item of `body` a reader of this version understands
 // (skippable unknown kinds and padding are skipped). Returns kDataLoss naming
 // the item offset and problem on a truncated item, a bad varint, or an
-// unknown kind without the skippable bit. `fn` may return an error to stop.
+// unknown kind without the skippable bit. Which record types may hold which
+// kinds is the caller's rule: a kPgBytes item is handed out like the others.
+// `fn` may return an error to stop.
 absl::Status ForEachItem(std::string_view body,
                          const std::function<absl::Status(const Item&)>& fn);
 

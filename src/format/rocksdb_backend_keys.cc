@@ -51,6 +51,8 @@ bool ParseLogKeyName(std::string_view name, Version* v) {
 StoreKeyKind ClassifyStoreKey(std::string_view key) {
   auto starts = [&](std::string_view prefix) { return key.substr(0, prefix.size()) == prefix; };
   if (key == kMetaKey) return StoreKeyKind::kMeta;
+  if (key == kStreamPointerKey) return StoreKeyKind::kStreamPointer;
+  if (key == kStreamChunksKey) return StoreKeyKind::kStreamChunks;
   if (starts(kPgPointerPrefix)) return StoreKeyKind::kPgPointer;
   if (starts(kPgChunksPrefix)) return StoreKeyKind::kPgChunks;
   if (starts(kLogKeyPrefix)) return StoreKeyKind::kPgLog;

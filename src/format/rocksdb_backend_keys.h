@@ -40,6 +40,8 @@ enum class StoreKeyKind : uint8_t {
   kPgPointer,  // "pgring.ptr." ...    (ring backend)
   kPgChunks,   // "pgring.chunks." ... (ring backend)
   kPgLog,      // "pgring.log." ...    (RocksDB backend)
+  kStreamPointer,  // "pgring.stream.ptr"    (ring backend, stream mode)
+  kStreamChunks,   // "pgring.stream.chunks" (ring backend, stream mode)
   kUnknown,
 };
 StoreKeyKind ClassifyStoreKey(std::string_view key);

@@ -341,6 +341,12 @@ absl::Status ReplayItem(const Item& item, PgLogState* pg, PgLogEffects* effects)
       pg->dups_trimmed_to = dups_trimmed_to;
       break;
     }
+    case ItemKind::kPgBytes:
+      // Stream records carry them; a PG's own records never do, and taking
+      // one's bytes for the PG's log would replay another PG's records.
+      return absl::DataLossError(absl::StrFormat(
+          "a stream item (PG bytes of stamp %u at lpos %u) in a PG's record", item.pg_stamp,
+          item.lpos));
     case ItemKind::kPad:
       break;
   }

@@ -278,7 +278,9 @@ absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
     const StoreKeyKind kind = ClassifyStoreKey(k);
     if (kind == StoreKeyKind::kMeta) return absl::OkStatus();
     if (kind != StoreKeyKind::kPgLog) {
-      const bool ring = kind == StoreKeyKind::kPgPointer || kind == StoreKeyKind::kPgChunks;
+      const bool ring = kind == StoreKeyKind::kPgPointer || kind == StoreKeyKind::kPgChunks ||
+                        kind == StoreKeyKind::kStreamPointer ||
+                        kind == StoreKeyKind::kStreamChunks;
       store_problems.push_back(StoreProblem(
           "key-malformed",
           absl::StrCat("RocksDB key '", absl::CHexEscape(std::string(k)), "' ",

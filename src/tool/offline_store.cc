@@ -115,6 +115,11 @@ absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pg
       }
       return absl::OkStatus();
     }
+    if (kind == StoreKeyKind::kStreamPointer || kind == StoreKeyKind::kStreamChunks) {
+      malformed(k, "is the log stream's (a store in stream mode, format version 2), which this "
+                   "version does not read");
+      return absl::OkStatus();
+    }
     malformed(k, kind == StoreKeyKind::kPgLog
                      ? "belongs to the RocksDB backend, but this is a ring store"
                      : "is not a key pgring writes");

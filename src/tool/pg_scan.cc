@@ -151,7 +151,9 @@ class Scanner final : public RingReader::Reporter {
       absl::Status r = ReplayItem(it, &state_, &effects_);
       if (!r.ok()) {
         (void)reader_.Damage(item_lpos, std::string(r.message()),
-                             it.kind == ItemKind::kDup ? "dup-order" : "entry-order");
+                             it.kind == ItemKind::kDup       ? "dup-order"
+                             : it.kind == ItemKind::kPgBytes ? "record-body"
+                                                             : "entry-order");
       }
       return absl::OkStatus();
     });

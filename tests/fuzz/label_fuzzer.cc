@@ -1,6 +1,7 @@
 // label_fuzzer.cc — the label parser (src/format/label.{h,cc}) and its
 // siblings, the CRC-sealed values pgring keeps in RocksDB (StoreMeta,
-// PgPointer, PgChunkList in src/format/metadata_keys.{h,cc}): every fixed-layout
+// PgPointer, PgChunkList, StreamPointer in src/format/metadata_keys.{h,cc}):
+// every fixed-layout
 // structure pgring reads back and trusts.
 //
 // Each parser sees the input as is, and again with its CRC recomputed (and
@@ -14,10 +15,11 @@
 //    256 MiB], a multiple of the block; data at 4096; 4096 + chunk_count *
 //    chunk_size <= partition_size, computed without wrapping; at most 2^32
 //    chunks; backend 1 or 2. Decode(Encode(label)) == label.
-//  - StoreMeta, PgPointer, PgChunkList: an accepted value re-encodes to the
-//    very same bytes, unless it is in another value format than the one
-//    written (an older pointer format), and then its re-encoding reads back
-//    the same; a pointer's head is not past its tail.
+//  - StoreMeta, PgPointer, PgChunkList, StreamPointer: an accepted value
+//    re-encodes to the very same bytes, unless it is in another value format
+//    than the one written (an older pointer format), and then its re-encoding
+//    reads back the same; a pointer's head is not past its tail, nor its
+//    unhomed bytes before its first; a stream pointer's tail_seq is not 0.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -85,12 +87,19 @@ void CheckValue(std::string_view b, const char* what) {
     absl::StatusOr<T> again = T::Decode(enc);
     FUZZ_CHECK(again.ok() && again->Encode() == enc,
                absl::StrFormat("%s: the re-encoding of %s does not read back", what, Hex(b, 200)));
-    if constexpr (std::is_same_v<T, PgPointer> || std::is_same_v<T, PgChunkList>) {
+    if constexpr (std::is_same_v<T, PgPointer> || std::is_same_v<T, PgChunkList> ||
+                  std::is_same_v<T, StreamPointer>) {
       FUZZ_CHECK(*again == *v, absl::StrFormat("%s %s changes when re-encoded", what, Hex(b, 200)));
     }
   }
   if constexpr (std::is_same_v<T, PgPointer>) {
     FUZZ_CHECK(v->head <= v->tail, "pointer head past tail");
+    FUZZ_CHECK(v->unhomed <= v->tail, "pointer unhomed past tail");
+    FUZZ_CHECK(v->unhomed != 0 || v->stream_pos == 0, "pointer stream_pos without unhomed");
+  }
+  if constexpr (std::is_same_v<T, StreamPointer>) {
+    FUZZ_CHECK(v->head <= v->tail, "stream pointer head past tail");
+    FUZZ_CHECK(v->tail_seq >= 1, "stream pointer tail_seq 0");
   }
 }
 
@@ -98,6 +107,7 @@ void CheckValues(std::string_view b) {
   CheckValue<StoreMeta>(b, "StoreMeta");
   CheckValue<PgPointer>(b, "PgPointer");
   CheckValue<PgChunkList>(b, "PgChunkList");
+  CheckValue<StreamPointer>(b, "StreamPointer");
 }
 
 }  // namespace
@@ -120,7 +130,7 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
 
   CheckValues(in);
   if (size >= 5) {
-    for (char format : {1, 2}) {  // the value formats pgring reads
+    for (char format : {1, 2, 3}) {  // the value formats pgring reads
       std::string v(in);
       v[0] = format;
       PutMaskedCrc(&v, v.size() - 4, 0, v.size() - 4);

@@ -4,8 +4,9 @@
 // anything else. Checked on every input:
 //  1. ForEachItem over the input taken as a body, and over the record's body,
 //     agrees with a reference parser written from docs/FORMAT.md ("Items"):
-//     same accept/reject, same items (kind, version, payload, offset), and a
-//     rejection is kDataLoss naming the offset of the item at fault.
+//     same accept/reject, same items (kind, version, payload, offset, and a
+//     kPgBytes item's stamp and lpos), and a rejection is kDataLoss naming
+//     the offset of the item at fault.
 //     An accepted body re-encodes (RecordBodyBuilder) to bytes that parse
 //     back to the same items, and to the very same bytes when it has no pad or
 //     unknown items and only shortest varints (what writers produce).
@@ -37,6 +38,8 @@ struct ParsedItem {
   Version version;
   std::string payload;
   size_t offset;
+  uint32_t pg_stamp = 0;  // kPgBytes
+  uint64_t lpos = 0;      // kPgBytes
   friend bool operator==(const ParsedItem&, const ParsedItem&) = default;
 };
 
@@ -97,6 +100,12 @@ RefResult ReferenceParse(std::string_view b) {
       case 0x05:  // reset
         if (!data.empty()) return fail(off);
         break;
+      case 0x07:  // PG bytes: stamp:u32 lpos:u64 bytes
+        if (data.size() < 12) return fail(off);
+        it.pg_stamp = DecodeFixed32(data.data());
+        it.lpos = DecodeFixed64(data.data() + 4);
+        it.payload = std::string(data.substr(12));
+        break;
       default:  // kPad (0x86) and every other kind with bit 7: skipped
         if (!(kind & 0x80)) return fail(off);
         r.canonical = false;
@@ -117,7 +126,7 @@ absl::Status Parse(std::string_view body, std::vector<ParsedItem>* out) {
                  absl::StrFormat("item at %u: payload outside the body", it.offset));
     }
     out->push_back(ParsedItem{static_cast<uint8_t>(it.kind), it.version,
-                              std::string(it.payload), it.offset});
+                              std::string(it.payload), it.offset, it.pg_stamp, it.lpos});
     return absl::OkStatus();
   });
 }
@@ -153,6 +162,7 @@ void CheckBody(std::string_view body) {
       case ItemKind::kInfo: b.AddInfo(it.payload); break;
       case ItemKind::kRewind: b.AddRewind(it.version); break;
       case ItemKind::kReset: b.AddReset(); break;
+      case ItemKind::kPgBytes: b.AddPgBytes(it.pg_stamp, it.lpos, it.payload); break;
       case ItemKind::kPad: FUZZ_CHECK(false, "a pad item was handed out");
     }
   }
@@ -166,7 +176,8 @@ void CheckBody(std::string_view body) {
   FUZZ_CHECK(again.size() == got.size(), "re-encoded body has a different item count");
   for (size_t i = 0; i < got.size(); ++i) {
     FUZZ_CHECK(again[i].kind == got[i].kind && again[i].version == got[i].version &&
-                   again[i].payload == got[i].payload,
+                   again[i].payload == got[i].payload && again[i].pg_stamp == got[i].pg_stamp &&
+                   again[i].lpos == got[i].lpos,
                absl::StrFormat("item %u changed in a re-encode", i));
   }
 }

@@ -389,6 +389,25 @@ TEST_F(DamageTest, UnknownRecordTypeResealedIsCaught) {
   ExpectRecordDamage(kA, r, "unknown record type 5");
 }
 
+TEST_F(DamageTest, StreamRecordTypeResealedIsCaught) {
+  // A stream record's type in a PG's ring: never a PG's record.
+  const RecordLoc& r = a_.records[2];
+  EditRecord(a_, r, [](char* p) { p[4] = kRecordStream; }, true);
+  ExpectRecordDamage(kA, r, "unknown record type 2");
+}
+
+TEST_F(DamageTest, StreamItemInAPgRecordIsCaughtByReplay) {
+  // Entry 4's kind byte made kPgBytes (CRC resealed): the body parses (its
+  // version reads as stamp 1, lpos 4), but a PG's record never holds a
+  // stream item, so replay refuses it rather than skip it.
+  const RecordLoc& r = a_.records[3];
+  EditRecord(a_, r, [](char* p) { p[kRecordHeaderSize] = static_cast<char>(ItemKind::kPgBytes); },
+             true);
+  ExpectRecordDamage(kA, r,
+                     "a stream item (PG bytes of stamp 1 at lpos 4) in a PG's record (body "
+                     "offset 0)");
+}
+
 TEST_F(DamageTest, ItemVersionResealedIsCaughtByReplay) {
   // Entry 4's version rewritten to 1'1 (CRC resealed): the record is sound
   // but breaks the log's order, caught when it is replayed.

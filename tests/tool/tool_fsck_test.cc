@@ -285,6 +285,18 @@ TEST_F(ToolFsckTest, UnknownKeyUnderPgringPrefix) {
   ASSERT_THAT(ProblemKinds(f.j), ElementsAre("key-malformed"));
 }
 
+TEST_F(ToolFsckTest, StreamKeysAreNamedNotUnknown) {
+  // No store writes the log stream's keys yet; fsck says whose they are.
+  store_.PutDbValue(std::string(kStreamPointerKey), StreamPointer{0, 0, 1}.Encode());
+  store_.PutDbValue(std::string(kStreamChunksKey), PgChunkList{}.Encode());
+  Fsck f = Run(false);
+  ASSERT_THAT(ProblemKinds(f.j), ElementsAre("key-malformed", "key-malformed"));
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_THAT(f.j["problems"][i]["message"].get<std::string>(),
+                HasSubstr("is the log stream's (a store in stream mode, format version 2)"));
+  }
+}
+
 TEST_F(ToolFsckTest, UncommittedBytesPastTheTailAreANote) {
   const PgPointer p = store_.Pointer(PgA());
   store_.WriteDevice(store_.DeviceOffset(PgA(), p.tail), "garbage of a lost transaction");

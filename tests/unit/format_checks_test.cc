@@ -320,12 +320,16 @@ TEST(ClassifyStoreKey, EachBackendsKeys) {
   EXPECT_EQ(StoreKeyKind::kPgPointer, ClassifyStoreKey(PgPointerKey(pg)));
   EXPECT_EQ(StoreKeyKind::kPgChunks, ClassifyStoreKey(PgChunksKey(pg)));
   EXPECT_EQ(StoreKeyKind::kPgLog, ClassifyStoreKey(PgLogKeyPrefix(pg) + "_state"));
+  EXPECT_EQ(StoreKeyKind::kStreamPointer, ClassifyStoreKey(kStreamPointerKey));
+  EXPECT_EQ(StoreKeyKind::kStreamChunks, ClassifyStoreKey(kStreamChunksKey));
   // By prefix alone: a malformed PG key still names its backend.
   EXPECT_EQ(StoreKeyKind::kPgPointer, ClassifyStoreKey("pgring.ptr.short"));
   EXPECT_EQ(StoreKeyKind::kPgChunks, ClassifyStoreKey("pgring.chunks."));
   EXPECT_EQ(StoreKeyKind::kPgLog, ClassifyStoreKey("pgring.log."));
   for (const char* k : {"", "pgring.", "pgring.meta.", "pgring.metaX", "pgring.ptr", "pgring.chunks",
-                        "pgring.log", "pgring.other", "osd.meta"}) {
+                        "pgring.log", "pgring.other", "osd.meta", "pgring.stream.",
+                        "pgring.stream.ptr.", "pgring.stream.ptrX", "pgring.stream.chunks.",
+                        "pgring.stream.chunk"}) {
     EXPECT_EQ(StoreKeyKind::kUnknown, ClassifyStoreKey(k)) << k;
   }
 }

@@ -229,9 +229,13 @@ TEST(FormatGolden, ItemKindValues) {
   EXPECT_EQ(0x05, static_cast<int>(ItemKind::kReset));
   EXPECT_EQ(0x86, static_cast<int>(ItemKind::kPad));
   EXPECT_EQ(0x80, kSkippableBit);
+  EXPECT_EQ(0x07, static_cast<int>(ItemKind::kPgBytes));
   EXPECT_EQ(1, kRecordTxn);
+  EXPECT_EQ(2, kRecordStream);
+  EXPECT_EQ(0xffffffffu, kStreamStamp);
   EXPECT_EQ(24u, kRecordHeaderSize);
   EXPECT_EQ(12u, kItemVersionSize);
+  EXPECT_EQ(12u, kItemPgBytesPrefixSize);
 }
 
 TEST(FormatGolden, EachItemKindBytes) {
@@ -255,6 +259,74 @@ TEST(FormatGolden, EachItemKindBytes) {
   EXPECT_EQ(2u, RecordBodyBuilder::ItemSize(0));
   EXPECT_EQ(129u, RecordBodyBuilder::ItemSize(127));
   EXPECT_EQ(131u, RecordBodyBuilder::ItemSize(128));
+}
+
+// FORMAT.md, "Items": a kPgBytes item, the bytes "abc" of the PG with stamp
+// 7 at ring lpos 4096.
+TEST(FormatGolden, PgBytesItemBytes) {
+  RecordBodyBuilder b;
+  b.AddPgBytes(7, 4096, "abc");
+  const std::string kHex =
+      "07"                  // item kind: kPgBytes
+      "0f"                  // varint length 15
+      "07000000"            //   stamp 7
+      "0010000000000000"    //   lpos 4096
+      "616263";             //   the PG's bytes "abc"
+  EXPECT_EQ(kHex, Hex(b.body()));
+  const std::string body = Unhex(kHex);
+  std::vector<Item> items;
+  ASSERT_OK(ForEachItem(body, [&](const Item& it) {
+    items.push_back(it);
+    return absl::OkStatus();
+  }));
+  ASSERT_EQ(1u, items.size());
+  EXPECT_EQ(ItemKind::kPgBytes, items[0].kind);
+  EXPECT_EQ(7u, items[0].pg_stamp);
+  EXPECT_EQ(4096u, items[0].lpos);
+  EXPECT_EQ("abc", items[0].payload);
+}
+
+// FORMAT.md, "Worked example: a stream record": the commit group that wrote
+// the example's second record (PG stamp 7, lpos 48, 43 bytes) as the
+// stream's first record (lap 0, seq 1).
+constexpr char kExampleStreamRecordHex[] =
+    "c34f1fe2"                  // masked CRC32C of bytes [4, 81)
+    "02"                        // type: kRecordStream
+    "390000"                    // length: 57 body bytes
+    "ffffffff"                  // stamp: kStreamStamp
+    "00000000"                  // lap 0
+    "0100000000000000"          // seq 1
+    "07"                        // item kind: kPgBytes
+    "37"                        // varint length 55
+    "07000000"                  //   PG stamp 7
+    "3000000000000000"          //   lpos 48
+    "280e807201130000070000000000000002000000000000000111030000002b00000000000000776f726c64";
+                                //   the 43 bytes of the PG's record at lpos 48
+
+TEST(FormatGolden, StreamRecordBytes) {
+  RecordBodyBuilder b;
+  b.AddPgBytes(7, 48, Unhex(kExampleRecord2Hex));
+  std::string rec;
+  AppendRecord(&rec, kRecordStream, kStreamStamp, /*lap=*/0, /*seq=*/1, b.body());
+  ASSERT_EQ(81u, rec.size());
+  EXPECT_EQ(kExampleStreamRecordHex, Hex(rec));
+  EXPECT_EQ(0x32759fceu, crc32c::Value(rec.data() + 4, rec.size() - 4));
+  EXPECT_TRUE(RecordCrcMatches(rec));
+
+  const RecordHeader h = DecodeRecordHeader(rec.data());
+  EXPECT_EQ(kRecordStream, h.type);
+  EXPECT_EQ(kStreamStamp, h.pg_stamp);
+  EXPECT_EQ(57u, h.length);
+  std::vector<Item> items;
+  ASSERT_OK(ForEachItem(std::string_view(rec).substr(kRecordHeaderSize), [&](const Item& it) {
+    items.push_back(it);
+    return absl::OkStatus();
+  }));
+  ASSERT_EQ(1u, items.size());
+  EXPECT_EQ(7u, items[0].pg_stamp);
+  EXPECT_EQ(48u, items[0].lpos);
+  EXPECT_EQ(kExampleRecord2Hex, Hex(items[0].payload));
+  EXPECT_EQ(0u, items[0].offset);
 }
 
 // --- Padding --------------------------------------------------------------
@@ -518,6 +590,131 @@ TEST(FormatGolden, PgPointerBytes) {
   EXPECT_EQ(p, *d);
 }
 
+// The FORMAT.md example pointer with unhomed bytes (format 3): the last 91
+// bytes before its tail are in the stream, from the stream record at stream
+// lpos 4096 on.
+constexpr char kExamplePointerFormat3Hex[] =
+    "03"                        // value format 3 (stream mode)
+    "07"                        // stamp 7
+    "8020"                      // head 4096
+    "8060"                      // tail 12288
+    "05"                        // tail_seq 5
+    "03" "28"                   // entries trimmed to 3'40
+    "02" "0a"                   // dups trimmed to 2'10
+    "5b"                        // unhomed 91: homed = 12197
+    "8020"                      // stream_pos 4096
+    "a91ec426";                 // masked CRC32C of the 14 bytes before
+
+PgPointer ExamplePointerFormat3() {
+  PgPointer p = ExamplePointer();
+  p.unhomed = 91;
+  p.stream_pos = 4096;
+  return p;
+}
+
+TEST(FormatGolden, PgPointerFormat3Bytes) {
+  const PgPointer p = ExamplePointerFormat3();
+  EXPECT_EQ(12197u, p.homed());
+  EXPECT_EQ(kExamplePointerFormat3Hex, Hex(p.Encode()));
+  EXPECT_EQ(18u, p.Encode().size());
+  auto d = PgPointer::Decode(Unhex(kExamplePointerFormat3Hex));
+  ASSERT_OK(d);
+  EXPECT_EQ(p, *d);
+  EXPECT_EQ(12197u, d->homed());
+
+  // Nothing unhomed (homed == tail): the exact format 2 bytes, as per-PG
+  // rings write them; and format 1 and 2 read back with nothing unhomed.
+  PgPointer homed = p;
+  homed.unhomed = 0;
+  homed.stream_pos = 0;
+  EXPECT_EQ(homed.tail, homed.homed());
+  EXPECT_EQ(kExamplePointerHex, Hex(homed.Encode()));
+  for (const char* hex : {kExamplePointerHex, kExamplePointerFormat1Hex}) {
+    auto old = PgPointer::Decode(Unhex(hex));
+    ASSERT_OK(old);
+    EXPECT_EQ(0u, old->unhomed);
+    EXPECT_EQ(0u, old->stream_pos);
+    EXPECT_EQ(old->tail, old->homed());
+  }
+
+  // All of the tail unhomed, and the extremes.
+  PgPointer all = p;
+  all.unhomed = all.tail;
+  all.stream_pos = 0;
+  auto da = PgPointer::Decode(all.Encode());
+  ASSERT_OK(da);
+  EXPECT_EQ(all, *da);
+  EXPECT_EQ(0u, da->homed());
+  PgPointer max;
+  max.stamp = UINT32_MAX;
+  max.head = UINT64_MAX;
+  max.tail = UINT64_MAX;
+  max.tail_seq = UINT64_MAX;
+  max.entries_trimmed_to = Version{UINT32_MAX, UINT64_MAX};
+  max.dups_trimmed_to = Version{UINT32_MAX, UINT64_MAX};
+  max.unhomed = UINT64_MAX;
+  max.stream_pos = UINT64_MAX;
+  const std::string m = max.Encode();
+  EXPECT_EQ(90u, m.size());  // the largest: format 2's 70 and two 10-byte varints
+  auto dm = PgPointer::Decode(m);
+  ASSERT_OK(dm);
+  EXPECT_EQ(max, *dm);
+}
+
+TEST(FormatGolden, PgPointerFormat3RejectsDamage) {
+  const std::string v = Unhex(kExamplePointerFormat3Hex);
+  const std::string fields = v.substr(0, v.size() - 4);
+  auto expect = [](const std::string& value, const std::string& message) {
+    auto d = PgPointer::Decode(value);
+    EXPECT_CODE(d, kDataLoss);
+    EXPECT_NE(std::string::npos, d.status().ToString().find(message)) << d.status();
+  };
+  // Every single-bit flip of the value (the CRC catches it).
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string bad = v;
+    bad[i] ^= 0x01;
+    SCOPED_TRACE(i);
+    EXPECT_CODE(PgPointer::Decode(bad), kDataLoss);
+  }
+  expect(v.substr(0, v.size() - 1) + static_cast<char>(v.back() ^ 0x80), "CRC mismatch");
+  // Every truncation, resealed.
+  for (size_t n = 1; n < fields.size(); ++n) {
+    SCOPED_TRACE(n);
+    expect(SealValue(fields.substr(0, n)), "wrong length");
+  }
+  // Format 3 with format 2's fields only, and without stream_pos.
+  expect(SealValue(fields.substr(0, 11)), "ends before field unhomed (offset 11)");
+  expect(SealValue(fields.substr(0, 12)), "ends before field stream_pos (offset 12)");
+  // Trailing bytes.
+  expect(SealValue(fields + std::string(1, '\0')), "1 trailing bytes after the fields (offset 14)");
+  // unhomed 0: format 3 is written only with unhomed bytes.
+  const std::string prefix = fields.substr(0, 11);  // format byte and format 2's fields
+  expect(SealValue(prefix + std::string(1, '\0') + "\x80\x20"),
+         "field unhomed is 0 in format 3 (offset 11)");
+  // unhomed past the tail (12288), and just at it.
+  std::string past = prefix;
+  PutVarint64(&past, 12289);
+  past.push_back('\0');  // stream_pos 0
+  expect(SealValue(past), "field unhomed is 12289, more than tail 12288 (offset 11)");
+  std::string at = prefix;
+  PutVarint64(&at, 12288);
+  at.push_back('\0');
+  ASSERT_OK(PgPointer::Decode(SealValue(at)));
+  // Strict varints in the new fields.
+  expect(SealValue(prefix + std::string("\xdb\x00", 2) + "\x80\x20"),
+         "varint not in shortest form in field unhomed (offset 11)");
+  expect(SealValue(prefix + "\x5b" + std::string("\x80\xa0\x00", 3)),
+         "varint not in shortest form in field stream_pos (offset 12)");
+  expect(SealValue(prefix + "\x5b" + std::string(9, '\xff') + "\x02"),
+         "varint does not fit in 64 bits in field stream_pos (offset 12)");
+  expect(SealValue(prefix + "\x5b" + std::string(10, '\x80') + "\x01"),
+         "varint longer than 10 bytes in field stream_pos (offset 12)");
+  // head > tail still refused in format 3.
+  PgPointer p = ExamplePointerFormat3();
+  p.head = p.tail + 1;
+  expect(p.Encode(), "head 12289 past tail 12288");
+}
+
 TEST(FormatGolden, PgPointerFormat1StillDecodes) {
   // Stores written before format 2 hold format 1 pointers; they must open.
   const std::string old = Unhex(kExamplePointerFormat1Hex);
@@ -750,6 +947,92 @@ TEST(FormatGolden, PgChunkListBytes) {
   EXPECT_EQ(c, *d);
 }
 
+// FORMAT.md, "StreamPointer": a stream whose records lie in [4096, 12288),
+// the next one to get sequence 5.
+constexpr char kExampleStreamPointerHex[] =
+    "01"                        // value format 1
+    "8020"                      // head 4096
+    "8060"                      // tail 12288
+    "05"                        // tail_seq 5
+    "876abdc2";                 // masked CRC32C of the 6 bytes before
+
+TEST(FormatGolden, StreamKeys) {
+  EXPECT_EQ("pgring.stream.ptr", kStreamPointerKey);
+  EXPECT_EQ("pgring.stream.chunks", kStreamChunksKey);
+  // Neither lies under a PG key prefix, so scans of PG pointers and chunk
+  // lists never meet them.
+  for (std::string_view k : {kStreamPointerKey, kStreamChunksKey}) {
+    EXPECT_TRUE(k.starts_with(kKeyPrefix)) << k;
+    EXPECT_FALSE(k.starts_with(kPgPointerPrefix)) << k;
+    EXPECT_FALSE(k.starts_with(kPgChunksPrefix)) << k;
+    EXPECT_NE(kMetaKey, k);
+  }
+}
+
+TEST(FormatGolden, StreamPointerBytes) {
+  StreamPointer p;
+  p.head = 4096;
+  p.tail = 12288;
+  p.tail_seq = 5;
+  EXPECT_EQ(kExampleStreamPointerHex, Hex(p.Encode()));
+  auto d = StreamPointer::Decode(Unhex(kExampleStreamPointerHex));
+  ASSERT_OK(d);
+  EXPECT_EQ(p, *d);
+
+  StreamPointer empty;  // a new stream: nothing in it, the first record gets 1
+  EXPECT_EQ("01" "00" "00" "01", Hex(empty.Encode().substr(0, 4)));
+  auto de = StreamPointer::Decode(empty.Encode());
+  ASSERT_OK(de);
+  EXPECT_EQ(empty, *de);
+  StreamPointer max{UINT64_MAX, UINT64_MAX, UINT64_MAX};
+  EXPECT_EQ(35u, max.Encode().size());
+  auto dm = StreamPointer::Decode(max.Encode());
+  ASSERT_OK(dm);
+  EXPECT_EQ(max, *dm);
+
+  // The stream's chunk list is a PgChunkList value.
+  PgChunkList c;
+  c.base = 1 << 20;
+  c.chunks = {5, 2, 9};
+  auto dc = PgChunkList::Decode(c.Encode());
+  ASSERT_OK(dc);
+  EXPECT_EQ(c, *dc);
+}
+
+TEST(FormatGolden, StreamPointerRejectsDamage) {
+  const std::string v = Unhex(kExampleStreamPointerHex);
+  const std::string fields = v.substr(0, v.size() - 4);
+  auto expect = [](const std::string& value, const std::string& message) {
+    auto d = StreamPointer::Decode(value);
+    EXPECT_CODE(d, kDataLoss);
+    EXPECT_NE(std::string::npos, d.status().ToString().find(message)) << d.status();
+  };
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string bad = v;
+    bad[i] ^= 0x01;
+    SCOPED_TRACE(i);
+    EXPECT_CODE(StreamPointer::Decode(bad), kDataLoss);
+  }
+  expect(v.substr(0, 4), "truncated");
+  expect(v.substr(0, v.size() - 1) + static_cast<char>(v.back() ^ 0x80), "CRC mismatch");
+  expect(SealValue("\x02" + fields.substr(1)), "stream pointer value has unknown format 2");
+  expect(SealValue(fields.substr(0, 1)), "ends before field head (offset 1)");
+  expect(SealValue(fields.substr(0, 2)), "truncated varint in field head (offset 1)");
+  expect(SealValue(fields.substr(0, 5)), "ends before field tail_seq (offset 5)");
+  expect(SealValue(fields + std::string(1, '\0')), "1 trailing bytes after the fields (offset 6)");
+  expect(SealValue(std::string("\x01\x80\xa0\x00", 4) + fields.substr(3)),
+         "varint not in shortest form in field head (offset 1)");
+  expect(SealValue(fields.substr(0, 5) + std::string("\x85\x00", 2)),
+         "varint not in shortest form in field tail_seq (offset 5)");
+  expect(SealValue("\x01" + std::string(9, '\xff') + "\x02" + fields.substr(3)),
+         "varint does not fit in 64 bits in field head (offset 1)");
+  StreamPointer p{4096, 12288, 5};
+  p.head = p.tail + 1;
+  expect(p.Encode(), "field head 12289 is past tail 12288 (offset 1)");
+  p = StreamPointer{4096, 12288, 0};
+  expect(p.Encode(), "field tail_seq is 0, sequences start at 1 (offset 5)");
+}
+
 TEST(FormatGolden, ValuesRejectDamage) {
   PgPointer p;
   p.stamp = 7;
@@ -762,12 +1045,12 @@ TEST(FormatGolden, ValuesRejectDamage) {
   }
   EXPECT_CODE(PgPointer::Decode(v.substr(0, 4)), kDataLoss);
   EXPECT_CODE(StoreMeta::Decode(""), kDataLoss);
-  // A sealed value with an unknown format byte (1 and 2 are pointers).
-  std::string other = "\x03" + v.substr(1, v.size() - 5);
+  // A sealed value with an unknown format byte (1, 2 and 3 are pointers).
+  std::string other = "\x04" + v.substr(1, v.size() - 5);
   PutFixed32(&other, crc32c::Mask(crc32c::Value(other.data(), other.size())));
   auto d = PgPointer::Decode(other);
   EXPECT_CODE(d, kDataLoss);
-  EXPECT_NE(std::string::npos, std::string(d.status().message()).find("unknown format 3"))
+  EXPECT_NE(std::string::npos, std::string(d.status().message()).find("unknown format 4"))
       << d.status();
   // head > tail is refused even with a good CRC.
   p.head = 2;

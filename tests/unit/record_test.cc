@@ -143,8 +143,8 @@ TEST_F(RecordTest, ItemLengthPastBodyEnd) {
 
 TEST_F(RecordTest, UnknownNonSkippableKind) {
   std::string body = GoodBody();
-  body[19] = 0x07;  // no such kind, bit 7 clear
-  ExpectDamage(body, 19, "unknown kind 7");
+  body[19] = 0x08;  // no such kind, bit 7 clear
+  ExpectDamage(body, 19, "unknown kind 8");
   EXPECT_EQ(1u, items_.size());  // the entry before it was delivered
   body[19] = 0x00;  // zero bytes are not items
   ExpectDamage(body, 19, "unknown kind 0");
@@ -192,6 +192,52 @@ TEST_F(RecordTest, EntryAndDupShorterThanVersion) {
     body += std::string(11, '\x01');
     ExpectDamage(body, 24, "11 bytes is too short for its kind");
   }
+}
+
+TEST_F(RecordTest, PgBytesRoundTrips) {
+  RecordBodyBuilder b;
+  b.AddPgBytes(7, 4096, "abc");
+  b.AddPgBytes(0xfffffffeu, UINT64_MAX, "");  // no bytes: the 12-byte prefix alone
+  b.AddPgBytes(9, 1ull << 40, std::string(300, 'r'));
+  ASSERT_OK(Parse(b.body()));
+  ASSERT_EQ(3u, items_.size());
+  EXPECT_EQ(ItemKind::kPgBytes, items_[0].kind);
+  EXPECT_EQ(7u, items_[0].pg_stamp);
+  EXPECT_EQ(4096u, items_[0].lpos);
+  EXPECT_EQ("abc", items_[0].payload);
+  EXPECT_EQ(0u, items_[0].offset);
+  EXPECT_EQ(ItemKind::kPgBytes, items_[1].kind);
+  EXPECT_EQ(0xfffffffeu, items_[1].pg_stamp);
+  EXPECT_EQ(UINT64_MAX, items_[1].lpos);
+  EXPECT_TRUE(items_[1].payload.empty());
+  EXPECT_EQ(RecordBodyBuilder::ItemSize(12 + 3), items_[1].offset);
+  EXPECT_EQ(9u, items_[2].pg_stamp);
+  EXPECT_EQ(1ull << 40, items_[2].lpos);
+  EXPECT_EQ(std::string(300, 'r'), items_[2].payload);
+  EXPECT_EQ(b.size() - RecordBodyBuilder::ItemSize(12 + 300), items_[2].offset);
+  // The other kinds leave the stream fields alone.
+  ASSERT_OK(Parse(GoodBody()));
+  for (const Item& it : items_) {
+    EXPECT_EQ(0u, it.pg_stamp);
+    EXPECT_EQ(0u, it.lpos);
+  }
+}
+
+TEST_F(RecordTest, PgBytesShorterThanItsPrefix) {
+  for (size_t len : {0u, 1u, 11u}) {
+    std::string body = GoodBody();
+    body += '\x07';
+    PutVarint64(&body, len);
+    body += std::string(len, '\x01');
+    ExpectDamage(body, 24,
+                 "PG bytes item has " + std::to_string(len) +
+                     " bytes, fewer than its 12-byte stamp and lpos");
+    EXPECT_EQ(2u, items_.size());  // the items before it were delivered
+  }
+  // The info of GoodBody() taken as PG bytes: 3 data bytes.
+  std::string body = GoodBody();
+  body[19] = 0x07;
+  ExpectDamage(body, 19, "PG bytes item has 3 bytes");
 }
 
 TEST_F(RecordTest, PadIsSkippedWhateverItsBytes) {
