@@ -48,6 +48,38 @@ enum class TailBlockPolicy : uint8_t {
   kNeverRewrite = 1,
 };
 
+// Where a transaction's records go first (ring backend). See docs/DESIGN.md,
+// "The log stream". Not recorded on disk: a store opens in either layout.
+enum class LogLayout : uint8_t {
+  // Each PG's records are written straight to its ring: one write per PG a
+  // transaction touches, the PG's tail block rewritten each time.
+  kPerPgRings = 0,
+  // The records of every PG a transaction touches go to one shared log
+  // stream, written sequentially (one write for all the transactions staged
+  // while the previous stream write was in flight); each PG's ring gets its
+  // records later in whole blocks, written in the same transactions' I/O.
+  // Opening a store with a stream in kPerPgRings homes what is left in it.
+  kStream = 1,
+};
+
+// The log stream's settings (LogLayout::kStream).
+struct StreamOptions {
+  // The stream's size bound, in chunks of the partition. A transaction
+  // whose records do not fit writes them to the PGs' rings instead, so a
+  // full stream slows commits and never fails one. 2..4096.
+  uint32_t max_chunks = 16;
+  // A PG's records go to its ring once this many whole blocks of them are
+  // not there yet: more blocks, fewer ring writes, more memory per PG
+  // (blocks x block size). 1..64.
+  uint32_t home_blocks = 2;
+  // Once the stream is this full (percent of max_chunks x chunk size), each
+  // transaction also homes up to max_forced_homes of the PGs that pin the
+  // stream's head (a PG that stopped writing), with a partial block.
+  // 1..100.
+  uint32_t force_home_percent = 50;
+  uint32_t max_forced_homes = 4;  // 1..1024
+};
+
 // What open does when a PG's committed log is damaged.
 enum class RecoveryPolicy : uint8_t {
   // Refuse to open: the error (kDataLoss) names the PG, the offset and the
@@ -95,6 +127,8 @@ struct MkfsOptions {
 struct Options {
   DurabilityMode durability = DurabilityMode::kGroupCommit;
   TailBlockPolicy tail_block_policy = TailBlockPolicy::kRewriteTailBlock;
+  LogLayout log_layout = LogLayout::kPerPgRings;
+  StreamOptions stream;
   RecoveryPolicy recovery_policy = RecoveryPolicy::kRefuse;
   IoEngine io_engine = IoEngine::kIoUring;
   // Chunks a PG keeps after trimming instead of returning them.

@@ -78,6 +78,9 @@ struct PgStats {
   Version last_version;         // newest live entry (if entries > 0)
   uint32_t chunks = 0;          // chunks the PG's ring owns
   uint64_t ring_bytes_used = 0; // bytes between the ring's head and tail
+  // Bytes of the log before its tail not yet written to the PG's ring
+  // (LogLayout::kStream: they are in the log stream and in memory).
+  uint64_t unhomed_bytes = 0;
   uint64_t bytes_written = 0;   // record bytes appended since open
   uint64_t payload_bytes_written = 0;  // caller payload bytes appended since open
   bool damaged = false;         // opened under RecoveryPolicy::kMarkDamaged
@@ -110,6 +113,20 @@ struct StoreStats {
   // cannot move, unlike IOPS. The RocksDB backend writes no partition after
   // mkfs: 0 for a store it opens by path.
   uint64_t device_writes = 0;
+  // The log stream (ring backend; zero without one): chunks it holds, its
+  // bound (StreamOptions::max_chunks, 0 in kPerPgRings), bytes between its
+  // head and tail, stream records appended since open and the writes that
+  // carried them; home writes (whole blocks to a PG's ring), forced homes
+  // (a partial block for a PG pinning the stream) and transactions that
+  // found the stream full and wrote to the rings instead.
+  uint64_t stream_chunks = 0;
+  uint64_t stream_max_chunks = 0;
+  uint64_t stream_bytes_used = 0;
+  uint64_t stream_records = 0;
+  uint64_t stream_writes = 0;
+  uint64_t home_writes = 0;
+  uint64_t forced_homes = 0;
+  uint64_t stream_full_fallbacks = 0;
 };
 
 }  // namespace pgring

@@ -416,23 +416,35 @@ RingClaims::Verdict RingClaims::ClaimStamp(const PgId& pg, uint32_t stamp) {
 }
 
 RingClaims::Verdict RingClaims::ClaimChunk(const PgId& pg, size_t index, uint32_t chunk) {
+  return Claim(ChunkClaim{pg, index, false}, chunk);
+}
+
+RingClaims::Verdict RingClaims::ClaimStreamChunk(size_t index, uint32_t chunk) {
+  return Claim(ChunkClaim{PgId{}, index, true}, chunk);
+}
+
+RingClaims::Verdict RingClaims::Claim(const ChunkClaim& claim, uint32_t chunk) {
+  const size_t index = claim.index;
   if (chunk >= chunk_count_) {
     return {Broken::kChunkOutOfRange, {},
             absl::StrFormat("chunk %u is out of range (the partition has %u chunks), at chunk "
                             "list position %u",
                             chunk, chunk_count_, index)};
   }
-  auto [it, fresh] = chunk_owner_.emplace(chunk, ChunkClaim{pg, index});
+  auto [it, fresh] = chunk_owner_.emplace(chunk, claim);
   if (fresh) return {};
   const ChunkClaim& first = it->second;
-  if (first.pg == pg) {
-    return {Broken::kChunkTwiceInList, pg,
+  if (first.stream == claim.stream && first.pg == claim.pg) {
+    return {Broken::kChunkTwiceInList, claim.pg,
             absl::StrFormat("chunk %u appears twice in the chunk list (positions %u and %u)",
                             chunk, first.index, index)};
   }
+  auto owner = [](const ChunkClaim& c) {
+    return c.stream ? std::string("the log stream") : absl::StrCat("PG ", c.pg.ToString());
+  };
   return {Broken::kChunkShared, first.pg,
-          absl::StrFormat("chunk %u is claimed by PG %s (position %u) and PG %s (position %u)",
-                          chunk, first.pg.ToString(), first.index, pg.ToString(), index)};
+          absl::StrFormat("chunk %u is claimed by %s (position %u) and %s (position %u)", chunk,
+                          owner(first), first.index, owner(claim), index)};
 }
 
 }  // namespace pgring

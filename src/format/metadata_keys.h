@@ -158,6 +158,8 @@ class RingClaims {
   Verdict ClaimStamp(const PgId& pg, uint32_t stamp);
   // Chunk `chunk` at position `index` of `pg`'s chunk list.
   Verdict ClaimChunk(const PgId& pg, size_t index, uint32_t chunk);
+  // The same for the log stream's chunk list (claimed before any PG's).
+  Verdict ClaimStreamChunk(size_t index, uint32_t chunk);
   // Distinct chunk numbers in range claimed so far.
   uint64_t chunks_claimed() const { return chunk_owner_.size(); }
 
@@ -165,7 +167,9 @@ class RingClaims {
   struct ChunkClaim {
     PgId pg;
     size_t index;
+    bool stream = false;  // the log stream's, not pg's
   };
+  Verdict Claim(const ChunkClaim& claim, uint32_t chunk);
   const uint64_t chunk_count_;
   const std::optional<uint32_t> next_pg_stamp_;
   absl::flat_hash_map<uint32_t, PgId> stamp_owner_;

@@ -1,6 +1,7 @@
 #include "log/ring_pg_log.h"
 
 #include <algorithm>
+#include <cassert>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -10,10 +11,23 @@
 
 namespace pgring {
 
-RingPgLog::RingPgLog(const PgId& id_in, uint32_t stamp_in, uint32_t block_size)
-    : PgLogState(id_in),
-      stamp(stamp_in),
-      tail_block(std::make_unique<AlignedBuffer>(block_size)) {}
+RingPgLog::RingPgLog(const PgId& id_in, uint32_t stamp_in, uint32_t block_size_in)
+    : PgLogState(id_in), stamp(stamp_in), block_size(block_size_in) {}
+
+uint64_t RingPgLog::StreamPos() const {
+  if (bounds.homed == bounds.tail || unhomed_runs.empty()) return 0;
+  return unhomed_runs.front().stream_pos;
+}
+
+void RingPgLog::MoveHomed(uint64_t to) {
+  assert(to >= bounds.homed && to <= bounds.tail);
+  const uint64_t old_start = ImageStart();
+  bounds.homed = to;
+  image.erase(0, ImageStart() - old_start);
+  while (!unhomed_runs.empty() && unhomed_runs.front().ring_end <= bounds.homed) {
+    unhomed_runs.pop_front();
+  }
+}
 
 PgPointer RingPgLog::Pointer() const {
   PgPointer p;
@@ -23,13 +37,16 @@ PgPointer RingPgLog::Pointer() const {
   p.tail_seq = bounds.tail_seq;
   p.entries_trimmed_to = entries_trimmed_to;
   p.dups_trimmed_to = dups_trimmed_to;
+  p.unhomed = bounds.tail - bounds.homed;
+  p.stream_pos = StreamPos();
   return p;
 }
 
 void RingPgLog::LoadPointer(const PgPointer& p) {
-  bounds = RingBounds{p.head, p.tail, p.tail_seq};
+  bounds = RingBounds{p.head, p.tail, p.tail_seq, p.homed()};
   entries_trimmed_to = p.entries_trimmed_to;
   dups_trimmed_to = p.dups_trimmed_to;
+  loaded_stream_pos = p.stream_pos;
 }
 
 uint64_t RingPgLog::ComputeHead(uint64_t tail) const {
@@ -99,13 +116,31 @@ absl::Status ReplayRecord(std::string_view body, uint64_t lpos, RingPgLog* pg) {
   });
 }
 
-absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg) {
+absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg,
+                              std::string_view unhomed) {
   const RingBounds& p = pg->bounds;
   for (const absl::Status& s : {CheckPointerInChunks(p.head, p.tail, pg->chunks, geo.chunk_size),
                                 CheckChunkListBase(pg->chunks, geo.chunk_size)}) {
     if (!s.ok()) return absl::DataLossError(absl::StrFormat("PG %s: %s", pg->name, s.message()));
   }
+  if (p.homed < p.head) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: pointer's homed position %u (tail %u less %u unhomed bytes) is before its head "
+        "%u", pg->name, p.homed, p.tail, p.tail - p.homed, p.head));
+  }
+  assert(unhomed.size() == p.tail - p.homed);
+  // The image: the ring's part of homed's block, then the unhomed bytes.
+  pg->image.assign(p.homed - pg->ImageStart(), '\0');
+  if (!pg->image.empty()) {
+    AlignedBuffer block(geo.block_size);
+    std::vector<Extent> ex;
+    MapRange(pg->chunks, geo, pg->ImageStart(), geo.block_size, &ex);
+    RETURN_IF_ERROR(device->Read(ex[0].device_offset, block.span()));
+    pg->image.assign(block.data(), p.homed - pg->ImageStart());
+  }
+  pg->image.append(unhomed);
   RingReader reader(device, geo, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
+  reader.SetOverlay(pg->ImageStart(), pg->image);
   RingRecord rec;
   while (true) {
     absl::Status s = reader.Next(&rec);
@@ -117,11 +152,6 @@ absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLo
   }
   RETURN_IF_ERROR(reader.CheckTailSeq(p.tail_seq));
   FinishReplay(pg, nullptr);
-  if (p.tail % geo.block_size != 0) {
-    std::vector<Extent> ex;
-    MapRange(pg->chunks, geo, geo.AlignDown(p.tail), geo.block_size, &ex);
-    RETURN_IF_ERROR(device->Read(ex[0].device_offset, pg->tail_block->span()));
-  }
   return absl::OkStatus();
 }
 

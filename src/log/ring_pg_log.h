@@ -7,7 +7,9 @@
 #define PGRING_LOG_RING_PG_LOG_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -29,6 +31,17 @@ struct RingBounds {
   uint64_t head = 0;      // lpos of the first record that still matters
   uint64_t tail = 0;      // lpos just past the last record
   uint64_t tail_seq = 1;  // sequence of the next record
+  // The ring holds every byte before it (head <= homed <= tail); the bytes
+  // [homed, tail) are in the log stream (docs/DESIGN.md, "The log stream").
+  // Per-PG rings alone keep homed == tail.
+  uint64_t homed = 0;
+};
+
+// Unhomed bytes of a PG up to `ring_end` lie in the stream record at
+// `stream_pos` (the later runs of the same PG hold the bytes after it).
+struct UnhomedRun {
+  uint64_t ring_end = 0;
+  uint64_t stream_pos = 0;
 };
 
 struct RingPgLog : PgLogState {
@@ -45,15 +58,30 @@ struct RingPgLog : PgLogState {
   // on versions. Set while that is so.
   bool has_rewind_pin = false;
   uint64_t rewind_pin_pos = 0;
-  // The block holding bounds.tail; bytes before it in the block are the
-  // committed (or staged) records a rewrite of the block must keep.
-  std::unique_ptr<AlignedBuffer> tail_block;
+  // The ring's bytes [ImageStart(), tail): those not homed yet, after the
+  // part of their first block the ring already holds (a rewrite of that
+  // block must keep it). Reads of records past ImageStart() come from here.
+  std::string image;
+  // Which stream records hold the unhomed bytes, oldest first; the first
+  // run ends past homed.
+  std::deque<UnhomedRun> unhomed_runs;
   uint64_t record_bytes_written = 0;
   uint64_t payload_bytes_written = 0;
 
-  // The pointer as RocksDB stores it, and back.
+  uint64_t ImageStart() const { return bounds.homed - bounds.homed % block_size; }
+  // The stream lpos of the record holding the byte at homed (0 when all is
+  // homed).
+  uint64_t StreamPos() const;
+  // Moves homed to `to` (homed <= to <= tail): drops the image's blocks and
+  // the runs wholly before it.
+  void MoveHomed(uint64_t to);
+
+  // The pointer as RocksDB stores it, and back. A loaded pointer's
+  // stream_pos is kept in loaded_stream_pos until recovery has the runs.
   PgPointer Pointer() const;
   void LoadPointer(const PgPointer& p);
+  uint64_t loaded_stream_pos = 0;
+  const uint32_t block_size;
   // Position of the first record that still matters: the oldest live entry,
   // dup or info; the tail if there is none.
   uint64_t ComputeHead(uint64_t tail) const;
@@ -107,12 +135,14 @@ class RingPgLogEffects final : public PgLogEffects {
 absl::Status ReplayRecord(std::string_view body, uint64_t lpos, RingPgLog* pg);
 
 // Recovery of one PG at open: checks its pointer against its chunk list,
-// reads every record between head and tail from `device` (RingReader),
-// replays them (ReplayRecord, FinishReplay) and loads the partial tail block.
-// `pg` holds its pointer (LoadPointer) and chunk list on entry.
-// kDataLoss names the PG and the position of the damage; I/O errors pass
-// through.
-absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg);
+// reads every record between head and tail (RingReader) from `device` up to
+// homed and from `unhomed` (the bytes [homed, tail), from the log stream)
+// after it, replays them (ReplayRecord, FinishReplay) and keeps the image.
+// `pg` holds its pointer (LoadPointer), chunk list and unhomed_runs on
+// entry. kDataLoss names the PG and the position of the damage; I/O errors
+// pass through.
+absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg,
+                              std::string_view unhomed);
 
 }  // namespace pgring
 

@@ -1,17 +1,21 @@
 #include "log/ring_reader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace pgring {
 namespace {
-// A transaction record, or one an older reader may skip; anything else is a
-// kind this version cannot read past safely.
-bool IsReadableRecordType(uint8_t type) {
-  return (type & ~kSkippableBit) == kRecordTxn || (type & kSkippableBit) != 0;
+// The record type a ring with this stamp holds (a PG's: transaction
+// records; the log stream's: stream records), or one an older reader may
+// skip; anything else is a kind this version cannot read past safely.
+bool IsReadableRecordType(uint8_t type, uint32_t stamp) {
+  const uint8_t own = stamp == kStreamStamp ? kRecordStream : kRecordTxn;
+  return (type & ~kSkippableBit) == own || (type & kSkippableBit) != 0;
 }
 // Reads ahead this much at a time: recovery and fsck read whole logs.
 constexpr uint64_t kWindowBytes = 1 << 20;
@@ -43,9 +47,12 @@ absl::Status RingReader::Report(std::string_view kind, uint64_t lpos, std::strin
   d.ends_log = ends_log;
   d.whole_log = whole_log;
   if (reporter_ != nullptr) reporter_->Corruption(d);
-  if (whole_log) return absl::DataLossError(absl::StrFormat("PG %s: %s", pg_name_, d.what));
-  return absl::DataLossError(absl::StrFormat("PG %s: record at lpos %u (chunk %d, offset %u): %s",
-                                             pg_name_, lpos, d.where.chunk, d.where.offset,
+  // The log stream's reader is named as such; a PG's by its id.
+  const std::string subject =
+      stamp_ == kStreamStamp ? std::string("log stream") : absl::StrCat("PG ", pg_name_);
+  if (whole_log) return absl::DataLossError(absl::StrFormat("%s: %s", subject, d.what));
+  return absl::DataLossError(absl::StrFormat("%s: record at lpos %u (chunk %d, offset %u): %s",
+                                             subject, lpos, d.where.chunk, d.where.offset,
                                              d.what));
 }
 
@@ -71,17 +78,33 @@ absl::StatusOr<const char*> RingReader::Fetch(uint64_t lpos, uint64_t n, uint64_
     window_ = std::make_unique<AlignedBuffer>(std::max<uint64_t>(len, kWindowBytes));
   }
   window_len_ = 0;
+  // The device holds what lies before the overlay; the overlay the rest.
+  const uint64_t from_device = std::min(end, std::max(start, overlay_start_)) - start;
   std::vector<Extent> extents;
-  MapRange(chunks_, geometry_, start, len, &extents);
+  if (from_device > 0) MapRange(chunks_, geometry_, start, from_device, &extents);
   uint64_t filled = 0;
   for (const Extent& e : extents) {
     absl::Status s = device_->Read(e.device_offset, {window_->data() + filled, e.length});
     if (!s.ok()) return s;
     filled += e.length;
   }
+  if (filled < len) {
+    const uint64_t at = start + filled;
+    const uint64_t overlay_end = overlay_start_ + overlay_.size();
+    const uint64_t have = at < overlay_end ? std::min(len - filled, overlay_end - at) : 0;
+    std::memcpy(window_->data() + filled, overlay_.data() + (at - overlay_start_), have);
+    // Past the overlay's end (beyond the limit, Bytes()): nothing written.
+    std::memset(window_->data() + filled + have, 0, len - filled - have);
+  }
   window_start_ = start;
   window_len_ = len;
   return window_->data() + (lpos - window_start_);
+}
+
+void RingReader::SetOverlay(uint64_t start, std::string_view bytes) {
+  overlay_start_ = start;
+  overlay_ = bytes;
+  window_len_ = 0;  // what the window holds may be the device's
 }
 
 absl::StatusOr<std::string_view> RingReader::Bytes(uint64_t lpos, uint64_t n) {
@@ -151,7 +174,7 @@ absl::Status RingReader::NextRecord(RingRecord* out) {
     const uint64_t expected_seq = next_seq_;
     next_seq_ = h.seq + 1;
     std::vector<std::pair<std::string_view, std::string>> broken;  // kind, what
-    if (!IsReadableRecordType(h.type)) {
+    if (!IsReadableRecordType(h.type, stamp_)) {
       broken.emplace_back("record-type", absl::StrFormat("unknown record type %u", h.type));
     }
     if (h.pg_stamp != stamp_) {

@@ -41,9 +41,12 @@ struct RingRecord {
   RecordHeader header;
   std::string_view body;  // valid until the next call to Next()
   uint64_t size() const { return kRecordHeaderSize + header.length; }
-  // A transaction record (the only kind this version writes); anything else
-  // Next returns is skippable and carries nothing this version reads.
+  // A transaction record (the only kind a PG's ring holds); anything else
+  // Next returns from a PG's ring is skippable and carries nothing this
+  // version reads.
   bool is_txn() const { return (header.type & ~kSkippableBit) == kRecordTxn; }
+  // A log stream's record (read with stamp kStreamStamp).
+  bool is_stream() const { return (header.type & ~kSkippableBit) == kRecordStream; }
 };
 
 // One check a PG's log failed, and where.
@@ -96,6 +99,12 @@ class RingReader {
   absl::Status Damage(uint64_t lpos, std::string_view what,
                       std::string_view kind = "record-body");
 
+  // Serves [start, start + bytes.size()) from `bytes` instead of the
+  // device: the PG's bytes not on its ring yet (docs/DESIGN.md, "The log
+  // stream"), and the partial block before them. `bytes` must outlive the
+  // reader and reach the limit.
+  void SetOverlay(uint64_t start, std::string_view bytes);
+
   // [lpos, lpos + n) of the PG's ring, read through the same window
   // (anywhere in its chunks, the limit not applying): what lies past a tail.
   absl::StatusOr<std::string_view> Bytes(uint64_t lpos, uint64_t n);
@@ -131,6 +140,8 @@ class RingReader {
   // The problem that ended the log: Next returns it again, unreported.
   absl::Status ended_;
   uint64_t last_record_lpos_ = 0;
+  uint64_t overlay_start_ = UINT64_MAX;
+  std::string_view overlay_;
   std::unique_ptr<AlignedBuffer> window_;
   uint64_t window_start_ = 0;
   uint64_t window_len_ = 0;

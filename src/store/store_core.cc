@@ -37,6 +37,14 @@ constexpr StatsField kStatsFields[] = {
     {"device_flushes", &StoreStats::device_flushes},
     {"mapping_table_bytes", &StoreStats::mapping_table_bytes},
     {"device_writes", &StoreStats::device_writes},
+    {"stream_chunks", &StoreStats::stream_chunks},
+    {"stream_max_chunks", &StoreStats::stream_max_chunks},
+    {"stream_bytes_used", &StoreStats::stream_bytes_used},
+    {"stream_records", &StoreStats::stream_records},
+    {"stream_writes", &StoreStats::stream_writes},
+    {"home_writes", &StoreStats::home_writes},
+    {"forced_homes", &StoreStats::forced_homes},
+    {"stream_full_fallbacks", &StoreStats::stream_full_fallbacks},
 };
 // A counter added to StoreStats must get a name here too.
 static_assert(sizeof(StoreStats) == std::size(kStatsFields) * sizeof(uint64_t));

@@ -601,7 +601,7 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
   RingPgLog pg(kPg, p.stamp, g.block_size);
   pg.LoadPointer(p);
   pg.chunks = c;
-  const absl::Status s = RecoverRingPgLog(ring.device(), g, &pg);
+  const absl::Status s = RecoverRingPgLog(ring.device(), g, &pg, {});
   FUZZ_CHECK(s.ok() || absl::IsDataLoss(s), s.ToString());
   if (!s.ok()) {
     FUZZ_CHECK(absl::StartsWith(s.message(), "PG 1.2a: "), s.ToString());

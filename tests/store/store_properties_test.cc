@@ -79,6 +79,14 @@ TEST_P(StorePropertiesTest, StoreCountersHaveTheirKnownValues) {
       {"device_flushes", st.device_flushes},
       {"mapping_table_bytes", st.mapping_table_bytes},
       {"device_writes", st.device_writes},
+      {"stream_chunks", st.stream_chunks},
+      {"stream_max_chunks", st.stream_max_chunks},
+      {"stream_bytes_used", st.stream_bytes_used},
+      {"stream_records", st.stream_records},
+      {"stream_writes", st.stream_writes},
+      {"home_writes", st.home_writes},
+      {"forced_homes", st.forced_homes},
+      {"stream_full_fallbacks", st.stream_full_fallbacks},
   };
   ASSERT_EQ(m.size(), want.size());
   for (const auto& [name, value] : want) {

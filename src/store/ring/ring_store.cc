@@ -15,6 +15,7 @@
 #include "log/pg_log_state.h"
 #include "log/ring_reader.h"
 #include "store/group_batch.h"
+#include "store/ring/extent_write.h"
 #include "util/status_macros.h"
 
 namespace pgring {
@@ -44,13 +45,27 @@ struct RingStore::PgChange {
   void Restore() { undo.Restore(); }
 };
 
+// Where a transaction's new record bytes go (PlanStream).
+struct RingStore::StreamPlan {
+  // Per change: how far its PG is homed once the transaction is staged.
+  std::vector<uint64_t> homed_after;
+  std::string record;  // the stream record; empty: none
+  uint64_t record_pos = 0;
+  std::vector<uint32_t> allocated;  // stream chunks taken for it
+};
+
 RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
                      const Label& label, const StoreMeta& meta, const Options& options)
     : PgStore(std::move(device), std::move(db), options),
       label_(label),
       geo_(MakeGeometry(label.block_size, label.chunk_size, label.chunk_count)),
       alloc_(label.chunk_count),
-      meta_(meta) {}
+      meta_(meta),
+      stream_layout_(options.log_layout == LogLayout::kStream),
+      stream_(device_.get(), geo_, &alloc_, options.stream.max_chunks,
+              [this](std::vector<std::shared_ptr<CommitPipeline::Txn>> txns, absl::Status s) {
+                StreamWritten(std::move(txns), s);
+              }) {}
 
 RingStore::~RingStore() { Close().IgnoreError(); }
 
@@ -63,6 +78,20 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
     return absl::InvalidArgumentError(absl::StrFormat(
         "limits.max_chunks_per_pg (%u) x chunk size (%u) exceeds the 4 GiB a ring may span",
         options.limits.max_chunks_per_pg, label.chunk_size));
+  }
+  const StreamOptions& so = options.stream;
+  struct Bound {
+    const char* name;
+    uint32_t value, lo, hi;
+  };
+  for (const Bound& b : {Bound{"stream.max_chunks", so.max_chunks, 2, 4096},
+                         Bound{"stream.home_blocks", so.home_blocks, 1, 64},
+                         Bound{"stream.force_home_percent", so.force_home_percent, 1, 100},
+                         Bound{"stream.max_forced_homes", so.max_forced_homes, 1, 1024}}) {
+    if (b.value < b.lo || b.value > b.hi) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s is %u; it must be in [%u, %u]",
+                                                        b.name, b.value, b.lo, b.hi));
+    }
   }
   std::unique_ptr<RingStore> s(new RingStore(std::move(device), std::move(db), label, meta, options));
   RETURN_IF_ERROR(s->Recover());
@@ -89,9 +118,12 @@ absl::Status RingStore::Recover() {
     lists.emplace(id, *std::move(c));
     return absl::OkStatus();
   }));
-  // Claims in key order, which is PG order: the same PG is named first on
-  // every open.
+  // Claims: the stream's chunks, then the PGs' in key order, which is PG
+  // order: the same PG is named first on every open.
   RingClaims claims(geo_.chunk_count, meta_.next_pg_stamp);
+  StreamPointer stream_ptr;
+  PgChunkList stream_chunks;
+  ASSIGN_OR_RETURN(const bool has_stream, LoadStreamKeys(&claims, &stream_ptr, &stream_chunks));
   auto refuse = [](const PgId& id, const RingClaims::Verdict& claim) {
     return absl::DataLossError(absl::StrCat("PG ", id.ToString(), ": ", claim.message));
   };
@@ -110,6 +142,12 @@ absl::Status RingStore::Recover() {
                                               ": has a pointer but no chunk list"));
     }
     if (auto claim = claims.ClaimStamp(id, p->stamp); !claim.ok()) return refuse(id, claim);
+    if (p->unhomed != 0 && !has_stream) {
+      return absl::DataLossError(absl::StrFormat(
+          "PG %s: %u bytes before its tail are in the log stream (from stream lpos %u), but "
+          "the store has no log stream (no %s key)",
+          id.ToString(), p->unhomed, p->stream_pos, kStreamPointerKey));
+    }
     for (size_t i = 0; i < it->second.chunks.size(); ++i) {
       const uint32_t c = it->second.chunks[i];
       if (auto claim = claims.ClaimChunk(id, i, c); !claim.ok()) return refuse(id, claim);
@@ -128,6 +166,12 @@ absl::Status RingStore::Recover() {
     return absl::DataLossError(absl::StrCat("PG ", lists.begin()->first.ToString(),
                                             ": has a chunk list but no pointer"));
   }
+  // The stream once, sequentially: each PG's bytes not yet on its ring.
+  absl::flat_hash_map<RingPg*, std::string> unhomed;
+  absl::flat_hash_map<RingPg*, absl::Status> failed;
+  if (has_stream) {
+    RETURN_IF_ERROR(CollectUnhomed(stream_ptr, stream_chunks, &unhomed, &failed));
+  }
   // Each PG's ring is read and replayed independently: several at a time
   // keep the device busy (synchronous O_DIRECT reads, no readahead) and use
   // every core for CRCs and replay. Outcomes are handled below in PG order.
@@ -139,7 +183,13 @@ absl::Status RingStore::Recover() {
     std::atomic<size_t> next{0};
     auto work = [&] {
       for (size_t i = next.fetch_add(1); i < order.size(); i = next.fetch_add(1)) {
-        outcome[i] = RecoverPg(order[i]);
+        RingPg* pg = order[i];
+        if (auto f = failed.find(pg); f != failed.end()) {
+          outcome[i] = f->second;
+          continue;
+        }
+        auto u = unhomed.find(pg);
+        outcome[i] = RecoverPg(pg, u == unhomed.end() ? std::string_view() : u->second);
       }
     };
     const size_t threads = std::min<size_t>(kRecoveryThreads, order.size());
@@ -159,18 +209,127 @@ absl::Status RingStore::Recover() {
                                                " marked damaged: ", s.message()));
       pg->Forget();
       pg->damage = s;
+    } else if (pg->bounds.homed < pg->bounds.tail) {
+      stream_.Pin(pg->StreamPos(), pg);
     }
     live_items_ += pg->live_items();
+  }
+  if (has_stream) {
+    // The stream's partial tail block, which the next stream write rewrites
+    // with the records it holds.
+    std::string prefix;
+    if (stream_ptr.tail % geo_.block_size != 0) {
+      AlignedBuffer block(geo_.block_size);
+      std::vector<Extent> ex;
+      MapRange(stream_chunks, geo_, geo_.AlignDown(stream_ptr.tail), geo_.block_size, &ex);
+      RETURN_IF_ERROR(device_->Read(ex[0].device_offset, block.span()));
+      prefix.assign(block.data(), stream_ptr.tail % geo_.block_size);
+    }
+    stream_.Load(stream_ptr, std::move(stream_chunks), std::move(prefix));
   }
   return absl::OkStatus();
 }
 
-absl::Status RingStore::RecoverPg(RingPg* pg) {
-  RETURN_IF_ERROR(RecoverRingPgLog(device_.get(), geo_, pg));
+absl::StatusOr<bool> RingStore::LoadStreamKeys(RingClaims* claims, StreamPointer* p,
+                                               PgChunkList* c) {
+  ASSIGN_OR_RETURN(auto ptr, db_->Get(kStreamPointerKey));
+  ASSIGN_OR_RETURN(auto chunks, db_->Get(kStreamChunksKey));
+  if (!ptr && !chunks) return false;
+  if (!ptr || !chunks) {
+    return absl::DataLossError(absl::StrFormat("log stream: %s is there but %s is missing",
+                                               ptr ? kStreamPointerKey : kStreamChunksKey,
+                                               ptr ? kStreamChunksKey : kStreamPointerKey));
+  }
+  auto decoded_ptr = StreamPointer::Decode(*ptr);
+  if (!decoded_ptr.ok()) {
+    return absl::DataLossError(absl::StrCat("log stream: ", decoded_ptr.status().message()));
+  }
+  auto decoded_chunks = PgChunkList::Decode(*chunks);
+  if (!decoded_chunks.ok()) {
+    return absl::DataLossError(absl::StrCat("log stream: ", decoded_chunks.status().message()));
+  }
+  *p = *decoded_ptr;
+  *c = *std::move(decoded_chunks);
+  for (const absl::Status& s : {CheckPointerInChunks(p->head, p->tail, *c, geo_.chunk_size),
+                                CheckChunkListBase(*c, geo_.chunk_size)}) {
+    if (!s.ok()) return absl::DataLossError(absl::StrCat("log stream: ", s.message()));
+  }
+  for (size_t i = 0; i < c->chunks.size(); ++i) {
+    auto claim = claims->ClaimStreamChunk(i, c->chunks[i]);
+    if (!claim.ok()) return absl::DataLossError(absl::StrCat("log stream: ", claim.message));
+    const bool first = alloc_.MarkOwned(c->chunks[i]);
+    assert(first);
+    (void)first;
+  }
+  return true;
+}
+
+absl::Status RingStore::CollectUnhomed(const StreamPointer& p, const PgChunkList& c,
+                                       absl::flat_hash_map<RingPg*, std::string>* unhomed,
+                                       absl::flat_hash_map<RingPg*, absl::Status>* failed) {
+  absl::flat_hash_map<uint32_t, RingPg*> by_stamp;
+  for (auto& [id, pg] : pgs_) {
+    if (pg->bounds.homed < pg->bounds.tail) by_stamp.emplace(pg->stamp, pg.get());
+  }
+  auto fail = [&](RingPg* pg, std::string what) {
+    failed->emplace(pg, absl::DataLossError(absl::StrCat("PG ", pg->name, ": ", what)));
+    by_stamp.erase(pg->stamp);
+  };
+  // Each PG's bytes arrive in stream order: its items at or after its
+  // stream_pos cover [homed, tail) without a gap. Older items (before
+  // homed) are skipped; a removed PG's items too.
+  absl::Status read = LogStream::Read(
+      device_.get(), geo_, c, p, [&](uint64_t record_lpos, const Item& item) {
+        auto it = by_stamp.find(item.pg_stamp);
+        if (it == by_stamp.end()) return absl::OkStatus();
+        RingPg* pg = it->second;
+        if (record_lpos < pg->loaded_stream_pos) return absl::OkStatus();
+        std::string& have = (*unhomed)[pg];
+        const uint64_t covered = pg->bounds.homed + have.size();
+        const uint64_t end = item.lpos + item.payload.size();
+        if (end <= covered) return absl::OkStatus();
+        if (item.lpos > covered) {
+          fail(pg, absl::StrFormat("its ring bytes from lpos %u are not in the log stream: the "
+                                   "stream record at stream lpos %u holds them from lpos %u",
+                                   covered, record_lpos, item.lpos));
+        } else if (end > pg->bounds.tail) {
+          fail(pg, absl::StrFormat("the stream record at stream lpos %u holds its ring bytes up "
+                                   "to lpos %u, past its committed tail %u",
+                                   record_lpos, end, pg->bounds.tail));
+        } else {
+          have.append(item.payload.substr(covered - item.lpos));
+          pg->unhomed_runs.push_back(UnhomedRun{end, record_lpos});
+        }
+        return absl::OkStatus();
+      });
+  if (!read.ok()) {
+    if (options_.recovery_policy == RecoveryPolicy::kRefuse || !absl::IsDataLoss(read)) {
+      return read;
+    }
+    // What the stream held before the damage is used; the PGs whose bytes
+    // lay after it fail below.
+    log_->Log(LogLevel::kError, std::string(read.message()));
+  }
+  for (auto [stamp, pg] : by_stamp) {
+    const uint64_t covered = pg->bounds.homed + (*unhomed)[pg].size();
+    if (covered != pg->bounds.tail) {
+      failed->emplace(
+          pg, absl::DataLossError(absl::StrFormat(
+                  "PG %s: its ring bytes [%u, %u) are not in the log stream (looked from "
+                  "stream lpos %u to the stream's tail %u)%s",
+                  pg->name, covered, pg->bounds.tail, pg->loaded_stream_pos, p.tail,
+                  read.ok() ? "" : absl::StrCat("; ", read.message()))));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RingStore::RecoverPg(RingPg* pg, std::string_view unhomed) {
+  RETURN_IF_ERROR(RecoverRingPgLog(device_.get(), geo_, pg, unhomed));
   const RingBounds& p = pg->bounds;
   pg->durable_head.store(p.head);
   MutexLock l(&pg->io_mu);
-  pg->written_upto = p.tail;
+  pg->written_upto = p.homed;
   return absl::OkStatus();
 }
 
@@ -212,23 +371,20 @@ absl::Status RingStore::ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32
   return absl::OkStatus();
 }
 
-std::shared_ptr<RingWrite> RingStore::PlanWrite(RingPg* pg, uint64_t pos, const std::string& record) {
-  const uint64_t bs = geo_.block_size;
-  const uint64_t start = geo_.AlignDown(pos);
-  const uint64_t end = geo_.AlignUp(pos + record.size());
+std::shared_ptr<RingWrite> RingStore::HomeWrite(const std::shared_ptr<RingPg>& pg, uint64_t end,
+                                                uint64_t homed) {
+  const uint64_t start = pg->ImageStart();
   auto w = std::make_shared<RingWrite>();
+  w->pg = pg;
   w->buffer = std::make_shared<AlignedBuffer>(end - start);
-  char* b = w->buffer->data();
-  // The block holding the old tail is written again with the records it
-  // already holds (kRewriteTailBlock); under kNeverRewrite pos is aligned.
-  std::memcpy(b, pg->tail_block->data(), pos - start);
-  std::memcpy(b + (pos - start), record.data(), record.size());
-  uint64_t new_tail = pos + record.size();
-  if (new_tail % bs != 0) {
-    std::memcpy(pg->tail_block->data(), b + (geo_.AlignDown(new_tail) - start), bs);
-  }
+  // The first block keeps what the ring already holds of it: under
+  // kRewriteTailBlock it is written again with those records; otherwise it
+  // was never written (homed is aligned, or lies in a block never homed).
+  std::memcpy(w->buffer->data(), pg->image.data(), std::min<uint64_t>(end - start, pg->image.size()));
   MapRange(pg->chunks, geo_, start, end - start, &w->extents);
-  w->end_lpos = new_tail;
+  w->end_lpos = homed;
+  pg->MoveHomed(homed);
+  home_writes_.fetch_add(1);
   return w;
 }
 
@@ -272,11 +428,13 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
       return status;
     }
     // From here nothing fails.
-    CommitPointers(staging, records, old_meta, &txn, ctxn, &writes);
+    StreamPlan plan;
+    PlanStream(staging, records, &plan);
+    CommitPointers(staging, records, &plan, old_meta, &txn, ctxn, &writes);
     live_items_ = staging.live_items();
-    pipeline_->Enqueue(ctxn);
   }
   StartWrites(writes);
+  stream_.Kick();
   WaitForGatesAndRelease(ctxn, txn.gates());
   return absl::OkStatus();
 }
@@ -315,7 +473,10 @@ absl::Status RingStore::PlaceRecord(PgChange* t, std::string* record) {
   }
   while (!t->body.empty()) {
     size_t len = kRecordHeaderSize + t->body.size();
-    if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite) {
+    // Under kNeverRewrite a record ends its block, so that the next one is
+    // never written into a block holding it; rings behind the stream are
+    // written only in whole blocks and need no such padding.
+    if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite && !stream_layout_) {
       size_t pad = geo_.AlignUp(t->record_pos + len) - (t->record_pos + len);
       if (pad == 1) pad += geo_.block_size;
       t->body.AddPad(pad);
@@ -349,8 +510,68 @@ absl::Status RingStore::PlaceRecord(PgChange* t, std::string* record) {
   return absl::OkStatus();
 }
 
+void RingStore::PlanStream(const Staging& staging, const std::vector<std::string>& records,
+                           StreamPlan* plan) {
+  const auto& changes = staging.changes();
+  plan->homed_after.assign(changes.size(), 0);
+  auto home_all = [&] {
+    for (size_t i = 0; i < changes.size(); ++i) {
+      plan->homed_after[i] = changes[i]->record_pos + records[i].size();
+    }
+  };
+  if (!stream_layout_) return home_all();
+  // Each PG keeps in the stream what is not a whole block past the ones
+  // its ring holds, once home_blocks of them are there.
+  const uint64_t home_bytes = uint64_t{options_.stream.home_blocks} * geo_.block_size;
+  RecordBodyBuilder body;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    const PgChange* t = changes[i].get();
+    if (t->removed || records[i].empty()) continue;
+    const RingPg* pg = t->pg.get();
+    const uint64_t pos = t->record_pos;
+    const uint64_t tail = pos + records[i].size();
+    uint64_t homed = pg->bounds.homed;
+    if (geo_.AlignDown(tail) >= pg->ImageStart() + home_bytes) homed = geo_.AlignDown(tail);
+    plan->homed_after[i] = homed;
+    const uint64_t from = std::max(pos, homed);
+    if (from < tail) {
+      body.AddPgBytes(pg->stamp, from, std::string_view(records[i]).substr(from - pos));
+    }
+  }
+  if (body.empty()) return;  // every PG's new bytes go home in whole blocks
+  const uint64_t pos = stream_.tail();
+  if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite) {
+    // The next stream write must not rewrite the block this record ends in.
+    const uint64_t len = kRecordHeaderSize + body.size();
+    size_t pad = geo_.AlignUp(pos + len) - (pos + len);
+    if (pad == 1) pad += geo_.block_size;
+    body.AddPad(pad);
+  }
+  if (body.size() <= kMaxRecordBody) {
+    AppendRecord(&plan->record, kRecordStream, kStreamStamp, LapOf(pos, geo_), stream_.tail_seq(),
+                 body.body());
+    if (stream_.Reserve(pos + plan->record.size(), &plan->allocated)) {
+      plan->record_pos = pos;
+      return;
+    }
+  }
+  // The stream is full (its head is pinned by PGs not homed yet) or the
+  // record too large for one: this transaction writes to the PGs' rings.
+  plan->record.clear();
+  stream_full_fallbacks_.fetch_add(1);
+  home_all();
+}
+
+void RingStore::Repin(RingPg* pg, bool was_pinned, uint64_t old_pos) {
+  const bool pinned = pg->bounds.homed < pg->bounds.tail;
+  const uint64_t pos = pg->StreamPos();
+  if (was_pinned == pinned && (!pinned || pos == old_pos)) return;
+  if (was_pinned) stream_.Unpin(old_pos, pg);
+  if (pinned) stream_.Pin(pos, pg);
+}
+
 void RingStore::CommitPointers(const Staging& staging, const std::vector<std::string>& records,
-                               const StoreMeta& old_meta, Transaction* txn,
+                               StreamPlan* plan, const StoreMeta& old_meta, Transaction* txn,
                                const std::shared_ptr<CommitPipeline::Txn>& ctxn,
                                std::vector<std::shared_ptr<RingWrite>>* writes) {
   ctxn->batch = txn->ReleaseBatch();
@@ -360,10 +581,16 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
   StoreKeyWriter wb(ctxn->batch.get(), db_->cf(), &ctxn->store_keys);
   std::vector<uint32_t> to_free;
   std::vector<std::pair<std::shared_ptr<RingPg>, uint64_t>> heads;
+  const StreamPointer old_stream = stream_.Pointer();
+  const PgChunkList old_stream_chunks = stream_.chunks();
+  const bool stream_existed = stream_.exists();
   for (size_t i = 0; i < staging.changes().size(); ++i) {
     PgChange* t = staging.changes()[i].get();
     RingPg* pg = t->pg.get();
+    const bool was_pinned = pg->bounds.homed < pg->bounds.tail;
+    const uint64_t old_pin = pg->StreamPos();
     if (t->removed) {
+      if (was_pinned) stream_.Unpin(old_pin, pg);
       // Chunks go back to the free map only once the removal is durable.
       to_free.insert(to_free.end(), pg->chunks.chunks.begin(), pg->chunks.chunks.end());
       if (!t->created) {
@@ -373,18 +600,30 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
       continue;
     }
     if (!records[i].empty()) {
-      auto w = PlanWrite(pg, t->record_pos, records[i]);
-      w->pg = t->pg;
-      w->txn = ctxn;
-      writes->push_back(std::move(w));
-      pg->bounds.tail = t->record_pos + records[i].size();
+      const std::string& rec = records[i];
+      const uint64_t new_tail = t->record_pos + rec.size();
+      pg->image.append(rec);
+      pg->bounds.tail = new_tail;
       pg->bounds.tail_seq += 1;
-      pg->record_bytes_written += records[i].size();
+      const uint64_t homed = plan->homed_after[i];
+      if (homed > pg->bounds.homed) {
+        // Homed to the tail: its partial block goes too (kPerPgRings, or a
+        // full stream); else whole blocks only.
+        const uint64_t end = homed == new_tail ? geo_.AlignUp(new_tail) : homed;
+        writes->push_back(HomeWrite(t->pg, end, homed));
+      }
+      if (pg->bounds.homed < new_tail) {
+        pg->unhomed_runs.push_back(UnhomedRun{new_tail, plan->record_pos});
+      }
+      pg->record_bytes_written += rec.size();
       pg->payload_bytes_written += t->payload;
-      record_bytes_.fetch_add(records[i].size());
+      record_bytes_.fetch_add(rec.size());
       payload_bytes_.fetch_add(t->payload);
     }
     pg->bounds.head = pg->ComputeHead(pg->bounds.tail);
+    // Bytes before the head are never read again: no need to home them.
+    if (pg->bounds.homed < pg->bounds.head) pg->MoveHomed(pg->bounds.head);
+    Repin(pg, was_pinned, old_pin);
     // Give back chunks wholly behind the head, beyond the reserve.
     while (pg->chunks.chunks.size() > options_.reserve_chunks_per_pg &&
            pg->chunks.base + geo_.chunk_size <= pg->bounds.head) {
@@ -402,26 +641,101 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
   if (meta_.next_pg_stamp != old_meta.next_pg_stamp) {
     wb.Put(std::string(kMetaKey), meta_.Encode());
   }
+  const bool stream_record = !plan->record.empty();
+  if (stream_record) {
+    assert(plan->record_pos == old_stream.tail);
+    stream_.Place(plan->record.size());
+  }
+  ForceHomes(&wb, writes, &to_free);
+  stream_.UpdateHead();
+  uint64_t stream_head = stream_.head();
+  if (stream_.exists()) {
+    if (!(stream_.Pointer() == old_stream)) {
+      wb.Put(std::string(kStreamPointerKey), stream_.Pointer().Encode());
+    }
+    if (!stream_existed || !(stream_.chunks() == old_stream_chunks)) {
+      wb.Put(std::string(kStreamChunksKey), stream_.chunks().Encode());
+    }
+  } else if (stream_existed) {
+    wb.Delete(std::string(kStreamPointerKey));
+    wb.Delete(std::string(kStreamChunksKey));
+  }
   // With gated_writes_share_flush the partition flush also makes the
   // embedder's writes durable, so a transaction with gates needs one even
   // when it writes no records.
-  ctxn->needs_flush = !writes->empty() ||
+  const int n_writes = static_cast<int>(writes->size()) + (stream_record ? 1 : 0);
+  ctxn->needs_flush = n_writes > 0 ||
                       (options_.gated_writes_share_flush && !txn->gates().empty());
-  ctxn->pending_writes.store(static_cast<int>(writes->size()));
-  ctxn->pending_ios.store(static_cast<int>(writes->size() + txn->gates().size()) + 1);
-  ctxn->on_durable = [this, to_free = std::move(to_free), heads = std::move(heads)]() {
+  ctxn->pending_writes.store(n_writes);
+  ctxn->pending_ios.store(n_writes + static_cast<int>(txn->gates().size()) + 1);
+  ctxn->on_durable = [this, to_free = std::move(to_free), heads = std::move(heads),
+                      stream_head]() {
     for (uint32_t c : to_free) alloc_.Release(c);
     for (const auto& [pg, head] : heads) {
       uint64_t cur = pg->durable_head.load();
       while (cur < head && !pg->durable_head.compare_exchange_weak(cur, head)) {
       }
     }
+    stream_.HeadDurable(stream_head);
   };
-  // Queue each PG's write behind its earlier ones, in staging order.
+  // Enqueued before any of its writes can complete, in staging order.
+  pipeline_->Enqueue(ctxn);
+  // Queue each PG's write behind its earlier ones, in staging order, and
+  // the stream record behind the stream's.
   for (auto& w : *writes) {
+    w->txn = ctxn;
     MutexLock io(&w->pg->io_mu);
     w->pg->write_queue.push_back(w);
   }
+  if (stream_record) stream_.Queue(plan->record, ctxn);
+}
+
+void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingWrite>>* writes,
+                           std::vector<uint32_t>* to_free) {
+  if (!stream_.exists()) return;
+  // In kPerPgRings every transaction homes some of what a stream left.
+  stream_.UpdateHead();
+  const bool full_enough =
+      !stream_layout_ ||
+      stream_.bytes_used() * 100 >= stream_.capacity() * options_.stream.force_home_percent;
+  for (uint32_t n = 0; full_enough && n < options_.stream.max_forced_homes &&
+                       !stream_.pins().empty();
+       ++n) {
+    RingPg* pg = stream_.pins().begin()->second;
+    std::shared_ptr<RingPg> owner = *pgs_.Find(pg->id);  // a pinned PG is in the map
+    const PgChunkList old_chunks = pg->chunks;
+    const uint64_t old_pin = pg->StreamPos();
+    if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite &&
+        pg->bounds.tail % geo_.block_size != 0) {
+      // The partial block is never written again: a pad record ends it.
+      uint64_t pad = geo_.AlignUp(pg->bounds.tail) - pg->bounds.tail;
+      if (pad < kRecordHeaderSize + 2) pad += geo_.block_size;
+      std::vector<uint32_t> allocated;
+      if (!ReserveRing(pg, pg->bounds.tail + pad, &allocated).ok()) {
+        for (uint32_t c : allocated) {
+          alloc_.Release(c);
+          pg->chunks.chunks.pop_back();
+        }
+        break;  // no room on the partition now; a later transaction retries
+      }
+      RecordBodyBuilder body;
+      body.AddPad(pad - kRecordHeaderSize);
+      std::string rec;
+      AppendRecord(&rec, kRecordTxn, pg->stamp, LapOf(pg->bounds.tail, geo_), pg->bounds.tail_seq,
+                   body.body());
+      pg->image.append(rec);
+      pg->bounds.tail += rec.size();
+      pg->bounds.tail_seq += 1;
+    }
+    const uint64_t tail = pg->bounds.tail;
+    writes->push_back(HomeWrite(owner, geo_.AlignUp(tail), tail));
+    Repin(pg, true, old_pin);
+    forced_homes_.fetch_add(1);
+    wb->Put(PgPointerKey(pg->id), pg->Pointer().Encode());
+    if (!(pg->chunks == old_chunks)) wb->Put(PgChunksKey(pg->id), pg->chunks.Encode());
+  }
+  stream_.UpdateHead();
+  if (!stream_layout_ && stream_.pins().empty()) stream_.Drop(to_free);
 }
 
 // A PG's writes are issued one at a time, in order, by whoever finds its
@@ -442,38 +756,13 @@ void RingStore::StartWrites(const std::vector<std::shared_ptr<RingWrite>>& write
 }
 
 void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
-  struct Pending {
-    std::atomic<int> left;
-    Mutex mu;
-    absl::Status status;
-  };
-  auto p = std::make_shared<Pending>();
-  p->left.store(static_cast<int>(w->extents.size()));
-  uint64_t buf_off = 0;
-  for (const Extent& e : w->extents) {
-    std::shared_ptr<AlignedBuffer> piece;
-    if (w->extents.size() == 1) {
-      piece = w->buffer;
-    } else {
-      piece = std::make_shared<AlignedBuffer>(e.length);
-      std::memcpy(piece->data(), w->buffer->data() + buf_off, e.length);
-    }
-    buf_off += e.length;
-    device_->WriteAsync(e.device_offset, std::move(piece), [this, w, p](absl::Status s) {
-      if (!s.ok()) {
-        MutexLock l(&p->mu);
-        if (p->status.ok()) p->status = s;
-      }
-      if (p->left.fetch_sub(1) == 1) {
-        absl::Status st;
-        {
-          MutexLock l(&p->mu);
-          st = p->status;
-        }
-        WriteDone(w, st);
-      }
-    });
-  }
+  WriteExtents(device_.get(), w->extents, w->buffer,
+               [this, w](absl::Status s) { WriteDone(w, s); });
+}
+
+void RingStore::StreamWritten(std::vector<std::shared_ptr<CommitPipeline::Txn>> txns,
+                              const absl::Status& s) {
+  for (const auto& t : txns) pipeline_->RingWriteDone(t.get(), s);
 }
 
 void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Status& s) {
@@ -515,8 +804,12 @@ absl::Status RingStore::WaitWritten(RingPg* pg, uint64_t lpos) const {
 absl::Status RingStore::ReadRecords(
     RingPg* pg, uint64_t first, uint64_t last,
     const std::function<void(uint64_t, std::string_view)>& fn) const {
-  RETURN_IF_ERROR(WaitWritten(pg, last));
+  // Bytes from ImageStart() on come from memory; those before it from the
+  // ring, once the writes that home them have completed.
+  const uint64_t image_start = pg->ImageStart();
+  if (first < image_start) RETURN_IF_ERROR(WaitWritten(pg, image_start - 1));
   RingReader reader(device_.get(), geo_, pg->chunks, pg->name, pg->stamp, first, pg->bounds.tail);
+  reader.SetOverlay(image_start, pg->image);
   RingRecord rec;
   while (true) {
     absl::Status s = reader.Next(&rec);
@@ -558,6 +851,7 @@ absl::StatusOr<std::vector<LogEntry>> RingStore::ReadSlots(RingPg* pg, ItemKind 
 void RingStore::AddPgStats(const RingPg& pg, PgStats* s) const {
   s->chunks = static_cast<uint32_t>(pg.chunks.chunks.size());
   s->ring_bytes_used = pg.bounds.tail - pg.bounds.head;
+  s->unhomed_bytes = pg.bounds.tail - pg.bounds.homed;
   s->bytes_written = pg.record_bytes_written;
   s->payload_bytes_written = pg.payload_bytes_written;
 }
@@ -568,6 +862,14 @@ void RingStore::AddStoreStats(StoreStats* s) const {
   s->chunk_size = geo_.chunk_size;
   s->record_bytes_appended = record_bytes_.load();
   s->payload_bytes_appended = payload_bytes_.load();
+  s->stream_chunks = stream_.chunks().chunks.size();
+  s->stream_max_chunks = stream_layout_ ? stream_.max_chunks() : 0;
+  s->stream_bytes_used = stream_.exists() ? stream_.bytes_used() : 0;
+  s->stream_records = stream_.records();
+  s->stream_writes = stream_.writes();
+  s->home_writes = home_writes_.load();
+  s->forced_homes = forced_homes_.load();
+  s->stream_full_fallbacks = stream_full_fallbacks_.load();
 }
 
 }  // namespace pgring

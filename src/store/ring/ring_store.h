@@ -2,10 +2,13 @@
 // partition, RocksDB holding only pointers and chunk lists.
 //
 // Submit() stages a transaction under one lock (validation, positions, record
-// encoding, chunk reservation — microseconds), queues its ring writes (one at
-// a time per PG, so a rewritten tail block is never written twice at once)
-// and hands it to the CommitPipeline, which commits groups of ready
-// transactions with one flush and one synced RocksDB write.
+// encoding, chunk reservation — microseconds), queues its writes and hands it
+// to the CommitPipeline, which commits groups of ready transactions with one
+// flush and one synced RocksDB write. Its writes: in LogLayout::kPerPgRings
+// one per PG it touches (one at a time per PG, so a rewritten tail block is
+// never written twice at once); in kStream one stream record for all its PGs
+// (LogStream) plus the whole blocks of the PGs that have enough unhomed
+// (docs/DESIGN.md, "The log stream").
 #ifndef PGRING_STORE_RING_RING_STORE_H_
 #define PGRING_STORE_RING_RING_STORE_H_
 
@@ -22,6 +25,7 @@
 #include "store/commit_pipeline.h"
 #include "store/metadata_db.h"
 #include "store/pg_map.h"
+#include "store/ring/log_stream.h"
 #include "store/ring/ring_pg.h"
 #include "store/pg_store.h"
 #include "util/sync.h"
@@ -44,13 +48,24 @@ class RingStore final : public PgStore<RingPg> {
 
  private:
   struct PgChange;
+  struct StreamPlan;
   using Staging = TransactionStaging<RingPg, PgChange>;
   RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
             const Label& label, const StoreMeta& meta, const Options& options);
 
   // Open.
   absl::Status Recover();
-  absl::Status RecoverPg(RingPg* pg);
+  // The stream's keys (both or neither), claimed; false when there is none.
+  absl::StatusOr<bool> LoadStreamKeys(RingClaims* claims, StreamPointer* p, PgChunkList* c)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reads the stream and gives each PG the bytes [homed, tail) it holds for
+  // it (`unhomed`) and the runs; a PG whose bytes it lacks gets its error
+  // in `failed`.
+  absl::Status CollectUnhomed(const StreamPointer& p, const PgChunkList& c,
+                              absl::flat_hash_map<RingPg*, std::string>* unhomed,
+                              absl::flat_hash_map<RingPg*, absl::Status>* failed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status RecoverPg(RingPg* pg, std::string_view unhomed);
 
   // Submit, step by step (all but StartWrites under the staging lock).
   // A new PG with the next stamp.
@@ -60,20 +75,39 @@ class RingStore final : public PgStore<RingPg> {
   absl::Status PlaceRecords(Staging* staging, std::vector<std::string>* records)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status PlaceRecord(PgChange* t, std::string* record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Where each PG's new bytes go: how far each PG is homed, and the stream
+  // record with the rest (or, the stream being full, every PG homed to its
+  // tail). Nothing fails.
+  void PlanStream(const Staging& staging, const std::vector<std::string>& records,
+                  StreamPlan* plan) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves the PGs' pointers past their records, gives back chunks behind
-  // the heads, fills the batch and plans the writes. Nothing fails.
+  // the heads, fills the batch, plans the writes and enqueues the
+  // transaction. Nothing fails.
   void CommitPointers(const Staging& staging, const std::vector<std::string>& records,
-                      const StoreMeta& old_meta, Transaction* txn,
+                      StreamPlan* plan, const StoreMeta& old_meta, Transaction* txn,
                       const std::shared_ptr<CommitPipeline::Txn>& ctxn,
                       std::vector<std::shared_ptr<RingWrite>>* writes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Homes the PGs pinning the stream's head with a partial block, as many as
+  // StreamOptions allow, once the stream is full enough (in kPerPgRings,
+  // whenever a stream is left); drops a stream nothing pins in kPerPgRings.
+  void ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingWrite>>* writes,
+                  std::vector<uint32_t>* to_free)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32_t>* allocated)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::shared_ptr<RingWrite> PlanWrite(RingPg* pg, uint64_t pos, const std::string& record)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The write of pg's image [ImageStart(), end) (zeros past its tail), and
+  // homed moved to `homed` (<= end, <= tail).
+  std::shared_ptr<RingWrite> HomeWrite(const std::shared_ptr<RingPg>& pg, uint64_t end,
+                                       uint64_t homed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps the stream's pins in step with pg's first unhomed byte.
+  void Repin(RingPg* pg, bool was_pinned, uint64_t old_pos) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Ring writes: each PG's in staging order, one at a time.
   void StartWrites(const std::vector<std::shared_ptr<RingWrite>>& writes);
+  // The stream write that finished these transactions' records.
+  void StreamWritten(std::vector<std::shared_ptr<CommitPipeline::Txn>> txns,
+                     const absl::Status& s);
   void StartWrite(const std::shared_ptr<RingWrite>& w);
   void WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Status& s);
   absl::Status WaitWritten(RingPg* pg, uint64_t lpos) const;
@@ -95,9 +129,16 @@ class RingStore final : public PgStore<RingPg> {
   ChunkAllocator alloc_;
 
   StoreMeta meta_ ABSL_GUARDED_BY(mu_);
+  const bool stream_layout_;
+  // The log stream: used in LogLayout::kStream; in kPerPgRings only what a
+  // store opened with one still has in it, until it is homed.
+  LogStream stream_;
 
   std::atomic<uint64_t> record_bytes_{0};
   std::atomic<uint64_t> payload_bytes_{0};
+  std::atomic<uint64_t> home_writes_{0};
+  std::atomic<uint64_t> forced_homes_{0};
+  std::atomic<uint64_t> stream_full_fallbacks_{0};
 };
 
 }  // namespace pgring

@@ -1,0 +1,48 @@
+#include "store/ring/extent_write.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "util/sync.h"
+
+namespace pgring {
+
+void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
+                  std::shared_ptr<AlignedBuffer> buffer, std::function<void(absl::Status)> done) {
+  struct Pending {
+    std::atomic<int> left;
+    Mutex mu;
+    absl::Status status ABSL_GUARDED_BY(mu);
+    std::function<void(absl::Status)> done;
+  };
+  auto p = std::make_shared<Pending>();
+  p->left.store(static_cast<int>(extents.size()));
+  p->done = std::move(done);
+  uint64_t buf_off = 0;
+  for (const Extent& e : extents) {
+    std::shared_ptr<AlignedBuffer> piece;
+    if (extents.size() == 1) {
+      piece = buffer;
+    } else {
+      piece = std::make_shared<AlignedBuffer>(e.length);
+      std::memcpy(piece->data(), buffer->data() + buf_off, e.length);
+    }
+    buf_off += e.length;
+    device->WriteAsync(e.device_offset, std::move(piece), [p](absl::Status s) {
+      if (!s.ok()) {
+        MutexLock l(&p->mu);
+        if (p->status.ok()) p->status = s;
+      }
+      if (p->left.fetch_sub(1) == 1) {
+        absl::Status st;
+        {
+          MutexLock l(&p->mu);
+          st = p->status;
+        }
+        p->done(st);
+      }
+    });
+  }
+}
+
+}  // namespace pgring

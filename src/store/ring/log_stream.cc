@@ -1,0 +1,181 @@
+#include "store/ring/log_stream.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "log/ring_reader.h"
+#include "store/ring/extent_write.h"
+#include "util/status_macros.h"
+
+namespace pgring {
+
+LogStream::LogStream(BlockDevice* device, const Geometry& geo, ChunkAllocator* alloc,
+                     uint32_t max_chunks, WrittenFn written)
+    : device_(device),
+      geo_(geo),
+      alloc_(alloc),
+      max_chunks_(max_chunks),
+      on_written_(std::move(written)) {}
+
+void LogStream::Load(const StreamPointer& p, PgChunkList chunks, std::string tail_block_prefix) {
+  exists_ = true;
+  chunks_ = std::move(chunks);
+  head_ = p.head;
+  tail_ = p.tail;
+  tail_seq_ = p.tail_seq;
+  durable_head_.store(p.head);
+  MutexLock l(&io_mu_);
+  written_ = p.tail;
+  pending_start_ = geo_.AlignDown(p.tail);
+  pending_ = std::move(tail_block_prefix);
+  io_chunks_ = chunks_;
+}
+
+uint64_t LogStream::capacity() const {
+  return static_cast<uint64_t>(max_chunks_) * geo_.chunk_size;
+}
+
+bool LogStream::Reserve(uint64_t end, std::vector<uint32_t>* allocated) {
+  if (!exists_) {
+    // A new stream starts at its tail's chunk boundary, as an empty PG ring.
+    exists_ = true;
+    chunks_.base = tail_ / geo_.chunk_size * geo_.chunk_size;
+    MutexLock l(&io_mu_);
+    written_ = tail_;
+    pending_start_ = geo_.AlignDown(tail_);
+    pending_.assign(tail_ - pending_start_, '\0');
+  }
+  if (chunks_.chunks.empty()) chunks_.base = tail_ / geo_.chunk_size * geo_.chunk_size;
+  const uint64_t durable_head = durable_head_.load();
+  while (RingEnd(chunks_, geo_) < end) {
+    if (!chunks_.chunks.empty() && chunks_.base + geo_.chunk_size <= durable_head &&
+        chunks_.base + geo_.chunk_size <= head_) {
+      const uint32_t first = chunks_.chunks.front();
+      chunks_.chunks.erase(chunks_.chunks.begin());
+      chunks_.chunks.push_back(first);
+      chunks_.base += geo_.chunk_size;
+      continue;
+    }
+    if (chunks_.chunks.size() >= max_chunks_) return false;
+    auto chunk = alloc_->Allocate();
+    if (!chunk) return false;
+    allocated->push_back(*chunk);
+    chunks_.chunks.push_back(*chunk);
+  }
+  return true;
+}
+
+void LogStream::Place(uint64_t size) {
+  tail_ += size;
+  tail_seq_ += 1;
+  records_.fetch_add(1);
+}
+
+void LogStream::Queue(const std::string& record, std::shared_ptr<CommitPipeline::Txn> txn) {
+  MutexLock l(&io_mu_);
+  pending_.append(record);
+  assert(pending_start_ + pending_.size() <= tail_);
+  io_chunks_ = chunks_;
+  waiting_.push_back(Waiting{pending_start_ + pending_.size(), std::move(txn)});
+}
+
+void LogStream::Drop(std::vector<uint32_t>* freed) {
+  freed->insert(freed->end(), chunks_.chunks.begin(), chunks_.chunks.end());
+  chunks_.chunks.clear();
+  exists_ = false;
+  head_ = tail_;
+}
+
+void LogStream::HeadDurable(uint64_t head) {
+  uint64_t cur = durable_head_.load();
+  while (cur < head && !durable_head_.compare_exchange_weak(cur, head)) {
+  }
+}
+
+void LogStream::Kick() {
+  std::vector<Extent> extents;
+  std::shared_ptr<AlignedBuffer> buffer;
+  uint64_t end = 0;
+  std::vector<std::shared_ptr<CommitPipeline::Txn>> failed;
+  absl::Status failure;
+  {
+    MutexLock l(&io_mu_);
+    end = pending_start_ + pending_.size();
+    if (in_flight_ || end == written_) return;
+    if (!failure_.ok()) {
+      // An earlier stream write failed (the store is failing): what is
+      // staged will never be written.
+      for (auto& w : waiting_) failed.push_back(std::move(w.txn));
+      waiting_.clear();
+      written_ = end;
+      failure = failure_;
+    } else {
+      in_flight_ = true;
+      // The block holding the written tail goes again with the records it
+      // already holds (kRewriteTailBlock; under kNeverRewrite each record
+      // ends on a block boundary, so the write starts on one).
+      const uint64_t len = geo_.AlignUp(end) - pending_start_;
+      buffer = std::make_shared<AlignedBuffer>(len);
+      std::memcpy(buffer->data(), pending_.data(), pending_.size());
+      MapRange(io_chunks_, geo_, pending_start_, len, &extents);
+    }
+  }
+  if (!failed.empty()) {
+    on_written_(std::move(failed), failure);
+    return;
+  }
+  writes_.fetch_add(1);
+  WriteExtents(device_, extents, std::move(buffer),
+               [this, end](absl::Status s) { WriteDone(end, std::move(s)); });
+}
+
+void LogStream::WriteDone(uint64_t end, absl::Status s) {
+  std::vector<std::shared_ptr<CommitPipeline::Txn>> done;
+  {
+    MutexLock l(&io_mu_);
+    in_flight_ = false;
+    written_ = end;
+    const uint64_t keep_from = geo_.AlignDown(end);
+    pending_.erase(0, keep_from - pending_start_);
+    pending_start_ = keep_from;
+    while (!waiting_.empty() && waiting_.front().end <= end) {
+      done.push_back(std::move(waiting_.front().txn));
+      waiting_.pop_front();
+    }
+    if (!s.ok() && failure_.ok()) failure_ = s;
+  }
+  if (!s.ok()) {
+    s = absl::Status(s.code(), absl::StrCat("log stream write: ", s.message()));
+  }
+  on_written_(std::move(done), s);
+  Kick();
+}
+
+absl::Status LogStream::Read(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
+                             const StreamPointer& p,
+                             const std::function<absl::Status(uint64_t, const Item&)>& fn) {
+  RETURN_IF_ERROR(CheckPointerInChunks(p.head, p.tail, chunks, geo.chunk_size));
+  RingReader reader(device, geo, chunks, "log stream", kStreamStamp, p.head, p.tail);
+  RingRecord rec;
+  while (true) {
+    absl::Status s = reader.Next(&rec);
+    if (absl::IsOutOfRange(s)) break;
+    if (!s.ok()) return s;
+    if (!rec.is_stream()) continue;  // skippable, of a kind this version does not read
+    s = ForEachItem(rec.body, [&](const Item& item) -> absl::Status {
+      if (item.kind != ItemKind::kPgBytes) {
+        return absl::DataLossError(absl::StrFormat(
+            "item of kind %u at body offset %u in a stream record (only PG bytes belong there)",
+            static_cast<unsigned>(item.kind), item.offset));
+      }
+      return fn(rec.lpos, item);
+    });
+    if (!s.ok()) return reader.Damage(rec.lpos, std::string(s.message()));
+  }
+  return reader.CheckTailSeq(p.tail_seq);
+}
+
+}  // namespace pgring

@@ -1,0 +1,146 @@
+// log_stream.h — the log stream (LogLayout::kStream; docs/DESIGN.md, "The
+// log stream"): one ring of chunks shared by every PG. Each transaction
+// whose PGs keep records unhomed appends one stream record (kRecordStream,
+// stamp kStreamStamp) of kPgBytes items: each PG's new record bytes at their
+// ring lpos. The records staged while a stream write is in flight go out
+// together in the next one, a single sequential write: per client write a
+// fraction of a device write, where per-PG rings make one per PG.
+//
+// Staged state (chunks, head, tail, pins) belongs to the store's staging
+// lock, as a PG's does; the I/O state has its own lock, which completions
+// take. One stream write is in flight at a time, so the block holding the
+// stream's tail is never written by two I/Os at once.
+#ifndef PGRING_STORE_RING_LOG_STREAM_H_
+#define PGRING_STORE_RING_LOG_STREAM_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/btree_set.h"
+#include "absl/status/status.h"
+#include "alloc/chunk_allocator.h"
+#include "device/block_device.h"
+#include "format/metadata_keys.h"
+#include "format/record.h"
+#include "log/ring_layout.h"
+#include "store/commit_pipeline.h"
+#include "util/sync.h"
+
+namespace pgring {
+
+struct RingPg;
+
+class LogStream {
+ public:
+  // Called once per completed stream write with the transactions whose
+  // records it finished (in order) and its status; on a device thread.
+  using WrittenFn =
+      std::function<void(std::vector<std::shared_ptr<CommitPipeline::Txn>>, absl::Status)>;
+
+  LogStream(BlockDevice* device, const Geometry& geo, ChunkAllocator* alloc, uint32_t max_chunks,
+            WrittenFn written);
+
+  // Open: the stream as its keys describe it (`chunks` claimed by the
+  // caller), and the bytes of the block holding its tail (kRewriteTailBlock
+  // rewrites them with the next records).
+  void Load(const StreamPointer& p, PgChunkList chunks, std::string tail_block_prefix);
+
+  // --- Staged state (the store's staging lock) ---
+  bool exists() const { return exists_; }
+  uint64_t head() const { return head_; }
+  uint64_t tail() const { return tail_; }
+  uint64_t tail_seq() const { return tail_seq_; }
+  const PgChunkList& chunks() const { return chunks_; }
+  uint32_t max_chunks() const { return max_chunks_; }
+  StreamPointer Pointer() const { return StreamPointer{head_, tail_, tail_seq_}; }
+  uint64_t bytes_used() const { return tail_ - head_; }
+  uint64_t capacity() const;
+
+  // Room for [tail, end): reuses the first chunk once it lies wholly behind
+  // the durable head and the head, else takes a free chunk (appended to
+  // `allocated`) while the stream has fewer than max_chunks. False when
+  // neither can be had; what was taken stays in the stream.
+  bool Reserve(uint64_t end, std::vector<uint32_t>* allocated);
+  // Places a record of `size` bytes (encoded for lpos tail() and sequence
+  // tail_seq()) at the tail; then Queue hands its bytes over, to be written
+  // for `txn` (whose pending_writes counts it). Records are queued in the
+  // order they were placed, before the next is placed.
+  void Place(uint64_t size);
+  void Queue(const std::string& record, std::shared_ptr<CommitPipeline::Txn> txn);
+
+  // The PGs whose unhomed bytes start in the stream record at a position,
+  // ordered by it: the first pins the head.
+  using PinKey = std::pair<uint64_t, RingPg*>;
+  void Pin(uint64_t stream_pos, RingPg* pg) { pins_.insert({stream_pos, pg}); }
+  void Unpin(uint64_t stream_pos, RingPg* pg) { pins_.erase({stream_pos, pg}); }
+  const absl::btree_set<PinKey>& pins() const { return pins_; }
+  // Moves the head to the first pin (the tail when nothing is pinned).
+  void UpdateHead() { head_ = pins_.empty() ? tail_ : pins_.begin()->first; }
+  // Gives every chunk back (appended to `freed`) and forgets the stream:
+  // nothing is pinned and the store no longer uses one.
+  void Drop(std::vector<uint32_t>* freed);
+
+  // Raised by the committer once a pointer with this head is durable.
+  void HeadDurable(uint64_t head);
+
+  // --- I/O (any thread, never under the staging lock's callers' I/O waits) ---
+  // Writes what is staged if no stream write is in flight.
+  void Kick();
+
+  uint64_t records() const { return records_.load(); }
+  uint64_t writes() const { return writes_.load(); }
+
+  // Reads the committed stream [p.head, p.tail) and hands each kPgBytes
+  // item to `fn` with the lpos of its record. kDataLoss names the stream
+  // lpos of damage (RingReader's checks, an item other than kPgBytes).
+  static absl::Status Read(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
+                           const StreamPointer& p,
+                           const std::function<absl::Status(uint64_t, const Item&)>& fn);
+
+ private:
+  struct Waiting {
+    uint64_t end;  // lpos just past the transaction's record
+    std::shared_ptr<CommitPipeline::Txn> txn;
+  };
+  void WriteDone(uint64_t end, absl::Status s);
+
+  BlockDevice* const device_;
+  const Geometry geo_;
+  ChunkAllocator* const alloc_;
+  const uint32_t max_chunks_;
+  const WrittenFn on_written_;
+
+  // Staged (the store's staging lock).
+  bool exists_ = false;
+  PgChunkList chunks_;
+  uint64_t head_ = 0;
+  uint64_t tail_ = 0;
+  uint64_t tail_seq_ = 1;
+  absl::btree_set<PinKey> pins_;
+  std::atomic<uint64_t> durable_head_{0};
+
+  // I/O.
+  Mutex io_mu_;
+  // Staged bytes [pending_start_, pending_start_ + pending_.size()), from the
+  // start of the block holding the written tail.
+  std::string pending_ ABSL_GUARDED_BY(io_mu_);
+  uint64_t pending_start_ ABSL_GUARDED_BY(io_mu_) = 0;
+  uint64_t written_ ABSL_GUARDED_BY(io_mu_) = 0;  // every byte before it written
+  PgChunkList io_chunks_ ABSL_GUARDED_BY(io_mu_);  // chunks_ as of the last Append
+  std::deque<Waiting> waiting_ ABSL_GUARDED_BY(io_mu_);
+  bool in_flight_ ABSL_GUARDED_BY(io_mu_) = false;
+  absl::Status failure_ ABSL_GUARDED_BY(io_mu_);
+
+  std::atomic<uint64_t> records_{0};
+  std::atomic<uint64_t> writes_{0};
+};
+
+}  // namespace pgring
+
+#endif  // PGRING_STORE_RING_LOG_STREAM_H_
