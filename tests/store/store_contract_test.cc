@@ -32,14 +32,15 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class StoreContractTest : public StoreFixture, public ::testing::WithParamInterface<Backend> {
+class StoreContractTest : public StoreFixture, public ::testing::WithParamInterface<StoreMode> {
  protected:
   void SetUp() override {
     StoreFixture::SetUp();
-    MkfsAndOpen(GetParam());
+    SetLayout(GetParam(), &options_);
+    MkfsAndOpen(BackendOf(GetParam()));
   }
-  bool IsRing() const { return GetParam() == Backend::kRing; }
-  bool IsRocksDb() const { return GetParam() == Backend::kRocksDb; }
+  bool IsRing() const { return BackendOf(GetParam()) == Backend::kRing; }
+  bool IsRocksDb() const { return GetParam() == StoreMode::kRocksDb; }
 
   // PgStats::entry_bytes and dup_bytes, the PG's live payload bytes.
   void ExpectPayloadBytes(const PgId& pg, uint64_t entry_bytes, uint64_t dup_bytes) {
@@ -534,9 +535,7 @@ TEST_P(StoreContractTest, AFailedEmbedderWriteFailsTheTransactionAndTheStore) {
   }()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest,
-                         ::testing::Values(Backend::kRing, Backend::kRocksDb),
-                         BackendName);
+INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest, kAllStoreModes, StoreModeParamName);
 
 }  // namespace
 }  // namespace pgring::testing

@@ -18,6 +18,30 @@ inline std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
   return info.param == Backend::kRing ? "Ring" : "RocksDb";
 }
 
+// What the store suites run over: the backend, and for the ring its log
+// layout (per-PG rings alone, or rings behind the log stream).
+enum class StoreMode : uint8_t { kRing, kRingStream, kRocksDb };
+inline Backend BackendOf(StoreMode m) {
+  return m == StoreMode::kRocksDb ? Backend::kRocksDb : Backend::kRing;
+}
+// Sets the layout `m` asks for (the backend is chosen at mkfs).
+inline void SetLayout(StoreMode m, Options* o) {
+  o->log_layout = m == StoreMode::kRingStream ? LogLayout::kStream : LogLayout::kPerPgRings;
+}
+inline std::string StoreModeName(StoreMode m) {
+  switch (m) {
+    case StoreMode::kRing: return "Ring";
+    case StoreMode::kRingStream: return "RingStream";
+    case StoreMode::kRocksDb: return "RocksDb";
+  }
+  return "?";
+}
+inline std::string StoreModeParamName(const ::testing::TestParamInfo<StoreMode>& info) {
+  return StoreModeName(info.param);
+}
+inline const auto kAllStoreModes =
+    ::testing::Values(StoreMode::kRing, StoreMode::kRingStream, StoreMode::kRocksDb);
+
 // A fresh directory under $PGRING_TEST_TMPDIR (or /tmp), removed on
 // destruction.
 class TempDir {

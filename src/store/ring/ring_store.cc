@@ -52,6 +52,10 @@ struct RingStore::StreamPlan {
   std::string record;  // the stream record; empty: none
   uint64_t record_pos = 0;
   std::vector<uint32_t> allocated;  // stream chunks taken for it
+  // The stream before the transaction: what changed goes to the batch.
+  bool stream_existed = false;
+  StreamPointer old_stream;
+  PgChunkList old_stream_chunks;
 };
 
 RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
@@ -278,8 +282,11 @@ absl::Status RingStore::CollectUnhomed(const StreamPointer& p, const PgChunkList
   // Each PG's bytes arrive in stream order: its items at or after its
   // stream_pos cover [homed, tail) without a gap. Older items (before
   // homed) are skipped; a removed PG's items too.
+  std::vector<uint64_t> resync;
+  for (auto [stamp, pg] : by_stamp) resync.push_back(pg->loaded_stream_pos);
+  std::sort(resync.begin(), resync.end());
   absl::Status read = LogStream::Read(
-      device_.get(), geo_, c, p, [&](uint64_t record_lpos, const Item& item) {
+      device_.get(), geo_, c, p, resync, [&](uint64_t record_lpos, const Item& item) {
         auto it = by_stamp.find(item.pg_stamp);
         if (it == by_stamp.end()) return absl::OkStatus();
         RingPg* pg = it->second;
@@ -303,12 +310,10 @@ absl::Status RingStore::CollectUnhomed(const StreamPointer& p, const PgChunkList
         return absl::OkStatus();
       });
   if (!read.ok()) {
-    if (options_.recovery_policy == RecoveryPolicy::kRefuse || !absl::IsDataLoss(read)) {
-      return read;
-    }
-    // What the stream held before the damage is used; the PGs whose bytes
-    // lay after it fail below.
-    log_->Log(LogLevel::kError, std::string(read.message()));
+    if (!absl::IsDataLoss(read)) return read;
+    // Damage costs the PGs whose bytes lay in what cannot be read (they
+    // fail below, named, with it); with none, nothing committed is lost.
+    log_->Log(LogLevel::kWarning, std::string(read.message()));
   }
   for (auto [stamp, pg] : by_stamp) {
     const uint64_t covered = pg->bounds.homed + (*unhomed)[pg].size();
@@ -514,6 +519,9 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
                            StreamPlan* plan) {
   const auto& changes = staging.changes();
   plan->homed_after.assign(changes.size(), 0);
+  plan->stream_existed = stream_.exists();
+  plan->old_stream = stream_.Pointer();
+  plan->old_stream_chunks = stream_.chunks();
   auto home_all = [&] {
     for (size_t i = 0; i < changes.size(); ++i) {
       plan->homed_after[i] = changes[i]->record_pos + records[i].size();
@@ -581,9 +589,8 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
   StoreKeyWriter wb(ctxn->batch.get(), db_->cf(), &ctxn->store_keys);
   std::vector<uint32_t> to_free;
   std::vector<std::pair<std::shared_ptr<RingPg>, uint64_t>> heads;
-  const StreamPointer old_stream = stream_.Pointer();
-  const PgChunkList old_stream_chunks = stream_.chunks();
-  const bool stream_existed = stream_.exists();
+  const StreamPointer& old_stream = plan->old_stream;
+  const bool stream_existed = plan->stream_existed;
   for (size_t i = 0; i < staging.changes().size(); ++i) {
     PgChange* t = staging.changes()[i].get();
     RingPg* pg = t->pg.get();
@@ -650,10 +657,10 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
   stream_.UpdateHead();
   uint64_t stream_head = stream_.head();
   if (stream_.exists()) {
-    if (!(stream_.Pointer() == old_stream)) {
+    if (!stream_existed || !(stream_.Pointer() == old_stream)) {
       wb.Put(std::string(kStreamPointerKey), stream_.Pointer().Encode());
     }
-    if (!stream_existed || !(stream_.chunks() == old_stream_chunks)) {
+    if (!stream_existed || !(stream_.chunks() == plan->old_stream_chunks)) {
       wb.Put(std::string(kStreamChunksKey), stream_.chunks().Encode());
     }
   } else if (stream_existed) {

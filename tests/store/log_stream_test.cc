@@ -1,0 +1,329 @@
+// What only the log stream (LogLayout::kStream) does: one stream write for
+// the records staged while the previous one was in flight, whole-block
+// homes, forced homes of PGs that pin the stream, transactions that find
+// the stream full writing to the rings instead, per-PG rings taking over a
+// store that has a stream, and damage to the stream or its pointer. Every
+// operation's contract runs in this layout too (store_contract_test,
+// model_test).
+#include <gmock/gmock.h>
+#include <rocksdb/write_batch.h>
+
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "format/metadata_keys.h"
+#include "util/store_fixture.h"
+#include "util/sync.h"
+
+namespace pgring::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Holds every write while closed; Open() lets them all through, in order.
+class GatedDevice final : public BlockDevice {
+ public:
+  explicit GatedDevice(std::shared_ptr<BlockDevice> base) : base_(std::move(base)) {}
+  uint64_t size() const override { return base_->size(); }
+  uint32_t logical_block_size() const override { return base_->logical_block_size(); }
+  absl::Status Read(uint64_t offset, absl::Span<char> buf) override {
+    return base_->Read(offset, buf);
+  }
+  void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf, IoCallback done) override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (closed_) {
+        held_.push_back(Held{offset, std::move(buf), std::move(done)});
+        return;
+      }
+    }
+    base_->WriteAsync(offset, std::move(buf), std::move(done));
+  }
+  absl::Status Flush() override { return base_->Flush(); }
+  uint64_t bytes_written() const override { return base_->bytes_written(); }
+  uint64_t flushes() const override { return base_->flushes(); }
+  uint64_t writes() const override { return base_->writes(); }
+
+  void Close() {
+    std::lock_guard<std::mutex> l(mu_);
+    closed_ = true;
+  }
+  size_t held() {
+    std::lock_guard<std::mutex> l(mu_);
+    return held_.size();
+  }
+  void Open() {
+    std::deque<Held> h;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      closed_ = false;
+      h.swap(held_);
+    }
+    for (auto& w : h) base_->WriteAsync(w.offset, std::move(w.buf), std::move(w.done));
+  }
+
+ private:
+  struct Held {
+    uint64_t offset;
+    std::shared_ptr<AlignedBuffer> buf;
+    IoCallback done;
+  };
+  std::shared_ptr<BlockDevice> base_;
+  std::mutex mu_;
+  bool closed_ = false;
+  std::deque<Held> held_;
+};
+
+class LogStreamTest : public StoreFixture {
+ protected:
+  void SetUp() override {
+    StoreFixture::SetUp();
+    options_.log_layout = LogLayout::kStream;
+  }
+  void MkfsAndOpenStream() {
+    Mkfs();
+    ASSERT_OK(Open(options_));
+  }
+  StoreStats Stats() { return store_->GetStoreStats(); }
+  // The versions of `pg`'s entries, each payload checked as One() wrote it.
+  std::vector<uint64_t> VersionsOf(const PgId& pg, size_t size) {
+    std::vector<uint64_t> out;
+    auto e = store_->ReadEntries(pg);
+    EXPECT_OK(e);
+    if (!e.ok()) return out;
+    for (const LogEntry& x : *e) {
+      EXPECT_EQ(x.payload, TestPayload(x.version.version, size));
+      out.push_back(x.version.version);
+    }
+    return out;
+  }
+  uint64_t Unhomed(const PgId& pg) { return store_->GetPgStats(pg)->unhomed_bytes; }
+  // One entry of `size` bytes for `pg`.
+  absl::Status One(const PgId& pg, uint64_t v, size_t size = 200) {
+    return Do([&](Transaction* t) { t->AppendEntry(pg, V(1, v), TestPayload(v, size)); });
+  }
+};
+
+// The stream records of the transactions submitted while a stream write
+// was held go out in one write.
+TEST_F(LogStreamTest, RecordsStagedDuringAWriteGoOutInOne) {
+  auto gated = std::make_shared<GatedDevice>(device_);
+  device_ = gated;
+  MkfsAndOpenStream();
+  for (uint32_t p = 1; p <= 20; ++p) ASSERT_OK(Create(Pg(p)));
+  const StoreStats before = Stats();
+  gated->Close();
+  constexpr int kTxns = 20;
+  std::vector<std::unique_ptr<Notification>> done;
+  std::vector<absl::Status> results(kTxns);
+  for (int i = 0; i < kTxns; ++i) {
+    Transaction t;
+    t.AppendEntry(Pg(i + 1), V(1, 1), TestPayload(1));
+    done.push_back(std::make_unique<Notification>());
+    Notification* n = done.back().get();
+    absl::Status* r = &results[i];
+    ASSERT_OK(store_->Submit(std::move(t), [n, r](absl::Status s) {
+      *r = s;
+      n->Notify();
+    }));
+  }
+  // The first transaction's stream write is held; the others wait behind it.
+  EXPECT_EQ(gated->held(), 1u);
+  gated->Open();
+  for (auto& n : done) n->WaitForNotification();
+  for (const auto& r : results) ASSERT_OK(r);
+  const StoreStats after = Stats();
+  EXPECT_EQ(after.stream_records - before.stream_records, 20u);
+  EXPECT_EQ(after.stream_writes - before.stream_writes, 2u);
+  EXPECT_EQ(after.home_writes - before.home_writes, 0u);  // nothing has a block to home
+  EXPECT_EQ(after.device_writes - before.device_writes, 2u);
+  for (uint32_t p = 1; p <= 20; ++p) EXPECT_GT(Unhomed(Pg(p)), 0u);
+  Reopen();
+  for (uint32_t p = 1; p <= 20; ++p) EXPECT_EQ(Versions(Pg(p)), Range(1, 1));
+}
+
+// A PG's records reach its ring in whole blocks once home_blocks of them
+// are unhomed, never rewriting a block; a transaction whose bytes all go
+// home writes no stream record.
+TEST_F(LogStreamTest, HomesWholeBlocks) {
+  options_.stream.home_blocks = 2;
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  const StoreStats before = Stats();
+  uint64_t homes = 0;
+  for (uint64_t v = 1; v <= 200; ++v) {
+    ASSERT_OK(One(Pg(1), v, 300));
+    const uint64_t unhomed = Unhomed(Pg(1));
+    // Less than home_blocks whole blocks past the last block boundary homed.
+    EXPECT_LT(unhomed, 3u * 4096) << v;
+    homes = Stats().home_writes - before.home_writes;
+  }
+  // ~200 records of ~330 bytes = ~16 blocks: one home per 2 blocks.
+  EXPECT_GE(homes, 7u);
+  EXPECT_LE(homes, 9u);
+  const StoreStats after = Stats();
+  EXPECT_EQ(after.device_writes - before.device_writes,
+            (after.stream_writes - before.stream_writes) + homes);
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 300), Range(1, 200));
+}
+
+// A PG that stops writing is homed with a partial block once the stream
+// passes its fill threshold, and a stream far smaller than what goes
+// through it never fails a write. Under both tail-block policies.
+class ForcedHomeTest : public LogStreamTest,
+                       public ::testing::WithParamInterface<TailBlockPolicy> {};
+
+TEST_P(ForcedHomeTest, IdlePgIsForceHomedAndTheStreamNeverFails) {
+  options_.tail_block_policy = GetParam();
+  options_.stream.max_chunks = 2;  // 128 KiB
+  options_.stream.force_home_percent = 50;
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  ASSERT_OK(One(Pg(1), 1));
+  ASSERT_GT(Unhomed(Pg(1)), 0u);
+  // 1 MiB through the stream from PG 2 (trimmed as it goes).
+  for (uint64_t v = 1; v <= 1000; ++v) {
+    ASSERT_OK(One(Pg(2), v, 1000));
+    if (v > 100) {
+      ASSERT_OK(Do([&](Transaction* t) { t->Trim(Pg(2), V(1, v - 100)); }));
+    }
+  }
+  const StoreStats st = Stats();
+  EXPECT_GE(st.forced_homes, 1u);
+  EXPECT_EQ(Unhomed(Pg(1)), 0u);
+  EXPECT_LE(st.stream_chunks, 2u);
+  EXPECT_LE(st.stream_bytes_used, 2u * kChunkSize);
+  EXPECT_EQ(st.stream_max_chunks, 2u);
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 1));
+  EXPECT_EQ(VersionsOf(Pg(2), 1000), Range(901, 1000));
+  ASSERT_OK(One(Pg(1), 2));
+  EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, ForcedHomeTest,
+                         ::testing::Values(TailBlockPolicy::kRewriteTailBlock,
+                                           TailBlockPolicy::kNeverRewrite),
+                         [](const ::testing::TestParamInfo<TailBlockPolicy>& i) {
+                           return i.param == TailBlockPolicy::kNeverRewrite ? "Never"
+                                                                            : "Rewrite";
+                         });
+
+// With every forced home held back and the head pinned, a full stream
+// sends whole transactions to the rings; nothing fails, nothing is lost.
+TEST_F(LogStreamTest, FullStreamWritesToTheRings) {
+  options_.stream.max_chunks = 2;
+  options_.stream.force_home_percent = 100;
+  options_.stream.max_forced_homes = 1;
+  MkfsAndOpenStream();
+  for (uint32_t p = 1; p <= 40; ++p) ASSERT_OK(Create(Pg(p)));
+  uint64_t v = 0;
+  for (int round = 0; round < 10; ++round) {
+    for (uint32_t p = 1; p <= 40; ++p) {
+      ASSERT_OK(Do([&](Transaction* t) {
+        t->AppendEntry(Pg(p), V(1, v + 1), TestPayload(v + 1, 900));
+      }));
+    }
+    ++v;
+  }
+  const StoreStats st = Stats();
+  EXPECT_GT(st.stream_full_fallbacks, 0u);
+  Reopen();
+  for (uint32_t p = 1; p <= 40; ++p) EXPECT_EQ(VersionsOf(Pg(p), 900), Range(1, 10)) << p;
+}
+
+// Per-PG rings opened on a store with a stream home what is left in it
+// (max_forced_homes PGs per transaction), then give its chunks back and
+// delete its keys; the stream takes over again at the next open.
+TEST_F(LogStreamTest, PerPgRingsHomeAndDropAStream) {
+  MkfsAndOpenStream();
+  for (uint32_t p = 1; p <= 10; ++p) {
+    ASSERT_OK(Create(Pg(p)));
+    ASSERT_OK(One(Pg(p), 1));
+  }
+  ASSERT_GT(Stats().stream_chunks, 0u);
+  options_.log_layout = LogLayout::kPerPgRings;
+  options_.stream.max_forced_homes = 4;
+  Reopen();
+  ASSERT_GT(Stats().stream_chunks, 0u);
+  ASSERT_OK(One(Pg(1), 2));  // homes PG 1 and 4 pinned PGs
+  EXPECT_GT(Stats().stream_chunks, 0u);
+  ASSERT_OK(One(Pg(1), 3));
+  ASSERT_OK(One(Pg(1), 4));  // the last pinned PGs: the stream goes
+  EXPECT_EQ(Stats().stream_chunks, 0u);
+  for (uint32_t p = 1; p <= 10; ++p) EXPECT_EQ(Unhomed(Pg(p)), 0u);
+  auto db = DumpDb();
+  EXPECT_EQ(db.count(std::string(kStreamPointerKey)), 0u);
+  EXPECT_EQ(db.count(std::string(kStreamChunksKey)), 0u);
+  ASSERT_OK(Open(options_));
+  EXPECT_EQ(Versions(Pg(1)), Range(1, 4));
+  for (uint32_t p = 2; p <= 10; ++p) EXPECT_EQ(Versions(Pg(p)), Range(1, 1));
+  options_.log_layout = LogLayout::kStream;
+  Reopen();
+  ASSERT_OK(One(Pg(2), 2));
+  EXPECT_GT(Unhomed(Pg(2)), 0u);
+  Reopen();
+  EXPECT_EQ(Versions(Pg(2)), Range(1, 2));
+}
+
+// A stream pointer older than what the PGs' pointers need (its tail before
+// their records): refused naming the PG and the stream range looked at.
+TEST_F(LogStreamTest, StreamPointerOlderThanThePgsIsRefused) {
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(One(Pg(1), 1));
+  auto old_db = DumpDb();
+  const std::string old_ptr = old_db.at(std::string(kStreamPointerKey));
+  ASSERT_OK(Open(options_));
+  ASSERT_OK(One(Pg(1), 2));
+  ASSERT_OK(store_->Close());
+  store_.reset();
+  RawDbWrite([&](rocksdb::WriteBatch* b) {
+    ASSERT_TRUE(b->Put(std::string(kStreamPointerKey), old_ptr).ok());
+  });
+  auto s = Open(options_);
+  EXPECT_CODE(s, kDataLoss);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("PG 1.1: its ring bytes ["));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("are not in the log stream"));
+  // Under kMarkDamaged only that PG is lost.
+  options_.recovery_policy = RecoveryPolicy::kMarkDamaged;
+  ASSERT_OK(Open(options_));
+  EXPECT_TRUE(store_->GetPgStats(Pg(1))->damaged);
+}
+
+// Damage inside one stream record costs only the PGs whose bytes it held:
+// the read goes on from the next record a PG's pointer names.
+TEST_F(LogStreamTest, DamagedStreamRecordCostsOnlyItsPgs) {
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  ASSERT_OK(One(Pg(1), 1, 300));  // a stream record holding only PG 1's bytes
+  ASSERT_OK(One(Pg(2), 1, 300));
+  ASSERT_OK(store_->Close());
+  store_.reset();
+  auto* mem = static_cast<MemoryBlockDevice*>(device_.get());
+  const std::string all = mem->ReadRaw(0, mem->size());
+  const std::string needle = TestPayload(1, 300);
+  const size_t at = all.find(needle);  // PG 1's record in the stream
+  ASSERT_NE(at, std::string::npos);
+  std::string b = all.substr(at + 10, 1);
+  b[0] = static_cast<char>(b[0] ^ 0x01);
+  mem->WriteRaw(at + 10, b);
+  auto s = Open(options_);
+  EXPECT_CODE(s, kDataLoss);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("PG 1.1: "));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("log stream: record at lpos 0"));
+  options_.recovery_policy = RecoveryPolicy::kMarkDamaged;
+  ASSERT_OK(Open(options_));
+  EXPECT_TRUE(store_->GetPgStats(Pg(1))->damaged);
+  EXPECT_FALSE(store_->GetPgStats(Pg(2))->damaged);
+  EXPECT_EQ(VersionsOf(Pg(2), 300), Range(1, 1));
+}
+
+}  // namespace
+}  // namespace pgring::testing
