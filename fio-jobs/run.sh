@@ -19,6 +19,8 @@
 #                        group's records, when RocksDB is on the partition's disk)
 #   PGRING_NO_PG_LOG     0 (ring job: 1 makes it the floor, the OSD write with
 #                        no PG log)
+#   PGRING_LAYOUT        perpg (ring job: stream puts the records in the log
+#                        stream first)
 #   PGRING_ENGINE   the first libfio_pgring.so found under build/{default,dev,*}
 # Block devices given as PGRING_DATA or PGRING_LOG are used as they are.
 set -euo pipefail
@@ -39,6 +41,7 @@ shift
 : "${PGRING_SHARED_FLUSH:=auto}"
 : "${PGRING_SYNC_COVERS:=auto}"
 : "${PGRING_NO_PG_LOG:=0}"
+: "${PGRING_LAYOUT:=perpg}"
 : "${PGRING_STATS:=$PGRING_DIR/$(basename "$JOB" .fio).report.json}"
 if [[ -z "${PGRING_ENGINE:-}" ]]; then
   for so in "$ROOT"/build/default/tools/fio_engine/libfio_pgring.so \
@@ -50,7 +53,7 @@ fi
 [[ -n "${PGRING_ENGINE:-}" ]] || { echo "run.sh: no libfio_pgring.so under build/: build the fio_pgring target or set PGRING_ENGINE" >&2; exit 1; }
 export PGRING_DIR PGRING_DATA PGRING_LOG PGRING_DB PGRING_SIZE PGRING_RUNTIME PGRING_IODEPTH \
        PGRING_PGS PGRING_STATS PGRING_ENGINE PGRING_SHARED_FLUSH PGRING_SYNC_COVERS \
-       PGRING_NO_PG_LOG
+       PGRING_NO_PG_LOG PGRING_LAYOUT
 
 mkdir -p "$PGRING_DIR"
 # The partitions, when they are files: written once with zeros. Not

@@ -21,6 +21,8 @@ const char* DurabilityName(DurabilityMode m) {
   return "?";
 }
 
+const char* LayoutName(LogLayout l) { return l == LogLayout::kStream ? "stream" : "perpg"; }
+
 const char* TailPolicyName(TailBlockPolicy p) {
   return p == TailBlockPolicy::kRewriteTailBlock ? "rewrite" : "never";
 }
@@ -129,7 +131,8 @@ std::string EngineConfig::StoreSignature() const {
   return absl::StrCat(
       "backend=", BackendName(backend), " db=", EffectiveDbPath(), " mkfs=", mkfs,
       " chunk_size=", chunk_size, " durability=", DurabilityName(durability),
-      " tail_policy=", TailPolicyName(tail_policy), " io_engine=", IoEngineName(io_engine),
+      " tail_policy=", TailPolicyName(tail_policy), " layout=", LayoutName(layout),
+      " stream_chunks=", stream_chunks, " home_blocks=", home_blocks, " io_engine=", IoEngineName(io_engine),
       " shared_flush=", share_flush, " sync_covers=", sync_covers_partition,
       " pgs=", pgs, " object_size=", object_size, " onode_size=", onode_size,
       " entry=", entry_min, "-", entry_max, " fastinfo_size=", fastinfo_size,

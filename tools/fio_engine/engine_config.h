@@ -22,6 +22,9 @@ struct EngineConfig {
   uint32_t chunk_size = 1 << 20;         // pgring_chunk_size (mkfs only)
   DurabilityMode durability = DurabilityMode::kGroupCommit;           // pgring_durability
   TailBlockPolicy tail_policy = TailBlockPolicy::kRewriteTailBlock;   // pgring_tail_policy
+  LogLayout layout = LogLayout::kPerPgRings;  // pgring_layout
+  uint32_t stream_chunks = 16;                // pgring_stream_chunks
+  uint32_t home_blocks = 2;                   // pgring_home_blocks
   IoEngine io_engine = IoEngine::kIoUring;  // pgring_io_engine (log partition and data file)
   // pgring_shared_flush: let the store's partition flush make the data
   // writes durable too (pgring::Options::gated_writes_share_flush) instead
@@ -102,6 +105,7 @@ struct EngineConfig {
 const char* BackendName(Backend b);
 const char* DurabilityName(DurabilityMode m);
 const char* TailPolicyName(TailBlockPolicy p);
+const char* LayoutName(LogLayout l);
 const char* IoEngineName(IoEngine e);
 const char* SharedFlushName(EngineConfig::SharedFlush f);
 const char* SyncCoversName(EngineConfig::SyncCovers c);

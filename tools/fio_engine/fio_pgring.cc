@@ -67,6 +67,9 @@ struct PgringOptions {
   unsigned int osd_pg_log_trim_max;
   unsigned int durability;
   unsigned int tail_policy;
+  unsigned int layout;
+  unsigned int stream_chunks;
+  unsigned int home_blocks;
   unsigned int io_engine;
   unsigned int shared_flush;
   unsigned int sync_covers;
@@ -230,6 +233,25 @@ fio_option g_options[] = {
                  .help = "never rewrite a block holding committed records (pads)"}},
      .category = kCategory,
      .group = kGroup},
+    {.name = "pgring_layout",
+     .lname = "pgring log layout",
+     .type = FIO_OPT_STR,
+     .off1 = PGRING_OFF(layout),
+     .help = "Where a transaction's records go first (ring backend)",
+     .def = "perpg",
+     .posval = {{.ival = "perpg",
+                 .oval = static_cast<unsigned long long>(pgring::LogLayout::kPerPgRings),
+                 .help = "straight to each PG's ring: one write per PG per transaction"},
+                {.ival = "stream",
+                 .oval = static_cast<unsigned long long>(pgring::LogLayout::kStream),
+                 .help = "one log stream write for all PGs; rings get whole blocks"}},
+     .category = kCategory,
+     .group = kGroup},
+    IntOption("pgring_stream_chunks", "pgring stream chunks", PGRING_OFF(stream_chunks), 2,
+              "The log stream's size bound in chunks (pgring_layout=stream)", "16"),
+    IntOption("pgring_home_blocks", "pgring home blocks", PGRING_OFF(home_blocks), 1,
+              "Whole blocks a PG keeps unhomed before they go to its ring (pgring_layout=stream)",
+              "2"),
     {.name = "pgring_io_engine",
      .lname = "pgring I/O engine",
      .type = FIO_OPT_STR,
@@ -346,6 +368,9 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.osd_pg_log_trim_max = o.osd_pg_log_trim_max;
   c.durability = static_cast<pgring::DurabilityMode>(o.durability);
   c.tail_policy = static_cast<pgring::TailBlockPolicy>(o.tail_policy);
+  c.layout = static_cast<pgring::LogLayout>(o.layout);
+  c.stream_chunks = o.stream_chunks;
+  c.home_blocks = o.home_blocks;
   c.io_engine = static_cast<pgring::IoEngine>(o.io_engine);
   c.shared_flush = static_cast<EngineConfig::SharedFlush>(o.shared_flush);
   c.sync_covers = static_cast<EngineConfig::SyncCovers>(o.sync_covers);

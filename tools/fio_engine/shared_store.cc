@@ -62,6 +62,9 @@ Options StoreOptions(const EngineConfig& c) {
   Options o;
   o.durability = c.durability;
   o.tail_block_policy = c.tail_policy;
+  o.log_layout = c.layout;
+  o.stream.max_chunks = c.stream_chunks;
+  o.stream.home_blocks = c.home_blocks;
   o.io_engine = c.io_engine;
   o.gated_writes_share_flush = c.share_flush;
   o.metadata_sync_flushes_partition = c.sync_covers_partition;

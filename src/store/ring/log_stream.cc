@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "log/ring_reader.h"
 #include "store/ring/extent_write.h"
 #include "util/status_macros.h"
 
@@ -153,53 +152,6 @@ void LogStream::WriteDone(uint64_t end, absl::Status s) {
   }
   on_written_(std::move(done), s);
   Kick();
-}
-
-absl::Status LogStream::Read(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
-                             const StreamPointer& p, const std::vector<uint64_t>& resync,
-                             const std::function<absl::Status(uint64_t, const Item&)>& fn) {
-  RETURN_IF_ERROR(CheckPointerInChunks(p.head, p.tail, chunks, geo.chunk_size));
-  absl::Status first_damage;
-  uint64_t from = p.head;
-  uint64_t first_seq = 0;
-  while (true) {
-    RingReader reader(device, geo, chunks, "log stream", kStreamStamp, from, p.tail, first_seq);
-    RingRecord rec;
-    absl::Status s;
-    uint64_t at = from;
-    while (true) {
-      at = reader.position();
-      s = reader.Next(&rec);
-      if (!s.ok()) break;
-      if (!rec.is_stream()) continue;  // skippable, of a kind this version does not read
-      s = ForEachItem(rec.body, [&](const Item& item) -> absl::Status {
-        if (item.kind != ItemKind::kPgBytes) {
-          return absl::DataLossError(absl::StrFormat(
-              "item of kind %u at body offset %u in a stream record (only PG bytes belong "
-              "there)",
-              static_cast<unsigned>(item.kind), item.offset));
-        }
-        return fn(rec.lpos, item);
-      });
-      if (!s.ok()) {
-        s = reader.Damage(rec.lpos, std::string(s.message()));
-        break;
-      }
-    }
-    if (absl::IsOutOfRange(s)) {
-      s = reader.CheckTailSeq(p.tail_seq);
-      if (!s.ok() && first_damage.ok()) first_damage = s;
-      return first_damage;
-    }
-    if (!absl::IsDataLoss(s)) return s;  // the device failed
-    if (first_damage.ok()) first_damage = s;
-    // Go on from the next record a PG's pointer names: the damage costs
-    // only the PGs whose bytes lay in the records that cannot be read.
-    auto next = std::upper_bound(resync.begin(), resync.end(), at);
-    if (next == resync.end() || *next >= p.tail) return first_damage;
-    from = *next;
-    first_seq = 0;
-  }
 }
 
 }  // namespace pgring

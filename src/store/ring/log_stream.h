@@ -96,14 +96,6 @@ class LogStream {
   uint64_t records() const { return records_.load(); }
   uint64_t writes() const { return writes_.load(); }
 
-  // Reads the committed stream [p.head, p.tail) and hands each kPgBytes
-  // item to `fn` with the lpos of its record. Past damage (RingReader's
-  // checks, an item other than kPgBytes) it goes on from the next of the
-  // record starts `resync` (sorted: the PGs' stream_pos) and returns the
-  // first damage, kDataLoss naming its stream lpos; a device error ends it.
-  static absl::Status Read(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
-                           const StreamPointer& p, const std::vector<uint64_t>& resync,
-                           const std::function<absl::Status(uint64_t, const Item&)>& fn);
 
  private:
   struct Waiting {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "log/pg_log_state.h"
 #include "log/ring_reader.h"
+#include "log/stream_reader.h"
 #include "store/group_batch.h"
 #include "store/ring/extent_write.h"
 #include "util/status_macros.h"
@@ -271,60 +272,29 @@ absl::StatusOr<bool> RingStore::LoadStreamKeys(RingClaims* claims, StreamPointer
 absl::Status RingStore::CollectUnhomed(const StreamPointer& p, const PgChunkList& c,
                                        absl::flat_hash_map<RingPg*, std::string>* unhomed,
                                        absl::flat_hash_map<RingPg*, absl::Status>* failed) {
-  absl::flat_hash_map<uint32_t, RingPg*> by_stamp;
+  std::vector<RingPg*> pgs;
+  std::vector<UnhomedWant> wants;
   for (auto& [id, pg] : pgs_) {
-    if (pg->bounds.homed < pg->bounds.tail) by_stamp.emplace(pg->stamp, pg.get());
+    const RingBounds& b = pg->bounds;
+    if (b.homed == b.tail) continue;
+    pgs.push_back(pg.get());
+    wants.push_back(UnhomedWant{pg->name, pg->stamp, b.homed, b.tail, pg->loaded_stream_pos});
   }
-  auto fail = [&](RingPg* pg, std::string what) {
-    failed->emplace(pg, absl::DataLossError(absl::StrCat("PG ", pg->name, ": ", what)));
-    by_stamp.erase(pg->stamp);
-  };
-  // Each PG's bytes arrive in stream order: its items at or after its
-  // stream_pos cover [homed, tail) without a gap. Older items (before
-  // homed) are skipped; a removed PG's items too.
-  std::vector<uint64_t> resync;
-  for (auto [stamp, pg] : by_stamp) resync.push_back(pg->loaded_stream_pos);
-  std::sort(resync.begin(), resync.end());
-  absl::Status read = LogStream::Read(
-      device_.get(), geo_, c, p, resync, [&](uint64_t record_lpos, const Item& item) {
-        auto it = by_stamp.find(item.pg_stamp);
-        if (it == by_stamp.end()) return absl::OkStatus();
-        RingPg* pg = it->second;
-        if (record_lpos < pg->loaded_stream_pos) return absl::OkStatus();
-        std::string& have = (*unhomed)[pg];
-        const uint64_t covered = pg->bounds.homed + have.size();
-        const uint64_t end = item.lpos + item.payload.size();
-        if (end <= covered) return absl::OkStatus();
-        if (item.lpos > covered) {
-          fail(pg, absl::StrFormat("its ring bytes from lpos %u are not in the log stream: the "
-                                   "stream record at stream lpos %u holds them from lpos %u",
-                                   covered, record_lpos, item.lpos));
-        } else if (end > pg->bounds.tail) {
-          fail(pg, absl::StrFormat("the stream record at stream lpos %u holds its ring bytes up "
-                                   "to lpos %u, past its committed tail %u",
-                                   record_lpos, end, pg->bounds.tail));
-        } else {
-          have.append(item.payload.substr(covered - item.lpos));
-          pg->unhomed_runs.push_back(UnhomedRun{end, record_lpos});
-        }
-        return absl::OkStatus();
-      });
+  std::vector<UnhomedFound> found;
+  absl::Status read = pgring::CollectUnhomed(device_.get(), geo_, c, p, wants, &found);
   if (!read.ok()) {
     if (!absl::IsDataLoss(read)) return read;
     // Damage costs the PGs whose bytes lay in what cannot be read (they
-    // fail below, named, with it); with none, nothing committed is lost.
+    // fail, named, with it); with none, nothing committed is lost.
     log_->Log(LogLevel::kWarning, std::string(read.message()));
   }
-  for (auto [stamp, pg] : by_stamp) {
-    const uint64_t covered = pg->bounds.homed + (*unhomed)[pg].size();
-    if (covered != pg->bounds.tail) {
-      failed->emplace(
-          pg, absl::DataLossError(absl::StrFormat(
-                  "PG %s: its ring bytes [%u, %u) are not in the log stream (looked from "
-                  "stream lpos %u to the stream's tail %u)%s",
-                  pg->name, covered, pg->bounds.tail, pg->loaded_stream_pos, p.tail,
-                  read.ok() ? "" : absl::StrCat("; ", read.message()))));
+  for (size_t i = 0; i < pgs.size(); ++i) {
+    if (!found[i].error.ok()) {
+      failed->emplace(pgs[i], found[i].error);
+      continue;
     }
+    pgs[i]->unhomed_runs = std::move(found[i].runs);
+    (*unhomed)[pgs[i]] = std::move(found[i].bytes);
   }
   return absl::OkStatus();
 }

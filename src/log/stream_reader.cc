@@ -1,0 +1,120 @@
+#include "log/stream_reader.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "util/status_macros.h"
+
+namespace pgring {
+
+absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
+                        const StreamPointer& p, const std::vector<uint64_t>& resync,
+                        const std::function<absl::Status(uint64_t, const Item&)>& fn,
+                        RingReader::Reporter* reporter) {
+  RETURN_IF_ERROR(CheckPointerInChunks(p.head, p.tail, chunks, geo.chunk_size));
+  absl::Status first_damage;
+  uint64_t from = p.head;
+  uint64_t first_seq = 0;
+  while (true) {
+    RingReader reader(device, geo, chunks, "log stream", kStreamStamp, from, p.tail, first_seq,
+                      reporter);
+    RingRecord rec;
+    absl::Status s;
+    uint64_t at = from;
+    while (true) {
+      at = reader.position();
+      s = reader.Next(&rec);
+      if (!s.ok()) break;
+      if (!rec.is_stream()) continue;  // skippable, of a kind this version does not read
+      s = ForEachItem(rec.body, [&](const Item& item) -> absl::Status {
+        if (item.kind != ItemKind::kPgBytes) {
+          return absl::DataLossError(absl::StrFormat(
+              "item of kind %u at body offset %u in a stream record (only PG bytes belong "
+              "there)",
+              static_cast<unsigned>(item.kind), item.offset));
+        }
+        return fn(rec.lpos, item);
+      });
+      if (!s.ok()) {
+        s = reader.Damage(rec.lpos, std::string(s.message()));
+        break;
+      }
+    }
+    if (absl::IsOutOfRange(s)) {
+      s = reader.CheckTailSeq(p.tail_seq);
+      if (!s.ok() && first_damage.ok()) first_damage = s;
+      return first_damage;
+    }
+    if (!absl::IsDataLoss(s)) return s;  // the device failed
+    if (first_damage.ok()) first_damage = s;
+    // Go on from the next record a PG's pointer names: the damage costs
+    // only the PGs whose bytes lay in the records that cannot be read.
+    auto next = std::upper_bound(resync.begin(), resync.end(), at);
+    if (next == resync.end() || *next >= p.tail) return first_damage;
+    from = *next;
+    first_seq = 0;
+  }
+}
+
+absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
+                            const StreamPointer& p, const std::vector<UnhomedWant>& wants,
+                            std::vector<UnhomedFound>* found, RingReader::Reporter* reporter) {
+  found->assign(wants.size(), UnhomedFound{});
+  absl::flat_hash_map<uint32_t, size_t> by_stamp;
+  std::vector<uint64_t> resync;
+  for (size_t i = 0; i < wants.size(); ++i) {
+    by_stamp.emplace(wants[i].stamp, i);
+    resync.push_back(wants[i].stream_pos);
+  }
+  std::sort(resync.begin(), resync.end());
+  auto fail = [&](size_t i, std::string what) {
+    (*found)[i].error =
+        absl::DataLossError(absl::StrCat("PG ", wants[i].name, ": ", what));
+    by_stamp.erase(wants[i].stamp);
+  };
+  absl::Status read = ReadStream(
+      device, geo, chunks, p, resync,
+      [&](uint64_t record_lpos, const Item& item) {
+        auto it = by_stamp.find(item.pg_stamp);
+        if (it == by_stamp.end()) return absl::OkStatus();
+        const size_t i = it->second;
+        const UnhomedWant& w = wants[i];
+        UnhomedFound& f = (*found)[i];
+        if (record_lpos < w.stream_pos) return absl::OkStatus();
+        const uint64_t covered = w.homed + f.bytes.size();
+        const uint64_t end = item.lpos + item.payload.size();
+        if (end <= covered) return absl::OkStatus();
+        if (item.lpos > covered) {
+          fail(i, absl::StrFormat("its ring bytes from lpos %u are not in the log stream: the "
+                                  "stream record at stream lpos %u holds them from lpos %u",
+                                  covered, record_lpos, item.lpos));
+        } else if (end > w.tail) {
+          fail(i, absl::StrFormat("the stream record at stream lpos %u holds its ring bytes up "
+                                  "to lpos %u, past its committed tail %u",
+                                  record_lpos, end, w.tail));
+        } else {
+          f.bytes.append(item.payload.substr(covered - item.lpos));
+          f.runs.push_back(UnhomedRun{end, record_lpos});
+        }
+        return absl::OkStatus();
+      },
+      reporter);
+  if (!read.ok() && !absl::IsDataLoss(read)) return read;
+  for (auto [stamp, i] : by_stamp) {
+    const UnhomedWant& w = wants[i];
+    UnhomedFound& f = (*found)[i];
+    const uint64_t covered = w.homed + f.bytes.size();
+    if (covered != w.tail) {
+      f.error = absl::DataLossError(absl::StrFormat(
+          "PG %s: its ring bytes [%u, %u) are not in the log stream (looked from stream lpos "
+          "%u to the stream's tail %u)%s",
+          w.name, covered, w.tail, w.stream_pos, p.tail,
+          read.ok() ? "" : absl::StrCat("; ", read.message())));
+    }
+  }
+  return read;
+}
+
+}  // namespace pgring

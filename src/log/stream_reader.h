@@ -1,0 +1,64 @@
+// stream_reader.h — reading the log stream (docs/FORMAT.md, "The log
+// stream"): its records in order through RingReader (stamp kStreamStamp),
+// and the bytes each PG has in it past its homed position. Recovery and the
+// tool read it through here.
+#ifndef PGRING_LOG_STREAM_READER_H_
+#define PGRING_LOG_STREAM_READER_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "device/block_device.h"
+#include "format/metadata_keys.h"
+#include "format/record.h"
+#include "log/ring_layout.h"
+#include "log/ring_pg_log.h"
+#include "log/ring_reader.h"
+
+namespace pgring {
+
+// Reads the committed stream [p.head, p.tail) and hands each kPgBytes item
+// to `fn` with the lpos of its record. Past damage (RingReader's checks, an
+// item other than kPgBytes) it goes on from the next of the record starts
+// `resync` (sorted: the PGs' stream_pos) and returns the first damage,
+// kDataLoss naming its stream lpos; a device error ends it. With
+// `reporter`, every problem is reported as RingReader reports them.
+absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
+                        const StreamPointer& p, const std::vector<uint64_t>& resync,
+                        const std::function<absl::Status(uint64_t, const Item&)>& fn,
+                        RingReader::Reporter* reporter = nullptr);
+
+// What one PG needs from the stream: its bytes [homed, tail), the first of
+// them in the stream record at stream_pos.
+struct UnhomedWant {
+  std::string name;  // the PG's, for messages
+  uint32_t stamp = 0;
+  uint64_t homed = 0;
+  uint64_t tail = 0;
+  uint64_t stream_pos = 0;
+};
+// What the stream gave it: the bytes and the stream records holding them;
+// `error` (kDataLoss naming the PG) when they are not all there.
+struct UnhomedFound {
+  std::string bytes;
+  std::deque<UnhomedRun> runs;
+  absl::Status error;
+};
+
+// Reads the stream once and gives each want its bytes, in stream order: the
+// items of its stamp at or after its stream_pos cover [homed, tail) without
+// a gap, never past tail; older items (before homed) and items of stamps no
+// want names (removed PGs) are skipped. Returns the stream's first damage
+// (which only costs the wants whose bytes lay in it) or a device error.
+absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
+                            const StreamPointer& p, const std::vector<UnhomedWant>& wants,
+                            std::vector<UnhomedFound>* found,
+                            RingReader::Reporter* reporter = nullptr);
+
+}  // namespace pgring
+
+#endif  // PGRING_LOG_STREAM_READER_H_
