@@ -151,10 +151,10 @@ absl::StatusOr<Label> Label::Decode(std::string_view b) {
         crc32c::Unmask(stored.stored_crc), crc32c::Unmask(stored.computed_crc)));
   }
   const Label& l = stored.fields;
-  if (l.format_version != kFormatVersion) {
+  if (l.format_version < kFormatVersion || l.format_version > kMaxFormatVersion) {
     return absl::DataLossError(absl::StrFormat(
-        "pgring label has format version %u; this pgring reads version %u",
-        l.format_version, kFormatVersion));
+        "pgring label has format version %u; this pgring reads versions %u to %u",
+        l.format_version, kFormatVersion, kMaxFormatVersion));
   }
   if (stored.encoded_size != kLabelEncodedSize) {
     return absl::DataLossError("pgring label has an unexpected encoded size");

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "device/block_device.h"
+#include "format/label.h"
 #include "pgring/store.h"
 
 namespace rocksdb {
@@ -29,6 +30,8 @@ struct OpenHooks {
 // The first kLabelRegionSize bytes of the partition `name`;
 // kFailedPrecondition when the device is too small to hold them.
 absl::StatusOr<std::string> ReadLabelRegion(BlockDevice* dev, std::string_view name);
+// Writes `label`'s region (the label, zeros after it) and flushes.
+absl::Status WriteLabelRegion(BlockDevice* dev, const Label& label);
 
 absl::Status MkfsWithHooks(const std::string& device_path, const MetadataLocation& meta,
                            const MkfsOptions& options, const OpenHooks& hooks);

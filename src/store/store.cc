@@ -111,6 +111,10 @@ absl::Status MkfsWithHooks(const std::string& device_path, const MetadataLocatio
   batch.Put(db->cf(), std::string(kMetaKey), StoreMeta::ForLabel(label).Encode());
   RETURN_IF_ERROR(db->WriteSync(&batch));
   // The label last: a partition with a label always has its metadata.
+  return WriteLabelRegion(dev.get(), label);
+}
+
+absl::Status WriteLabelRegion(BlockDevice* dev, const Label& label) {
   std::string enc = label.Encode();
   AlignedBuffer buf(kLabelRegionSize);
   std::memcpy(buf.data(), enc.data(), enc.size());

@@ -56,7 +56,8 @@ void CheckLabel(std::string_view b) {
   absl::StatusOr<Label> again = Label::Decode(enc);
   FUZZ_CHECK(again.ok() && *again == *l, "Decode(Encode(label)) differs");
   // Geometry.
-  FUZZ_CHECK(l->format_version == kFormatVersion, "format version");
+  FUZZ_CHECK(l->format_version >= kFormatVersion && l->format_version <= kMaxFormatVersion,
+             "format version");
   FUZZ_CHECK(l->block_size == 512 || l->block_size == 4096, "block size");
   FUZZ_CHECK(l->chunk_size >= (64u << 10) && l->chunk_size <= (256u << 20) &&
                  (l->chunk_size & (l->chunk_size - 1)) == 0 && l->chunk_size % l->block_size == 0,

@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "format/label.h"
 #include "format/metadata_keys.h"
+#include "store/open_store.h"
 #include "util/store_fixture.h"
 #include "util/sync.h"
 
@@ -269,6 +271,34 @@ TEST_F(LogStreamTest, PerPgRingsHomeAndDropAStream) {
   EXPECT_GT(Unhomed(Pg(2)), 0u);
   Reopen();
   EXPECT_EQ(Versions(Pg(2)), Range(1, 2));
+}
+
+// A store opened in the stream layout says format version 2 before its
+// stream holds anything (a version-1 pgring refuses it by its label); it
+// stays version 2 in either layout.
+TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion2) {
+  auto version = [&] {
+    auto region = ReadLabelRegion(device_.get(), "mem");
+    EXPECT_OK(region);
+    auto label = Label::Decode(*region);
+    EXPECT_OK(label);
+    return label->format_version;
+  };
+  options_.log_layout = LogLayout::kPerPgRings;
+  Mkfs();
+  EXPECT_EQ(version(), kFormatVersion);
+  ASSERT_OK(Open(options_));
+  EXPECT_EQ(version(), 1u);
+  options_.log_layout = LogLayout::kStream;
+  Reopen();
+  EXPECT_EQ(version(), kStreamFormatVersion);
+  EXPECT_EQ(DumpDb().count(std::string(kMetaKey)), 1u);
+  auto meta = StoreMeta::Decode(DumpDb().at(std::string(kMetaKey)));
+  ASSERT_OK(meta);
+  EXPECT_EQ(meta->format_version, kStreamFormatVersion);
+  options_.log_layout = LogLayout::kPerPgRings;
+  ASSERT_OK(Open(options_));
+  EXPECT_EQ(version(), kStreamFormatVersion);
 }
 
 // A stream pointer older than what the PGs' pointers need (its tail before

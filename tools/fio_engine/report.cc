@@ -28,7 +28,15 @@ json StoreStatsJson(const StoreStats& s) {
               {"device_bytes_written", s.device_bytes_written},
               {"device_flushes", s.device_flushes},
               {"mapping_table_bytes", s.mapping_table_bytes},
-              {"device_writes", s.device_writes}};
+              {"device_writes", s.device_writes},
+              {"stream_chunks", s.stream_chunks},
+              {"stream_max_chunks", s.stream_max_chunks},
+              {"stream_bytes_used", s.stream_bytes_used},
+              {"stream_records", s.stream_records},
+              {"stream_writes", s.stream_writes},
+              {"home_writes", s.home_writes},
+              {"forced_homes", s.forced_homes},
+              {"stream_full_fallbacks", s.stream_full_fallbacks}};
 }
 
 uint64_t Delta(uint64_t start, uint64_t end) { return end >= start ? end - start : 0; }
@@ -46,7 +54,12 @@ json StoreRunJson(const StoreStats& start, const StoreStats& end) {
          {"payload_bytes_appended", payload},
          {"device_bytes_written", device},
          {"device_flushes", d(start.device_flushes, end.device_flushes)},
-         {"device_writes", d(start.device_writes, end.device_writes)}};
+         {"device_writes", d(start.device_writes, end.device_writes)},
+         {"stream_records", d(start.stream_records, end.stream_records)},
+         {"stream_writes", d(start.stream_writes, end.stream_writes)},
+         {"home_writes", d(start.home_writes, end.home_writes)},
+         {"forced_homes", d(start.forced_homes, end.forced_homes)},
+         {"stream_full_fallbacks", d(start.stream_full_fallbacks, end.stream_full_fallbacks)}};
   if (payload > 0) {
     j["record_bytes_per_payload_byte"] = static_cast<double>(record) / payload;
     j["device_bytes_per_payload_byte"] = static_cast<double>(device) / payload;

@@ -16,6 +16,7 @@
 #include "log/ring_reader.h"
 #include "log/stream_reader.h"
 #include "store/group_batch.h"
+#include "store/open_store.h"
 #include "store/ring/extent_write.h"
 #include "util/status_macros.h"
 
@@ -100,6 +101,9 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
   }
   std::unique_ptr<RingStore> s(new RingStore(std::move(device), std::move(db), label, meta, options));
   RETURN_IF_ERROR(s->Recover());
+  if (s->stream_layout_ && !options.read_only && label.format_version < kStreamFormatVersion) {
+    RETURN_IF_ERROR(s->MarkStreamFormat());
+  }
   s->StartPipeline(s->device_.get());
   return std::unique_ptr<Store>(std::move(s));
 }
@@ -233,6 +237,18 @@ absl::Status RingStore::Recover() {
     stream_.Load(stream_ptr, std::move(stream_chunks), std::move(prefix));
   }
   return absl::OkStatus();
+}
+
+absl::Status RingStore::MarkStreamFormat() {
+  MutexLock l(&mu_);
+  // pgring.meta first: a crash before the label is written leaves a
+  // version-1 label, which is still true (no stream record yet).
+  meta_.format_version = kStreamFormatVersion;
+  rocksdb::WriteBatch batch;
+  batch.Put(db_->cf(), std::string(kMetaKey), meta_.Encode());
+  RETURN_IF_ERROR(db_->WriteSync(&batch));
+  label_.format_version = kStreamFormatVersion;
+  return WriteLabelRegion(device_.get(), label_);
 }
 
 absl::StatusOr<bool> RingStore::LoadStreamKeys(RingClaims* claims, StreamPointer* p,

@@ -55,6 +55,10 @@ class RingStore final : public PgStore<RingPg> {
 
   // Open.
   absl::Status Recover();
+  // Before the stream's first record: the label and pgring.meta say format
+  // version 2, so a version-1 pgring refuses the store instead of misreading
+  // its pointers.
+  absl::Status MarkStreamFormat();
   // The stream's keys (both or neither), claimed; false when there is none.
   absl::StatusOr<bool> LoadStreamKeys(RingClaims* claims, StreamPointer* p, PgChunkList* c)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -124,7 +128,7 @@ class RingStore final : public PgStore<RingPg> {
   void AddPgStats(const RingPg& pg, PgStats* s) const override;
   void AddStoreStats(StoreStats* s) const override;
 
-  const Label label_;
+  Label label_;
   const Geometry geo_;
   ChunkAllocator alloc_;
 
