@@ -151,6 +151,7 @@ struct Case {
   // Options::metadata_sync_flushes_partition, and the RocksDB files on the
   // same simulated disk as the partition: each RocksDB sync flushes it.
   bool sync_covers = false;
+  LogLayout layout = LogLayout::kPerPgRings;
 };
 
 std::string Name(const ::testing::TestParamInfo<Case>& i) {
@@ -164,6 +165,7 @@ std::string Name(const ::testing::TestParamInfo<Case>& i) {
   s += c.crash_in_rocksdb ? "_RocksDbCrash" : "_DeviceCrash";
   if (c.shared_flush) s += "_SharedFlush";
   if (c.sync_covers) s += "_SyncCovers";
+  if (c.layout == LogLayout::kStream) s += "_Stream";
   return s + "_" + std::to_string(c.seed);
 }
 
@@ -199,6 +201,14 @@ class CrashTest : public ::testing::TestWithParam<Case> {
     // a ring write completing during a sync is left to commit_pipeline_test's
     // SyncCoversTest, which holds one there.)
     if (GetParam().sync_covers) o.max_group_size = 2;
+    // The stream: small, homing a block at a time and force-homing early,
+    // so power goes during homes, forced partial homes and full-stream
+    // fallbacks within the short form (and during wraps in the long one).
+    o.log_layout = GetParam().layout;
+    o.stream.max_chunks = 2;
+    o.stream.home_blocks = 1;
+    o.stream.force_home_percent = 5;
+    o.stream.max_forced_homes = 2;
     return o;
   }
 
@@ -366,7 +376,7 @@ class CrashTest : public ::testing::TestWithParam<Case> {
     uint64_t owned = 0;
     for (const auto& id : *pgs) owned += r->store->GetPgStats(id)->chunks;
     StoreStats st = r->store->GetStoreStats();
-    ASSERT_EQ(owned + st.free_chunks, st.total_chunks) << what;
+    ASSERT_EQ(owned + st.stream_chunks + st.free_chunks, st.total_chunks) << what;
     // Shared flush: every committed transaction's data write is durable.
     if (r->data) {
       AlignedBuffer buf(kDataBlock);
@@ -508,6 +518,17 @@ std::vector<Case> Cases() {
     for (bool rocks : {false, true}) {
       out.push_back(Case{mode, TailBlockPolicy::kRewriteTailBlock, rocks, seed++, Backend::kRing,
                          /*shared_flush=*/true});
+    }
+  }
+  // The log stream: the ring cases again with records unhomed in the
+  // stream when the power goes.
+  for (auto mode : modes) {
+    for (auto policy : {TailBlockPolicy::kRewriteTailBlock, TailBlockPolicy::kNeverRewrite}) {
+      for (bool rocks : {false, true}) {
+        Case c{mode, policy, rocks, seed++};
+        c.layout = LogLayout::kStream;
+        out.push_back(c);
+      }
     }
   }
   // The RocksDB backend writes nothing to the partition after mkfs, so its
