@@ -113,10 +113,14 @@ struct StoreStats {
   // cannot move, unlike IOPS. The RocksDB backend writes no partition after
   // mkfs: 0 for a store it opens by path.
   uint64_t device_writes = 0;
+  // Of the store's partition writes since open, those that did not start
+  // where the one issued before ended: each a seek on a disk.
+  uint64_t device_seeks = 0;
   // The log stream (ring backend; zero without one): chunks it holds, its
   // bound (StreamOptions::max_chunks, 0 in kPerPgRings), bytes between its
   // head and tail, stream records appended since open and the writes that
-  // carried them; home writes (whole blocks to a PG's ring), forced homes
+  // carried them and their bytes; home writes (whole blocks to a PG's ring)
+  // and their bytes, forced homes
   // (a partial block for a PG pinning the stream) and transactions that
   // found the stream full and wrote to the rings instead.
   uint64_t stream_chunks = 0;
@@ -124,7 +128,9 @@ struct StoreStats {
   uint64_t stream_bytes_used = 0;
   uint64_t stream_records = 0;
   uint64_t stream_writes = 0;
+  uint64_t stream_bytes_written = 0;
   uint64_t home_writes = 0;
+  uint64_t home_bytes_written = 0;
   uint64_t forced_homes = 0;
   uint64_t stream_full_fallbacks = 0;
 };

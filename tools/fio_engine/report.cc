@@ -29,12 +29,15 @@ json StoreStatsJson(const StoreStats& s) {
               {"device_flushes", s.device_flushes},
               {"mapping_table_bytes", s.mapping_table_bytes},
               {"device_writes", s.device_writes},
+              {"device_seeks", s.device_seeks},
               {"stream_chunks", s.stream_chunks},
               {"stream_max_chunks", s.stream_max_chunks},
               {"stream_bytes_used", s.stream_bytes_used},
               {"stream_records", s.stream_records},
               {"stream_writes", s.stream_writes},
+              {"stream_bytes_written", s.stream_bytes_written},
               {"home_writes", s.home_writes},
+              {"home_bytes_written", s.home_bytes_written},
               {"forced_homes", s.forced_homes},
               {"stream_full_fallbacks", s.stream_full_fallbacks}};
 }
@@ -55,9 +58,12 @@ json StoreRunJson(const StoreStats& start, const StoreStats& end) {
          {"device_bytes_written", device},
          {"device_flushes", d(start.device_flushes, end.device_flushes)},
          {"device_writes", d(start.device_writes, end.device_writes)},
+         {"device_seeks", d(start.device_seeks, end.device_seeks)},
          {"stream_records", d(start.stream_records, end.stream_records)},
          {"stream_writes", d(start.stream_writes, end.stream_writes)},
+         {"stream_bytes_written", d(start.stream_bytes_written, end.stream_bytes_written)},
          {"home_writes", d(start.home_writes, end.home_writes)},
+         {"home_bytes_written", d(start.home_bytes_written, end.home_bytes_written)},
          {"forced_homes", d(start.forced_homes, end.forced_homes)},
          {"stream_full_fallbacks", d(start.stream_full_fallbacks, end.stream_full_fallbacks)}};
   if (payload > 0) {
@@ -93,6 +99,7 @@ json RunJson(const IoSnapshot& start, const IoSnapshot& end, uint64_t committed,
       {"cpu_user_us", user / n},
       {"cpu_sys_us", sys / n},
       {"log_partition_writes", Delta(start.store.device_writes, end.store.device_writes) / n},
+      {"log_partition_seeks", Delta(start.store.device_seeks, end.store.device_seeks) / n},
       {"log_partition_bytes", log_bytes / n},
       {"rocksdb_bytes", rocksdb_bytes / n},
       {"metadata_bytes", (log_bytes + rocksdb_bytes) / n}};

@@ -7,8 +7,13 @@
 
 namespace pgring {
 
+void SeekCounter::Issued(uint64_t offset, uint64_t length) {
+  if (end_.exchange(offset + length) != offset) seeks_.fetch_add(1);
+}
+
 void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
-                  std::shared_ptr<AlignedBuffer> buffer, std::function<void(absl::Status)> done) {
+                  std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks,
+                  std::function<void(absl::Status)> done) {
   struct Pending {
     std::atomic<int> left;
     Mutex mu;
@@ -28,6 +33,7 @@ void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
       std::memcpy(piece->data(), buffer->data() + buf_off, e.length);
     }
     buf_off += e.length;
+    seeks->Issued(e.device_offset, e.length);
     device->WriteAsync(e.device_offset, std::move(piece), [p](absl::Status s) {
       if (!s.ok()) {
         MutexLock l(&p->mu);

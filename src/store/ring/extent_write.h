@@ -4,6 +4,8 @@
 #ifndef PGRING_STORE_RING_EXTENT_WRITE_H_
 #define PGRING_STORE_RING_EXTENT_WRITE_H_
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -15,10 +17,24 @@
 
 namespace pgring {
 
+// Counts the partition writes that do not start where the previous one
+// ended, in the order they are issued: each would cost a disk a seek (the
+// HDD model of docs/DESIGN.md §10).
+class SeekCounter {
+ public:
+  void Issued(uint64_t offset, uint64_t length);
+  uint64_t seeks() const { return seeks_.load(); }
+
+ private:
+  std::atomic<uint64_t> end_{UINT64_MAX};
+  std::atomic<uint64_t> seeks_{0};
+};
+
 // Writes `buffer` (the extents' bytes, back to back) to `extents`; `done`
 // runs once, after the last extent's write completed, with the first error.
 void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
-                  std::shared_ptr<AlignedBuffer> buffer, std::function<void(absl::Status)> done);
+                  std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks,
+                  std::function<void(absl::Status)> done);
 
 }  // namespace pgring
 

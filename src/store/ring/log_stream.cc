@@ -13,11 +13,12 @@
 namespace pgring {
 
 LogStream::LogStream(BlockDevice* device, const Geometry& geo, ChunkAllocator* alloc,
-                     uint32_t max_chunks, WrittenFn written)
+                     uint32_t max_chunks, SeekCounter* seeks, WrittenFn written)
     : device_(device),
       geo_(geo),
       alloc_(alloc),
       max_chunks_(max_chunks),
+      seeks_(seeks),
       on_written_(std::move(written)) {}
 
 void LogStream::Load(const StreamPointer& p, PgChunkList chunks, std::string tail_block_prefix) {
@@ -128,7 +129,8 @@ void LogStream::Kick() {
     return;
   }
   writes_.fetch_add(1);
-  WriteExtents(device_, extents, std::move(buffer),
+  bytes_written_.fetch_add(buffer->size());
+  WriteExtents(device_, extents, std::move(buffer), seeks_,
                [this, end](absl::Status s) { WriteDone(end, std::move(s)); });
 }
 

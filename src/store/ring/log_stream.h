@@ -30,6 +30,7 @@
 #include "format/record.h"
 #include "log/ring_layout.h"
 #include "store/commit_pipeline.h"
+#include "store/ring/extent_write.h"
 #include "util/sync.h"
 
 namespace pgring {
@@ -44,7 +45,7 @@ class LogStream {
       std::function<void(std::vector<std::shared_ptr<CommitPipeline::Txn>>, absl::Status)>;
 
   LogStream(BlockDevice* device, const Geometry& geo, ChunkAllocator* alloc, uint32_t max_chunks,
-            WrittenFn written);
+            SeekCounter* seeks, WrittenFn written);
 
   // Open: the stream as its keys describe it (`chunks` claimed by the
   // caller), and the bytes of the block holding its tail (kRewriteTailBlock
@@ -95,6 +96,7 @@ class LogStream {
 
   uint64_t records() const { return records_.load(); }
   uint64_t writes() const { return writes_.load(); }
+  uint64_t bytes_written() const { return bytes_written_.load(); }
 
 
  private:
@@ -108,6 +110,7 @@ class LogStream {
   const Geometry geo_;
   ChunkAllocator* const alloc_;
   const uint32_t max_chunks_;
+  SeekCounter* const seeks_;
   const WrittenFn on_written_;
 
   // Staged (the store's staging lock).
@@ -133,6 +136,7 @@ class LogStream {
 
   std::atomic<uint64_t> records_{0};
   std::atomic<uint64_t> writes_{0};
+  std::atomic<uint64_t> bytes_written_{0};
 };
 
 }  // namespace pgring

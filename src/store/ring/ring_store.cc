@@ -68,7 +68,7 @@ RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<Metada
       alloc_(label.chunk_count),
       meta_(meta),
       stream_layout_(options.log_layout == LogLayout::kStream),
-      stream_(device_.get(), geo_, &alloc_, options.stream.max_chunks,
+      stream_(device_.get(), geo_, &alloc_, options.stream.max_chunks, &seeks_,
               [this](std::vector<std::shared_ptr<CommitPipeline::Txn>> txns, absl::Status s) {
                 StreamWritten(std::move(txns), s);
               }) {}
@@ -376,6 +376,7 @@ std::shared_ptr<RingWrite> RingStore::HomeWrite(const std::shared_ptr<RingPg>& p
   w->end_lpos = homed;
   pg->MoveHomed(homed);
   home_writes_.fetch_add(1);
+  home_bytes_.fetch_add(end - start);
   return w;
 }
 
@@ -749,7 +750,7 @@ void RingStore::StartWrites(const std::vector<std::shared_ptr<RingWrite>>& write
 }
 
 void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
-  WriteExtents(device_.get(), w->extents, w->buffer,
+  WriteExtents(device_.get(), w->extents, w->buffer, &seeks_,
                [this, w](absl::Status s) { WriteDone(w, s); });
 }
 
@@ -855,12 +856,15 @@ void RingStore::AddStoreStats(StoreStats* s) const {
   s->chunk_size = geo_.chunk_size;
   s->record_bytes_appended = record_bytes_.load();
   s->payload_bytes_appended = payload_bytes_.load();
+  s->device_seeks = seeks_.seeks();
   s->stream_chunks = stream_.chunks().chunks.size();
   s->stream_max_chunks = stream_layout_ ? stream_.max_chunks() : 0;
   s->stream_bytes_used = stream_.exists() ? stream_.bytes_used() : 0;
   s->stream_records = stream_.records();
   s->stream_writes = stream_.writes();
+  s->stream_bytes_written = stream_.bytes_written();
   s->home_writes = home_writes_.load();
+  s->home_bytes_written = home_bytes_.load();
   s->forced_homes = forced_homes_.load();
   s->stream_full_fallbacks = stream_full_fallbacks_.load();
 }

@@ -134,6 +134,7 @@ class RingStore final : public PgStore<RingPg> {
 
   StoreMeta meta_ ABSL_GUARDED_BY(mu_);
   const bool stream_layout_;
+  SeekCounter seeks_;
   // The log stream: used in LogLayout::kStream; in kPerPgRings only what a
   // store opened with one still has in it, until it is homed.
   LogStream stream_;
@@ -141,6 +142,7 @@ class RingStore final : public PgStore<RingPg> {
   std::atomic<uint64_t> record_bytes_{0};
   std::atomic<uint64_t> payload_bytes_{0};
   std::atomic<uint64_t> home_writes_{0};
+  std::atomic<uint64_t> home_bytes_{0};
   std::atomic<uint64_t> forced_homes_{0};
   std::atomic<uint64_t> stream_full_fallbacks_{0};
 };

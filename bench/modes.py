@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""bench/modes.py OUT PGS QDS MODES ROUNDS — the table bench/modes.sh prints:
+per cell the medians over rounds of IOPS and p99 (fio), and the engine's
+per-client-write counts (CPU µs, log-partition writes, seeks and bytes,
+RocksDB bytes); then each mode's ratios to per-PG rings."""
+import json
+import os
+import statistics
+import sys
+
+out, pgs_list, qds, modes, rounds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), \
+    sys.argv[4].split(), int(sys.argv[5])
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def cell(mode, pgs, qd):
+    rows = []
+    for r in range(1, rounds + 1):
+        base = os.path.join(out, f"r{r}-{mode}-pgs{pgs}-qd{qd}")
+        fio = load(base + ".fio.json")
+        rep = load(base + ".report.json")
+        if not fio:
+            continue
+        w = fio["jobs"][0]["write"]
+        pw = ((rep or {}).get("run") or {}).get("per_write") or {}
+        rows.append({
+            "iops": w["iops"],
+            "p99": w["clat_ns"].get("percentile", {}).get("99.000000", 0) / 1e6,
+            "cpu": pw.get("cpu_us"),
+            "writes": pw.get("log_partition_writes"),
+            "seeks": pw.get("log_partition_seeks"),
+            "bytes": pw.get("log_partition_bytes"),
+            "rdb": pw.get("rocksdb_bytes"),
+        })
+    if not rows:
+        return None
+    med = {}
+    for k in rows[0]:
+        vals = [r[k] for r in rows if r[k] is not None]
+        med[k] = statistics.median(vals) if vals else None
+    return med
+
+
+def f(v, fmt):
+    return "-" if v is None else format(v, fmt)
+
+
+print(f"| PGs | qd | mode | IOPS | p99 ms | CPU µs/write | log writes/write | "
+      f"log seeks/write | log bytes/write | RocksDB bytes/write | IOPS vs perpg | CPU vs perpg |")
+print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for pgs in pgs_list:
+    for qd in qds:
+        cells = {m: cell(m, pgs, qd) for m in modes}
+        base = cells.get("perpg")
+        for m in modes:
+            c = cells[m]
+            if c is None:
+                print(f"| {pgs} | {qd} | {m} | (no result) |||||||||")
+                continue
+            ri = f(c["iops"] / base["iops"], ".2f") if base and base["iops"] else "-"
+            rc = f(c["cpu"] / base["cpu"], ".2f") if base and base["cpu"] and c["cpu"] else "-"
+            print(f"| {pgs} | {qd} | {m} | {c['iops']:.0f} | {c['p99']:.2f} | {f(c['cpu'], '.1f')} | "
+                  f"{f(c['writes'], '.3f')} | {f(c['seeks'], '.3f')} | {f(c['bytes'], '.0f')} | "
+                  f"{f(c['rdb'], '.0f')} | {ri} | {rc} |")

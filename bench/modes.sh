@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bench/modes.sh — the table of log layouts (docs/DESIGN.md §10, "The log
+# stream"; docs/BENCHMARKS.md): per-PG rings, rings behind the log stream,
+# and the RocksDB backend, at PGs x queue depths, through the fio engine as
+# OSD writes (fio-jobs/*-randwrite.fio, durable group commit). Per cell:
+# IOPS, p99, and from the engine's report per client write: CPU µs,
+# log-partition writes and bytes, RocksDB bytes, and the log-partition
+# writes that are not contiguous with the previous one (each a seek on a
+# disk; docs/DESIGN.md states what that predicts for a 150-seek/s HDD).
+#
+#   bash bench/modes.sh                      # 8/128/1024 PGs x qd 1/16/32, 10 s each
+#   bash bench/modes.sh --runtime 4 --pgs "128" --qds "32"
+#
+# Options: --runtime S (10), --pgs "LIST" (8 128 1024), --qds "LIST" (1 16 32),
+#   --modes "LIST" (perpg stream rocksdb), --rounds N (1: cells alternate
+#   modes within a round; medians over rounds), --out DIR
+#   (build/bench-modes/<timestamp>), --build-dir DIR (build/bench), --no-build.
+# Counts per client write hold on a noisy machine; IOPS and p99 do not (the
+# rounds alternate modes so each meets the same load).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+
+RUNTIME=10 PGS_LIST="8 128 1024" QDS="1 16 32" MODES="perpg stream rocksdb" ROUNDS=1
+OUT=$ROOT/build/bench-modes/$(date -u +%Y%m%d-%H%M%S) BUILD=$ROOT/build/bench BUILD_IT=1
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --runtime) RUNTIME=$2; shift 2 ;;
+    --pgs) PGS_LIST=$2; shift 2 ;;
+    --qds) QDS=$2; shift 2 ;;
+    --modes) MODES=$2; shift 2 ;;
+    --rounds) ROUNDS=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --build-dir) BUILD=$2; shift 2 ;;
+    --no-build) BUILD_IT=0; shift ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    *) bench_die "unknown option $1 (see --help)" ;;
+  esac
+done
+mkdir -p "$OUT"
+bench_need fio fio
+bench_need python3 python3
+if [[ $BUILD_IT == 1 ]]; then
+  if [[ $(id -u) == 0 ]] || command -v sudo >/dev/null 2>&1; then bash scripts/install-deps.sh; fi
+  bench_build "$BUILD" fio_pgring
+fi
+export PGRING_ENGINE=$BUILD/tools/fio_engine/libfio_pgring.so
+[[ -f $PGRING_ENGINE ]] || bench_die "$PGRING_ENGINE missing (build target fio_pgring, or drop --no-build)"
+export PGRING_DIR=$OUT/work PGRING_RUNTIME=$RUNTIME
+: "${PGRING_SIZE:=2G}" "${PGRING_LOG_SIZE:=4G}"
+export PGRING_SIZE PGRING_LOG_SIZE
+
+read -r -a modes <<<"$MODES"
+for ((r = 1; r <= ROUNDS; r++)); do
+  for pgs in $PGS_LIST; do
+    for qd in $QDS; do
+      export PGRING_PGS=$pgs PGRING_IODEPTH=$qd
+      for ((i = 0; i < ${#modes[@]}; i++)); do
+        m=${modes[(i + r - 1) % ${#modes[@]}]}
+        bench_log "round $r: $m, $pgs PGs, qd $qd (${RUNTIME}s)"
+        case $m in
+          rocksdb) bench_fio rocksdb "$OUT/r$r-$m-pgs$pgs-qd$qd" || true ;;
+          *) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=$m" || true ;;
+        esac
+      done
+    done
+  done
+done
+python3 "$ROOT/bench/modes.py" "$OUT" "$PGS_LIST" "$QDS" "$MODES" "$ROUNDS" | tee "$OUT/modes.md"
