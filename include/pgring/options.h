@@ -27,7 +27,9 @@ enum class DurabilityMode : uint8_t {
   // and one synced RocksDB write. The callback fires when the transaction is
   // durable. A crash takes nothing that was acknowledged.
   kGroupCommit = 1,
-  // The callback fires as soon as the transaction's ring writes are done;
+  // The callback fires as soon as the transaction's ring writes (and its
+  // gates) are done, and those of every transaction submitted before it
+  // (callbacks keep submission order);
   // the commit itself (flush + synced RocksDB write) happens in the
   // background at most `unsynced_max_delay` later, or on Store::Sync().
   // A crash (process or power) takes the acknowledged transactions not yet

@@ -43,7 +43,14 @@ namespace pgring {
 class Device;
 
 // Called once per submitted transaction, from a pgring thread, when it is
-// committed (OK) or has failed. Must not block for long; may submit more.
+// committed (OK) or has failed (kUnsynced: acknowledged; see DurabilityMode).
+// Callbacks fire in submission order, one at a time, on a thread of the
+// store's own that holds no pgring lock and is never the thread that
+// completed an I/O (the partition's or a CommitGate's) nor the submitter's:
+// so a callback may Submit and may read (ReadEntries, ReadInfo, ...), even
+// entries whose writes are still in flight. It must not block for long (it
+// holds back the callbacks after it) and must not wait for a commit: no
+// Commit, Sync or Close from a callback.
 using CommitCallback = std::function<void(absl::Status)>;
 
 // Where the store's metadata lives.

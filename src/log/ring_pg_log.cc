@@ -92,7 +92,13 @@ void RingPgLogEffects::InfoSet(std::string_view payload) {
 }
 
 void RingPgLogEffects::Rewound(const Version& v) {
-  if (pg_->entries.empty()) {
+  // The rewind's version is now the floor on versions. Unless a live entry
+  // has that version (later, its trim point keeps it), nothing but this
+  // marker holds it across a reopen: no entry left (the trim point is
+  // lower), or a version no entry had (1'1 1'2 1'5, rewind to 1'3: once
+  // 1'1 and 1'2 are trimmed, a reopen would take the trim point 1'2 for
+  // the floor). Pin the marker until an entry is appended above it.
+  if (pg_->entries.empty() || pg_->entries.back().v() < v) {
     pg_->has_rewind_pin = true;
     pg_->rewind_pin_pos = record_pos_;
   }

@@ -52,10 +52,11 @@ struct RingPgLog : PgLogState {
   PgChunkList chunks;
   RingBounds bounds;  // as staged
   uint64_t info_pos = 0;  // the record holding the latest info
-  // A rewind that dropped every live entry leaves its version only in its
-  // marker: until an entry is appended after it, the marker's record must
-  // stay at or after the head, or a reopen would forget the rewind's floor
-  // on versions. Set while that is so.
+  // A rewind to a version no live entry has (every entry dropped, or one
+  // between two entries) leaves its version only in its marker: until an
+  // entry is appended after it, the marker's record must stay at or after
+  // the head, or a reopen would forget the rewind's floor on versions (the
+  // trim points are below it). Set while that is so.
   bool has_rewind_pin = false;
   uint64_t rewind_pin_pos = 0;
   // The ring's bytes [ImageStart(), tail): those not homed yet, after the

@@ -23,6 +23,7 @@ CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
       log_(log) {
   thread_ = std::thread([this] { Run(); });
   if (eager_flush_) flusher_ = std::thread([this] { FlushLoop(); });
+  if (mode_ == DurabilityMode::kUnsynced) acker_ = std::thread([this] { AckLoop(); });
 }
 
 CommitPipeline::~CommitPipeline() { Stop(); }
@@ -43,6 +44,7 @@ void CommitPipeline::SetFailure(const absl::Status& s) {
 void CommitPipeline::Enqueue(std::shared_ptr<Txn> t) {
   MutexLock l(&mu_);
   ++enqueued_;
+  if (mode_ == DurabilityMode::kUnsynced) unacked_.push_back(t);
   queue_.push_back(std::move(t));
 }
 
@@ -110,19 +112,48 @@ void CommitPipeline::IoDone(Txn* t, const absl::Status& s) {
     work_cv_.Signal();
   }
   if (t->pending_ios.fetch_sub(1) != 1) return;
-  bool ack = false;
-  {
-    MutexLock l(&mu_);
-    t->ready = true;
-    t->ready_time = absl::Now();
-    if (mode_ == DurabilityMode::kUnsynced && failure_.ok()) {
-      t->acked = true;
-      ack = true;
+  MutexLock l(&mu_);
+  t->ready = true;
+  t->ready_time = absl::Now();
+  work_cv_.Signal();
+  // kUnsynced: acknowledged once its writes are done, by the acker, never
+  // here: this may be an I/O completion thread (see the header comment).
+  if (mode_ == DurabilityMode::kUnsynced) ack_cv_.Signal();
+}
+
+void CommitPipeline::AckLoop() {
+  // Deliverable: committed or failed (the committer's outcome), or ready
+  // while the store has not failed (kUnsynced's acknowledgement: its commit
+  // follows). Ready in a failed store: the committer decides, as a group
+  // being written when the failure came may still commit.
+  auto deliverable = [this](const Txn& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return t.settled || (t.ready && failure_.ok());
+  };
+  std::vector<std::pair<std::shared_ptr<Txn>, absl::Status>> batch;
+  MutexLock l(&mu_);
+  while (true) {
+    while (!acker_stop_ && (unacked_.empty() || !deliverable(*unacked_.front()))) {
+      ack_cv_.Wait(&mu_);
     }
-    work_cv_.Signal();
+    if (unacked_.empty() || !deliverable(*unacked_.front())) {
+      // Stopping: the committer settled everything before it exited.
+      break;
+    }
+    while (!unacked_.empty() && deliverable(*unacked_.front())) {
+      const std::shared_ptr<Txn>& t = unacked_.front();
+      batch.emplace_back(t, t->settled ? t->outcome : absl::OkStatus());
+      unacked_.pop_front();
+    }
+    mu_.Unlock();
+    for (auto& [t, status] : batch) {
+      if (t->done) t->done(status);
+    }
+    mu_.Lock();
+    // Counted only after the callbacks ran: Sync() returns after them.
+    acked_ += batch.size();
+    batch.clear();
+    finished_cv_.SignalAll();
   }
-  // kUnsynced: acknowledged once its ring writes are done; the commit follows.
-  if (ack && t->done) t->done(absl::OkStatus());
 }
 
 bool CommitPipeline::Committable(const Txn& t) const {
@@ -247,9 +278,16 @@ void CommitPipeline::Run() {
     }
     for (auto& t : group) {
       if (status.ok() && t->on_durable) t->on_durable();
-      if (t->done && !t->acked) t->done(status);
+      if (t->done && mode_ != DurabilityMode::kUnsynced) t->done(status);
     }
     mu_.Lock();
+    if (mode_ == DurabilityMode::kUnsynced) {
+      for (auto& t : group) {
+        t->settled = true;
+        t->outcome = status;
+      }
+      ack_cv_.Signal();
+    }
     // Counted only after the callbacks ran: Sync() returns after them.
     finished_ += group.size();
     finished_cv_.SignalAll();
@@ -263,7 +301,10 @@ absl::Status CommitPipeline::Sync() {
   uint64_t target = enqueued_;
   ++sync_waiters_;
   work_cv_.Signal();
-  while (finished_ < target) finished_cv_.Wait(&mu_);
+  // kUnsynced: the callbacks too, which the acker fires apart.
+  while (finished_ < target || (mode_ == DurabilityMode::kUnsynced && acked_ < target)) {
+    finished_cv_.Wait(&mu_);
+  }
   --sync_waiters_;
   return failure_;
 }
@@ -283,6 +324,14 @@ void CommitPipeline::Stop() {
       flush_cv_.Signal();
     }
     flusher_.join();
+  }
+  if (acker_.joinable()) {
+    {
+      MutexLock l(&mu_);
+      acker_stop_ = true;
+      ack_cv_.Signal();
+    }
+    acker_.join();
   }
 }
 

@@ -35,6 +35,19 @@
 // Any failure (a ring write, the flush, the RocksDB write) is sticky: every
 // queued transaction fails with it and the store refuses new ones until it
 // is reopened. What was committed before stays committed.
+//
+// Where callbacks run: never on the thread that completed an I/O (a ring
+// write's, a gate's) nor on a submitter's, and never under a lock. In the
+// durable modes the committer fires them, after the group's commit; in
+// kUnsynced a thread of their own, the acker, fires them in submission
+// order, each as soon as it and every earlier transaction are ready (or
+// have finished). Why: a callback may Submit, and Submit takes the staging
+// lock exclusively; a reader holding it shared may be waiting for a ring
+// write, and that write's completion, or the next write of the PG that the
+// completion starts, must never wait behind a callback (issue 14: kUnsynced
+// acks ran on the io_uring completion thread and deadlocked against
+// ReadEntries). The acker keeps that off the completion thread at the cost
+// of one thread hand-off per acknowledgement.
 #ifndef PGRING_STORE_COMMIT_PIPELINE_H_
 #define PGRING_STORE_COMMIT_PIPELINE_H_
 
@@ -88,7 +101,10 @@ class CommitPipeline {
     bool needs_flush = false;
     // Set under the pipeline's lock.
     bool ready = false;
-    bool acked = false;
+    // kUnsynced: the committer is done with it; `outcome` is its commit's
+    // status, which the acker reports if it had not acknowledged it yet.
+    bool settled = false;
+    absl::Status outcome;
     bool written = false;          // every ring write has completed
     bool flush_started = false;    // a flush covering them has started
     bool records_durable = false;  // ... and has finished
@@ -129,6 +145,8 @@ class CommitPipeline {
  private:
   void Run();
   void FlushLoop();
+  // kUnsynced: fires the callbacks (see the header comment).
+  void AckLoop();
   bool Committable(const Txn& t) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool CommitTriggered() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Flushes the partition first if `flush`, then writes the group's batches.
@@ -157,7 +175,13 @@ class CommitPipeline {
   CondVar work_cv_;      // the committer: a transaction got ready, stop, sync
   CondVar finished_cv_;  // Sync(): transactions finished
   CondVar flush_cv_;     // the flusher: a transaction's writes completed, stop
+  CondVar ack_cv_;       // the acker: the oldest unacknowledged got ready or settled
   std::deque<std::shared_ptr<Txn>> queue_ ABSL_GUARDED_BY(mu_);
+  // kUnsynced: every transaction whose callback has not fired, in
+  // submission order, and how many callbacks have fired.
+  std::deque<std::shared_ptr<Txn>> unacked_ ABSL_GUARDED_BY(mu_);
+  uint64_t acked_ ABSL_GUARDED_BY(mu_) = 0;
+  bool acker_stop_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   uint64_t enqueued_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
@@ -175,6 +199,7 @@ class CommitPipeline {
   GroupBatchMerger merger_;
   std::thread thread_;
   std::thread flusher_;
+  std::thread acker_;
 };
 
 }  // namespace pgring

@@ -238,6 +238,45 @@ TEST_P(StoreContractTest, RewindBelowEveryEntryKeepsItsFloorAcrossReopen) {
   EXPECT_CODE(store_->Commit(std::move(low)), kInvalidArgument);
 }
 
+// A rewind to a version no entry has, then a trim of every entry below it:
+// the floor (appends must be above the rewind's version) is then kept by
+// nothing but the rewind, and must survive a reopen however the head moves
+// (infos and dups written after it). Issue 14: the ring backend dropped the
+// rewind's record behind its head and, reopened, took the trim point for
+// the floor, accepting 1'3 where the RocksDB backend refused it.
+TEST_P(StoreContractTest, RewindToAMissingVersionThenTrimKeepsItsFloorAcrossReopen) {
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Do([](Transaction* t) {
+    for (uint64_t v : {1, 2, 5}) t->AppendEntry(Pg(1), V(1, v), TestPayload(v));
+  }));
+  ASSERT_OK(Do([](Transaction* t) { t->Rewind(Pg(1), V(1, 3)); }));
+  ASSERT_OK(Do([](Transaction* t) { t->Trim(Pg(1), V(1, 2)); }));
+  auto refused_at_the_floor = [&](const std::string& when) {
+    SCOPED_TRACE(when);
+    absl::Status s = Do([](Transaction* t) { t->AppendEntry(Pg(1), V(1, 3), TestPayload(3)); });
+    EXPECT_CODE(s, kInvalidArgument);
+    EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("not after the last version 1'3"));
+  };
+  refused_at_the_floor("before reopen");
+  Reopen();
+  refused_at_the_floor("after reopen");
+  // The head moves on (infos, dups and their trims) with no entry above the
+  // floor: it must not leave the floor behind.
+  for (uint64_t i = 1; i <= 40; ++i) {
+    ASSERT_OK(Do([&](Transaction* t) {
+      t->SetInfo(Pg(1), TestPayload(1000 + i, 2000));
+      t->AppendDup(Pg(1), V(1, i), TestPayload(i, 1000));
+      if (i > 4) t->TrimDups(Pg(1), V(1, i - 4));
+    }));
+  }
+  Reopen();
+  refused_at_the_floor("after the head moved and a reopen");
+  EXPECT_EQ(Versions(Pg(1)), std::vector<uint64_t>{});
+  ASSERT_OK(Append(Pg(1), 4, 4));
+  Reopen();
+  EXPECT_EQ(Versions(Pg(1)), Range(4, 4));
+}
+
 TEST_P(StoreContractTest, Dups) {
   ASSERT_OK(Create(Pg(1)));
   Transaction t;

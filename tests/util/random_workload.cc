@@ -82,6 +82,12 @@ Transaction RandomWorkload::Next(const LogModel& model) {
   for (const PgId& id : chosen) {
     const ModelPg& pg = pgs.at(id);
     double r = std::uniform_real_distribution<double>(0, 1)(rng_);
+    // A PG whose last version is above its every entry (a rewind to a
+    // version no entry has): half the time its next change is the info
+    // update below, with both trims, so the head often passes the rewind
+    // before an entry is appended above it.
+    const Version top = pg.entries.empty() ? pg.trimmed : pg.entries.rbegin()->first;
+    if (pg.last > top && Chance(0.5)) r = 0.05;
     if (r < 0.03 && pg.entries.size() > 2) {
       // Divergent tail: rewind somewhere after the tail and append anew.
       auto it = pg.entries.begin();
@@ -92,14 +98,32 @@ Transaction RandomWorkload::Next(const LogModel& model) {
       ++epoch_;
       uint64_t n = Uniform(0, 4);
       for (uint64_t i = 1; i <= n; ++i) t.AppendEntry(id, Version{epoch_, to.version + i}, Payload(++counter_));
-    } else if (r < 0.04) {
+    } else if (r < 0.045) {
+      // A rewind to a version no entry has (between the last version and a
+      // new entry above it), then, mostly, a trim of every entry below it,
+      // here or later: the floor on versions the rewind leaves is then kept
+      // by the rewind alone, whatever moves the head after it (issue 14:
+      // the ring backend lost it across a reopen).
+      const Version above{std::max(epoch_, pg.last.epoch), pg.last.version + 3};
+      t.AppendEntry(id, above, Payload(++counter_));
+      t.Rewind(id, Version{above.epoch, pg.last.version + 1});
+      if (!pg.entries.empty() && Chance(0.5)) t.Trim(id, pg.entries.rbegin()->first);
+    } else if (r < 0.06) {
+      // An info update with no entry (as peering writes), sometimes with a
+      // trim of every entry and every dup: the head moves past the records
+      // before it, a rewind's among them.
+      t.SetInfo(id, Payload(++counter_));
+      const bool all = pg.last > top || Chance(0.5);
+      if (!pg.entries.empty() && all) t.Trim(id, pg.entries.rbegin()->first);
+      if (!pg.dups.empty() && all) t.TrimDups(id, pg.dups.rbegin()->first);
+    } else if (r < 0.065) {
       // Replace the whole log, as when taking an authoritative log.
       t.ResetLog(id);
       ++epoch_;
       uint64_t base = Uniform(1, 1000), n = Uniform(0, 20);
       for (uint64_t i = 0; i < n; ++i) t.AppendEntry(id, Version{epoch_, base + i}, Payload(++counter_));
       for (uint64_t i = 0; i < n / 2; ++i) t.AppendDup(id, Version{epoch_, base + i}, Payload(++counter_));
-    } else if (r < 0.06 && !pg.entries.empty()) {
+    } else if (r < 0.085 && !pg.entries.empty()) {
       // A trim alone (no info update): exercises the info carried forward.
       auto it = pg.entries.begin();
       std::advance(it, Uniform(0, pg.entries.size() - 1));
