@@ -4,8 +4,8 @@
 // blocks. Every command reads them as the store reads them (log, dups, info,
 // list-pgs, stats, export against the library's own reads; golden text);
 // fsck --deep checks every stream record and every PG's bytes in the stream,
-// naming the stream lpos, chunk and offset of what is wrong; import, surgery
-// and repair keep the store in its layout.
+// naming the stream lpos, chunk and offset of what is wrong; layout draws the
+// stream's chunks; import, surgery and repair keep the store in its layout.
 #include <gmock/gmock.h>
 
 #include <fstream>
@@ -217,6 +217,23 @@ TEST_F(ToolStreamTest, SurgeryKeepsTheStream) {
   ToolRun log = store_.Run({"log", "--pg", "1.0", "--format", "json"});
   ASSERT_EQ(log.exit_code, 0) << log.err;
   EXPECT_EQ(log.json()["entries"].size(), 15u);
+}
+
+TEST_F(ToolStreamTest, LayoutDrawsTheStream) {
+  const std::string svg = store_.Join("layout.svg");
+  ToolRun r = store_.Run({"layout", "--out", svg});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const uint64_t n = store_.StreamChunks().chunks.size();
+  EXPECT_THAT(r.out, HasSubstr(absl::StrFormat("the log stream (%u chunk%s)", n,
+                                               n == 1 ? "" : "s")));
+  std::ifstream in(svg);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  EXPECT_THAT(text, HasSubstr(absl::StrFormat("chunk %u: the log stream",
+                                              store_.StreamChunks().chunks[0])));
+  EXPECT_THAT(text, HasSubstr(absl::StrFormat("%u in the log stream", n)));
+  ExpectGolden("stream_layout.svg", Normalize(text));
 }
 
 // ---------------------------------------------------------------------------
