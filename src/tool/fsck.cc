@@ -50,8 +50,9 @@ bool CheckStreamKeysAndClaims(const StreamKeys& st, const Geometry& g, uint64_t 
                      std::string(kStreamPointerKey), "): the stream's head and tail are unknown")));
     usable = false;
   } else if (!st.pointer.ok()) {
-    out->push_back(StreamProblem("pointer-damaged", absl::StrCat("RocksDB key ", std::string(kStreamPointerKey),
-                                                                 ": ", st.pointer.status().message())));
+    out->push_back(StreamProblem(
+        "pointer-damaged", absl::StrCat("RocksDB key ", std::string(kStreamPointerKey), ": ",
+                                        st.pointer.status().message())));
     usable = false;
   }
   if (!st.has_chunks_key) {
@@ -61,9 +62,9 @@ bool CheckStreamKeysAndClaims(const StreamKeys& st, const Geometry& g, uint64_t 
                      std::string(kStreamChunksKey), "): where its records lie is unknown")));
     usable = false;
   } else if (!st.chunks.ok()) {
-    out->push_back(
-        StreamProblem("chunk-list-damaged", absl::StrCat("RocksDB key ", std::string(kStreamChunksKey), ": ",
-                                                         st.chunks.status().message())));
+    out->push_back(StreamProblem(
+        "chunk-list-damaged", absl::StrCat("RocksDB key ", std::string(kStreamChunksKey), ": ",
+                                           st.chunks.status().message())));
     usable = false;
   }
   if (!st.chunks.ok()) return false;
@@ -218,7 +219,9 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
   }
   bool stream_conflicted = false;
   std::set<uint32_t> stream_chunks;
-  if (stream.chunks.ok()) stream_chunks.insert(stream.chunks->chunks.begin(), stream.chunks->chunks.end());
+  if (stream.chunks.ok()) {
+    stream_chunks.insert(stream.chunks->chunks.begin(), stream.chunks->chunks.end());
+  }
   std::vector<PgId> on_missing_end;
   std::vector<PgId> conflicted;
   for (auto& [id, k] : keys) {
@@ -325,7 +328,8 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
       const PgPointer& p = *k.pointer;
       std::string why;
       if (!stream.present()) {
-        why = absl::StrCat("the store has no log stream (no ", std::string(kStreamPointerKey), " key)");
+        why = absl::StrCat("the store has no log stream (no ", std::string(kStreamPointerKey),
+                           " key)");
       } else if (stream.pointer.ok() &&
                  (p.stream_pos < stream.pointer->head || p.stream_pos >= stream.pointer->tail)) {
         why = absl::StrFormat("that lies outside the stream's committed range [%u, %u)",
@@ -375,10 +379,18 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
     }
     StreamRead stream_read;
     if (r->stream_usable || !stream.present()) {
-      ASSIGN_OR_RETURN(stream_read, ReadStreamForPgs(s.device(), g, stream, readable,
-                                                     /*report=*/true));
-      store_problems.insert(store_problems.end(), stream_read.problems.begin(),
-                            stream_read.problems.end());
+      auto read = ReadStreamForPgs(s.device(), g, stream, readable, /*report=*/true);
+      if (read.ok()) {
+        stream_read = *std::move(read);
+        store_problems.insert(store_problems.end(), stream_read.problems.begin(),
+                              stream_read.problems.end());
+      } else {
+        // The device failed: the PGs with bytes in the stream are not read
+        // (not checked, below).
+        store_problems.push_back(
+            StreamProblem("read-error", absl::StrCat("reading the log stream: ",
+                                                     read.status().message())));
+      }
     } else {
       r->not_checked.push_back("the log stream's records: its keys or chunks are not usable "
                                "(see above)");

@@ -177,7 +177,8 @@ std::string RenderLayoutSvg(const LayoutInput& in, const LayoutOptions& options)
       in.stream_chunks.empty() ? std::string()
                                : absl::StrFormat(", %u in the log stream", stream_owned);
   absl::StrAppendFormat(
-      &s, "<text x=\"%d\" y=\"42\">%u chunks of %s, %u PGs%s, %u free; %u chunk%s per cell</text>\n",
+      &s,
+      "<text x=\"%d\" y=\"42\">%u chunks of %s, %u PGs%s, %u free; %u chunk%s per cell</text>\n",
       margin, n, HumanBytes(in.chunk_size), in.pgs.size(), stream_part, free_chunks, per_cell,
       per_cell == 1 ? "" : "s");
 

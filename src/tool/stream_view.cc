@@ -50,7 +50,8 @@ absl::StatusOr<StreamRead> ReadStreamForPgs(BlockDevice* device, const Geometry&
     const std::string why =
         stream.present()
             ? std::string(CheckStreamKeys(stream, g).message())
-            : absl::StrCat("the store has no log stream (no ", std::string(kStreamPointerKey), " key)");
+            : absl::StrCat("the store has no log stream (no ", std::string(kStreamPointerKey),
+                           " key)");
     for (size_t i = 0; i < ids.size(); ++i) {
       UnhomedBytes& u = out.unhomed[ids[i]];
       u.stream_lpos = wants[i].stream_pos;

@@ -299,7 +299,8 @@ TEST_F(ToolFsckTest, StreamKeysAreRead) {
   EXPECT_EQ(f.exit_code, 1);
   ASSERT_THAT(ProblemKinds(f.j), ElementsAre("stream-pointer-damaged"));
   EXPECT_TRUE(f.j["problems"][0]["stream"].get<bool>());
-  EXPECT_THAT(f.text, HasSubstr("log stream: stream-pointer-damaged: RocksDB key pgring.stream.ptr"));
+  EXPECT_THAT(f.text,
+              HasSubstr("log stream: stream-pointer-damaged: RocksDB key pgring.stream.ptr"));
 }
 
 TEST_F(ToolFsckTest, UncommittedBytesPastTheTailAreANote) {
