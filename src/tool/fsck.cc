@@ -352,18 +352,21 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
   // Both claimants of a chunk are unusable, whichever was read first.
   for (const PgId& id : conflicted) r->ring_pgs[id].usable = false;
   r->stream_usable = stream_usable && !stream_conflicted;
+  bool stream_on_missing_end = false;
+  for (uint32_t n : stream_chunks) stream_on_missing_end |= n >= first_missing && n < g.chunk_count;
   if (PartitionSize(s) > s.device()->size()) {
     std::vector<std::string> names;
     for (const PgId& id : on_missing_end) names.push_back(id.ToString());
     Problem p = StoreProblem(
         "partition-truncated",
         absl::StrFormat(
-            "the device is %u bytes but the store spans %u: chunks %u..%u are past its end%s",
+            "the device is %u bytes but the store spans %u: chunks %u..%u are past its end%s%s",
             s.device()->size(), PartitionSize(s), first_missing,
             g.chunk_count == 0 ? 0 : g.chunk_count - 1,
             names.empty()
                 ? std::string("; no PG owns any of them")
-                : absl::StrCat("; PG(s) ", absl::StrJoin(names, ", "), " own chunks there")));
+                : absl::StrCat("; PG(s) ", absl::StrJoin(names, ", "), " own chunks there"),
+            stream_on_missing_end ? "; the log stream has chunks there" : ""));
     p.offset = s.device()->size();
     store_problems.insert(store_problems.begin(), std::move(p));
   }

@@ -367,6 +367,23 @@ TEST(ToolStreamDamageTest, PgClaimingAStreamChunk) {
   EXPECT_THAT(j["not_checked"].dump(), HasSubstr("the log stream's records"));
 }
 
+// After the PG a damaged stream record cost is removed, the record still
+// lies between the stream's head and tail: it costs no PG anything now, and
+// fsck still reports it (and only it).
+TEST_F(ToolStreamTest, StreamDamageThatCostsNoPgIsStillReported) {
+  const uint64_t lpos = store_.Pointer(PgA()).stream_pos;
+  store_.FlipDeviceByte(store_.StreamDeviceOffset(lpos) + kRecordHeaderSize + 5);
+  ToolRun rm = store_.Run({"remove-pg", "--pg", "1.0", "--yes-i-really-mean-it"});
+  ASSERT_EQ(rm.exit_code, 0) << rm.err;
+  ASSERT_LT(store_.StreamPtr().head, lpos);
+  Fsck f = RunFsck(true);
+  EXPECT_EQ(f.exit_code, 1);
+  ASSERT_THAT(ProblemKinds(f.j), ElementsAre("stream-record-crc")) << f.text;
+  EXPECT_EQ(f.j["problems"][0]["lpos"], lpos);
+  EXPECT_THAT(f.j["not_checked"], IsEmpty());
+  EXPECT_EQ(f.j["summary"]["stream"]["unhomed_pgs"], 2);
+}
+
 // A stream problem that costs no PG anything is still reported: the last
 // stream record's sequence does not match the stream pointer's tail_seq
 // (every PG's bytes are read in full).
