@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "device/block_device.h"
+#include "log/ring_image.h"
 #include "log/ring_reader.h"
 #include "util/status_macros.h"
 
@@ -136,15 +137,7 @@ absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLo
   }
   assert(unhomed.size() == p.tail - p.homed);
   // The image: the ring's part of homed's block, then the unhomed bytes.
-  pg->image.assign(p.homed - pg->ImageStart(), '\0');
-  if (!pg->image.empty()) {
-    AlignedBuffer block(geo.block_size);
-    std::vector<Extent> ex;
-    MapRange(pg->chunks, geo, pg->ImageStart(), geo.block_size, &ex);
-    RETURN_IF_ERROR(device->Read(ex[0].device_offset, block.span()));
-    pg->image.assign(block.data(), p.homed - pg->ImageStart());
-  }
-  pg->image.append(unhomed);
+  ASSIGN_OR_RETURN(pg->image, ReadRingImage(device, geo, pg->chunks, p.homed, unhomed));
   RingReader reader(device, geo, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
   reader.SetOverlay(pg->ImageStart(), pg->image);
   RingRecord rec;

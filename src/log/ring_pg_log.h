@@ -16,6 +16,7 @@
 #include "device/aligned_buffer.h"
 #include "format/record.h"
 #include "log/pg_log_state.h"
+#include "log/ring_image.h"
 #include "log/ring_layout.h"
 #include "format/metadata_keys.h"
 #include "pgring/types.h"
@@ -69,7 +70,7 @@ struct RingPgLog : PgLogState {
   uint64_t record_bytes_written = 0;
   uint64_t payload_bytes_written = 0;
 
-  uint64_t ImageStart() const { return bounds.homed - bounds.homed % block_size; }
+  uint64_t ImageStart() const { return RingImageStart(bounds.homed, block_size); }
   // The stream lpos of the record holding the byte at homed (0 when all is
   // homed).
   uint64_t StreamPos() const;

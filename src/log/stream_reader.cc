@@ -69,9 +69,11 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
     resync.push_back(wants[i].stream_pos);
   }
   std::sort(resync.begin(), resync.end());
-  auto fail = [&](size_t i, std::string what) {
+  auto fail = [&](size_t i, std::string what, uint64_t stream_lpos, bool past_tail) {
     (*found)[i].error =
         absl::DataLossError(absl::StrCat("PG ", wants[i].name, ": ", what));
+    (*found)[i].error_stream_lpos = stream_lpos;
+    (*found)[i].past_tail = past_tail;
     by_stamp.erase(wants[i].stamp);
   };
   absl::Status read = ReadStream(
@@ -89,11 +91,13 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
         if (item.lpos > covered) {
           fail(i, absl::StrFormat("its ring bytes from lpos %u are not in the log stream: the "
                                   "stream record at stream lpos %u holds them from lpos %u",
-                                  covered, record_lpos, item.lpos));
+                                  covered, record_lpos, item.lpos),
+               record_lpos, /*past_tail=*/false);
         } else if (end > w.tail) {
           fail(i, absl::StrFormat("the stream record at stream lpos %u holds its ring bytes up "
                                   "to lpos %u, past its committed tail %u",
-                                  record_lpos, end, w.tail));
+                                  record_lpos, end, w.tail),
+               record_lpos, /*past_tail=*/true);
         } else {
           f.bytes.append(item.payload.substr(covered - item.lpos));
           f.runs.push_back(UnhomedRun{end, record_lpos});
@@ -112,6 +116,7 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
           "%u to the stream's tail %u)%s",
           w.name, covered, w.tail, w.stream_pos, p.tail,
           read.ok() ? "" : absl::StrCat("; ", read.message())));
+      f.error_stream_lpos = w.stream_pos;
     }
   }
   return read;

@@ -47,6 +47,12 @@ struct UnhomedFound {
   std::string bytes;
   std::deque<UnhomedRun> runs;
   absl::Status error;
+  // With `error`, for callers that report it field by field (the tool's
+  // fsck): the stream lpos it names (the record holding the gap or the
+  // overrun; the want's stream_pos when the stream ended first), and
+  // whether an item reached past the tail (else bytes are missing).
+  uint64_t error_stream_lpos = 0;
+  bool past_tail = false;
 };
 
 // Reads the stream once and gives each want its bytes, in stream order: the

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <set>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
@@ -9,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "format/rocksdb_backend_keys.h"
+#include "tool/stream_view.h"
 #include "util/status_macros.h"
 
 namespace pgring::tool {
@@ -25,6 +27,86 @@ Problem PgProblem(const PgId& pg, std::string kind, std::string message) {
   Problem p = StoreProblem(std::move(kind), std::move(message));
   p.pg = pg.ToString();
   return p;
+}
+
+// A problem of the log stream's keys or chunks: the kind of the PG problem
+// it mirrors, with "stream-" in front.
+Problem StreamProblem(std::string kind, std::string message) {
+  Problem p = StoreProblem(absl::StrCat("stream-", kind), std::move(message));
+  p.stream = true;
+  return p;
+}
+
+// The log stream's keys and chunk claims (made before any PG's, as the
+// store makes them). Returns whether the stream can be read.
+bool CheckStreamKeysAndClaims(const StreamKeys& st, const Geometry& g, uint64_t first_missing,
+                              RingClaims* claims, std::vector<Problem>* out) {
+  if (!st.present()) return false;
+  bool usable = true;
+  if (!st.has_pointer_key) {
+    out->push_back(StreamProblem(
+        "chunk-list-without-pointer",
+        absl::StrCat("has a chunk list (", std::string(kStreamChunksKey), ") but no pointer (",
+                     std::string(kStreamPointerKey), "): the stream's head and tail are unknown")));
+    usable = false;
+  } else if (!st.pointer.ok()) {
+    out->push_back(StreamProblem(
+        "pointer-damaged", absl::StrCat("RocksDB key ", std::string(kStreamPointerKey), ": ",
+                                        st.pointer.status().message())));
+    usable = false;
+  }
+  if (!st.has_chunks_key) {
+    out->push_back(StreamProblem(
+        "pointer-without-chunk-list",
+        absl::StrCat("has a pointer (", std::string(kStreamPointerKey), ") but no chunk list (",
+                     std::string(kStreamChunksKey), "): where its records lie is unknown")));
+    usable = false;
+  } else if (!st.chunks.ok()) {
+    out->push_back(StreamProblem(
+        "chunk-list-damaged", absl::StrCat("RocksDB key ", std::string(kStreamChunksKey), ": ",
+                                           st.chunks.status().message())));
+    usable = false;
+  }
+  if (!st.chunks.ok()) return false;
+  const PgChunkList& c = *st.chunks;
+  if (absl::Status b = CheckChunkListBase(c, g.chunk_size); !b.ok()) {
+    out->push_back(StreamProblem("chunk-list-misaligned", std::string(b.message())));
+    usable = false;
+  }
+  if (st.pointer.ok()) {
+    if (absl::Status b = CheckPointerInChunks(st.pointer->head, st.pointer->tail, c, g.chunk_size);
+        !b.ok()) {
+      out->push_back(StreamProblem("pointer-outside-ring", std::string(b.message())));
+      usable = false;
+    }
+  }
+  for (size_t i = 0; i < c.chunks.size(); ++i) {
+    const uint32_t n = c.chunks[i];
+    const RingClaims::Verdict claim = claims->ClaimStreamChunk(i, n);
+    if (!claim.ok()) {
+      Problem p = StreamProblem(claim.broken == RingClaims::Broken::kChunkOutOfRange
+                                    ? "chunk-out-of-range" : "chunk-owned-twice",
+                                claim.message);
+      p.chunk = n;
+      out->push_back(std::move(p));
+      usable = false;
+    } else if (n >= first_missing) {
+      usable = false;  // partition-truncated names the missing end
+    }
+  }
+  return usable;
+}
+
+// A PG's unhomed bytes that the stream does not give as its pointer says.
+Problem UnhomedProblem(const PgId& id, const PgPointer& p, const UnhomedBytes& u) {
+  Problem e = PgProblem(id, u.past_tail ? "unhomed-past-tail" : "unhomed-missing",
+                        std::string(u.error.message()));
+  // The message names the PG already.
+  const std::string prefix = absl::StrCat("PG ", id.ToString(), ": ");
+  if (e.message.rfind(prefix, 0) == 0) e.message.erase(0, prefix.size());
+  e.lpos = p.homed();
+  e.stream_lpos = u.stream_lpos;
+  return e;
 }
 
 const char* BackendName(std::optional<Backend> b) {
@@ -106,7 +188,8 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
                        bool pg_checks_ok, FsckResult* r) {
   std::vector<Problem> store_problems;
   std::map<PgId, RingPgKeys> keys;
-  RETURN_IF_ERROR(LoadRingPgKeys(*s.db(), &keys, &store_problems));
+  StreamKeys stream;
+  RETURN_IF_ERROR(LoadRingPgKeys(*s.db(), &keys, &stream, &store_problems));
   r->pgs = keys.size();
   std::map<PgId, std::vector<Problem>> pg_problems;
   if (!pg_checks_ok) {
@@ -121,6 +204,24 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
       meta_ok ? std::optional<uint32_t>((*s.meta())->next_pg_stamp) : std::nullopt;
 
   RingClaims claims(g.chunk_count, next_stamp);
+  // The stream's chunks first, as the store claims them: a PG naming one
+  // of them is the one reported.
+  const bool stream_usable =
+      CheckStreamKeysAndClaims(stream, g, first_missing, &claims, &store_problems);
+  r->stream_usable = stream_usable;
+  if (stream.pointer.ok() && stream.chunks.ok()) {
+    FsckStream fs;
+    fs.head = stream.pointer->head;
+    fs.tail = stream.pointer->tail;
+    fs.tail_seq = stream.pointer->tail_seq;
+    fs.chunks = stream.chunks->chunks.size();
+    r->stream = fs;
+  }
+  bool stream_conflicted = false;
+  std::set<uint32_t> stream_chunks;
+  if (stream.chunks.ok()) {
+    stream_chunks.insert(stream.chunks->chunks.begin(), stream.chunks->chunks.end());
+  }
   std::vector<PgId> on_missing_end;
   std::vector<PgId> conflicted;
   for (auto& [id, k] : keys) {
@@ -169,6 +270,10 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
             !b.ok()) {
           out.push_back(PgProblem(id, "pointer-outside-ring", std::string(b.message())));
           usable = false;
+        } else if (absl::Status h = CheckRingPgKeys(k, g); !h.ok()) {
+          // The homed position (the one check CheckRingPgKeys adds).
+          out.push_back(PgProblem(id, "pointer-outside-ring", std::string(h.message())));
+          usable = false;
         }
       }
       bool missing = false;
@@ -185,7 +290,14 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
           p.chunk = n;
           out.push_back(std::move(p));
           usable = false;
-          if (claim.broken == RingClaims::Broken::kChunkShared) conflicted.push_back(claim.other);
+          if (claim.broken == RingClaims::Broken::kChunkShared) {
+            // The first claimant: the stream (claimed before every PG) or a PG.
+            if (stream_chunks.count(n)) {
+              stream_conflicted = true;
+            } else {
+              conflicted.push_back(claim.other);
+            }
+          }
         }
       }
       if (missing) {
@@ -212,22 +324,49 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
         }
       }
     }
+    if (k.pointer.ok() && k.pointer->unhomed != 0) {
+      const PgPointer& p = *k.pointer;
+      std::string why;
+      if (!stream.present()) {
+        why = absl::StrCat("the store has no log stream (no ", std::string(kStreamPointerKey),
+                           " key)");
+      } else if (stream.pointer.ok() &&
+                 (p.stream_pos < stream.pointer->head || p.stream_pos >= stream.pointer->tail)) {
+        why = absl::StrFormat("that lies outside the stream's committed range [%u, %u)",
+                              stream.pointer->head, stream.pointer->tail);
+      }
+      if (!why.empty()) {
+        Problem e = PgProblem(
+            id, "unhomed-missing",
+            absl::StrFormat("its ring bytes [%u, %u) are in the log stream from stream lpos %u, "
+                            "but %s",
+                            p.homed(), p.tail, p.stream_pos, why));
+        e.lpos = p.homed();
+        e.stream_lpos = p.stream_pos;
+        out.push_back(std::move(e));
+        usable = false;
+      }
+    }
     f.usable = usable;
   }
   // Both claimants of a chunk are unusable, whichever was read first.
   for (const PgId& id : conflicted) r->ring_pgs[id].usable = false;
+  r->stream_usable = stream_usable && !stream_conflicted;
+  bool stream_on_missing_end = false;
+  for (uint32_t n : stream_chunks) stream_on_missing_end |= n >= first_missing && n < g.chunk_count;
   if (PartitionSize(s) > s.device()->size()) {
     std::vector<std::string> names;
     for (const PgId& id : on_missing_end) names.push_back(id.ToString());
     Problem p = StoreProblem(
         "partition-truncated",
         absl::StrFormat(
-            "the device is %u bytes but the store spans %u: chunks %u..%u are past its end%s",
+            "the device is %u bytes but the store spans %u: chunks %u..%u are past its end%s%s",
             s.device()->size(), PartitionSize(s), first_missing,
             g.chunk_count == 0 ? 0 : g.chunk_count - 1,
             names.empty()
                 ? std::string("; no PG owns any of them")
-                : absl::StrCat("; PG(s) ", absl::StrJoin(names, ", "), " own chunks there")));
+                : absl::StrCat("; PG(s) ", absl::StrJoin(names, ", "), " own chunks there"),
+            stream_on_missing_end ? "; the log stream has chunks there" : ""));
     p.offset = s.device()->size();
     store_problems.insert(store_problems.begin(), std::move(p));
   }
@@ -235,6 +374,30 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
   r->free_chunks = g.chunk_count - std::min<uint64_t>(g.chunk_count, claims.chunks_claimed());
 
   if (o.deep) {
+    // The stream once, from its head to its tail: every record checked, and
+    // each PG's bytes past its homed position collected for its scan.
+    std::map<PgId, const RingPgKeys*> readable;
+    for (auto& [id, f] : r->ring_pgs) {
+      if (f.usable) readable.emplace(id, &f.keys);
+    }
+    StreamRead stream_read;
+    if (r->stream_usable || !stream.present()) {
+      auto read = ReadStreamForPgs(s.device(), g, stream, readable, /*report=*/true);
+      if (read.ok()) {
+        stream_read = *std::move(read);
+        store_problems.insert(store_problems.end(), stream_read.problems.begin(),
+                              stream_read.problems.end());
+      } else {
+        // The device failed: the PGs with bytes in the stream are not read
+        // (not checked, below).
+        store_problems.push_back(
+            StreamProblem("read-error", absl::StrCat("reading the log stream: ",
+                                                     read.status().message())));
+      }
+    } else {
+      r->not_checked.push_back("the log stream's records: its keys or chunks are not usable "
+                               "(see above)");
+    }
     uint64_t total = 0;
     for (auto& [id, f] : r->ring_pgs) total += f.usable ? 1 : 0;
     Progress progress(ctx, "fsck --deep: PGs scanned", total);
@@ -245,9 +408,30 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, const ToolCo
                                               ": its keys or chunks are not usable (see above)"));
         continue;
       }
+      std::string_view unhomed;
+      if (f.keys.pointer->unhomed != 0) {
+        auto u = stream_read.unhomed.find(id);
+        if (u == stream_read.unhomed.end()) {
+          // The stream's keys are unusable: reported once, above.
+          r->not_checked.push_back(absl::StrCat(
+              "the records of PG ", id.ToString(),
+              ": its newest bytes are in the log stream, which cannot be read (see above)"));
+          continue;
+        }
+        if (!u->second.error.ok()) {
+          pg_problems[id].push_back(UnhomedProblem(id, *f.keys.pointer, u->second));
+          r->not_checked.push_back(absl::StrCat(
+              "the records of PG ", id.ToString(),
+              ": its newest bytes are not all in the log stream (see above)"));
+          continue;
+        }
+        unhomed = u->second.bytes;
+        ++r->stream->unhomed_pgs;
+        r->stream->unhomed_bytes += unhomed.size();
+      }
       PgScanOptions so;
       so.inspect_past_tail = true;
-      f.scan = ScanRingPg(s.device(), g, id, *f.keys.pointer, *f.keys.chunks, so);
+      f.scan = ScanRingPg(s.device(), g, id, *f.keys.pointer, *f.keys.chunks, unhomed, so);
       r->records += f.scan->records;
       r->entries += f.scan->entries.size();
       r->dups += f.scan->dups.size();
@@ -443,6 +627,16 @@ Json FsckResultToJson(const FsckResult& r) {
   s["records"] = r.records;
   s["entries"] = r.entries;
   s["dups"] = r.dups;
+  if (r.stream) {
+    s["stream"] = {{"head", r.stream->head},
+                   {"tail", r.stream->tail},
+                   {"tail_seq", r.stream->tail_seq},
+                   {"chunks", r.stream->chunks},
+                   {"unhomed_pgs", r.stream->unhomed_pgs},
+                   {"unhomed_bytes", r.stream->unhomed_bytes}};
+  } else {
+    s["stream"] = nullptr;
+  }
   j["summary"] = std::move(s);
   return j;
 }
@@ -473,6 +667,17 @@ TextOutput FsckResultText(const FsckResult& r) {
     absl::StrAppendFormat(&summary, "; %u live entries, %u live dups", r.entries, r.dups);
   }
   t.Line(std::move(summary));
+  if (r.stream) {
+    std::string line = absl::StrFormat(
+        "log stream: %u chunk%s, head %u, tail %u (%u bytes)", r.stream->chunks,
+        r.stream->chunks == 1 ? "" : "s", r.stream->head, r.stream->tail,
+        r.stream->tail - r.stream->head);
+    if (r.deep) {
+      absl::StrAppendFormat(&line, "; %u PGs read %u bytes from it", r.stream->unhomed_pgs,
+                            r.stream->unhomed_bytes);
+    }
+    t.Line(std::move(line));
+  }
   const uint64_t e = r.errors();
   if (e == 0) {
     t.Line("result: clean");
@@ -497,6 +702,9 @@ constexpr char kFooter[] =
     "data past a tail. fsck reports every problem (PG, chunk, offset, lpos, what), never\n"
     "only the first. A PG whose keys are unusable is not read further, so one damage is\n"
     "reported once.\n"
+    "Stream layout: also the log stream's keys and chunks, and each PG's stream position;\n"
+    "--deep reads every stream record (stream lpos, chunk, offset) and each PG's bytes\n"
+    "past its homed position from the stream, then reads the PG through them.\n"
     "Leaked chunks: pgring does not store a free map; a chunk is free exactly when no PG's\n"
     "chunk list names it, so a chunk cannot leak on disk. fsck reports owned + free =\n"
     "chunk_count, and flags what would make that count wrong: chunk numbers past the\n"

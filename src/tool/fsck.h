@@ -7,6 +7,12 @@
 // keeps (pointers and chunk lists, or the RocksDB backend's log keys); chunk
 // ownership: every chunk number in range and in at most one list, once.
 //
+// Stream mode adds the log stream's keys and chunks to the shallow checks
+// (its chunks claimed before any PG's), and each PG's stream position
+// against the stream's committed range; deep reads every stream record
+// between the stream's head and tail and each PG's bytes past its homed
+// position, which its scan then reads as recovery does.
+//
 // Deep (--deep, ring backend): additionally every record between each PG's
 // head and tail: length, CRC, type, PG stamp, lap, consecutive sequence,
 // the last sequence against the pointer, the items (versions of entries and
@@ -54,6 +60,15 @@ struct FsckPg {
   std::optional<PgScan> scan;  // deep, usable PGs only
 };
 
+// The log stream as its pointer describes it (stream mode).
+struct FsckStream {
+  uint64_t head = 0, tail = 0, tail_seq = 0;
+  uint64_t chunks = 0;
+  // deep: PGs whose newest bytes were read from the stream, and how many.
+  uint64_t unhomed_pgs = 0;
+  uint64_t unhomed_bytes = 0;
+};
+
 struct FsckResult {
   std::string backend;  // "ring", "rocksdb", "unknown"
   std::string uuid;     // from the label (or pgring.meta); empty if neither decodes
@@ -68,6 +83,10 @@ struct FsckResult {
   uint64_t entries = 0;  // live entries (deep for the ring; always for RocksDB)
   uint64_t dups = 0;
   std::map<PgId, FsckPg> ring_pgs;
+  // Stream mode: the stream's pointer and chunk list decode.
+  std::optional<FsckStream> stream;
+  // Its keys are usable and its chunks are its own: its records can be read.
+  bool stream_usable = false;
 
   uint64_t errors() const;
   uint64_t fixable() const;

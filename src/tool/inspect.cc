@@ -70,7 +70,8 @@ constexpr char kPgHelp[] = "PG id, e.g. 1.2a";
 absl::StatusOr<std::pair<const RingPgKeys*, PgScan>> ScanPg(const ReadAccess& a, const PgId& id,
                                                             const PgScanOptions& options) {
   ASSIGN_OR_RETURN(const RingPgKeys* k, a.RingPg(id));
-  PgScan scan = ScanRingPg(a.offline->device(), a.geometry, id, *k->pointer, *k->chunks, options);
+  PgScan scan = ScanRingPg(a.offline->device(), a.geometry, id, *k->pointer, *k->chunks,
+                           a.Unhomed(id), options);
   return std::make_pair(k, std::move(scan));
 }
 
@@ -87,7 +88,16 @@ absl::StatusOr<const RingPgKeys*> ReadAccess::RingPg(const PgId& pg) const {
         "PG ", pg.ToString(), ": its RocksDB keys cannot be used: ", std::string(s.message()),
         " (run pgring-tool fsck)"));
   }
+  if (auto u = unhomed.find(pg); u != unhomed.end() && !u->second.error.ok()) {
+    return absl::DataLossError(absl::StrCat(u->second.error.message(),
+                                            " (run pgring-tool fsck --deep)"));
+  }
   return &it->second;
+}
+
+std::string_view ReadAccess::Unhomed(const PgId& pg) const {
+  auto u = unhomed.find(pg);
+  return u == unhomed.end() ? std::string_view() : std::string_view(u->second.bytes);
 }
 
 absl::StatusOr<ReadAccess> OpenForRead(const ToolContext& ctx) {
@@ -114,7 +124,16 @@ absl::StatusOr<ReadAccess> OpenForRead(const ToolContext& ctx) {
   }
   a.geometry = *off->geometry();
   std::vector<Problem> ignored;  // malformed keys: fsck reports them
-  RETURN_IF_ERROR(LoadRingPgKeys(*off->db(), &a.ring_pgs, &ignored));
+  RETURN_IF_ERROR(LoadRingPgKeys(*off->db(), &a.ring_pgs, &a.stream, &ignored));
+  // Each PG's newest bytes, as the store reads them at open: one pass over
+  // the stream for all the PGs (it is bounded by the stream's size).
+  std::map<PgId, const RingPgKeys*> readable;
+  for (const auto& [id, k] : a.ring_pgs) {
+    if (CheckRingPgKeys(k, a.geometry).ok()) readable.emplace(id, &k);
+  }
+  ASSIGN_OR_RETURN(StreamRead read, ReadStreamForPgs(off->device(), a.geometry, a.stream,
+                                                     readable, /*report=*/false));
+  a.unhomed = std::move(read.unhomed);
   a.offline = std::move(off);
   return a;
 }
@@ -244,9 +263,9 @@ CommandResult ListPgsCommand::Run(const ToolContext& ctx) const {
     for (const auto& [id, k] : a->ring_pgs) {
       Json p;
       p["pg"] = id.ToString();
-      absl::Status s = CheckRingPgKeys(k, a->geometry);
-      p["status"] =
-          s.ok() ? std::string("ok") : absl::StrCat("damaged: ", std::string(s.message()));
+      auto usable = a->RingPg(id);
+      p["status"] = usable.ok() ? std::string("ok")
+                                : absl::StrCat("damaged: ", std::string(usable.status().message()));
       p["stamp"] = k.pointer.ok() ? Json(k.pointer->stamp) : Json(nullptr);
       p["chunks"] = k.chunks.ok() ? Json(k.chunks->chunks.size()) : Json(nullptr);
       p["head"] = k.pointer.ok() ? Json(k.pointer->head) : Json(nullptr);
@@ -321,6 +340,11 @@ CommandResult InfoCommand::Run(const ToolContext& ctx) const {
     j["head"] = PosJson(*a, c, p.head);
     j["tail"] = PosJson(*a, c, p.tail);
     j["tail_seq"] = p.tail_seq;
+    // Stream mode: the bytes [homed, tail) are read from the log stream,
+    // from the stream record at stream_pos (0 when nothing is unhomed).
+    j["homed"] = PosJson(*a, c, p.homed());
+    j["unhomed"] = p.unhomed;
+    j["stream_pos"] = p.stream_pos;
     j["entries_trimmed_to"] = p.entries_trimmed_to.ToString();
     j["dups_trimmed_to"] = p.dups_trimmed_to.ToString();
     j["chunk_list"] = {{"base", c.base}, {"chunks", c.chunks}};
@@ -359,6 +383,11 @@ CommandResult InfoCommand::Run(const ToolContext& ctx) const {
     kv.Add("head", PosText(j["head"]));
     kv.Add("tail", PosText(j["tail"]));
     kv.Add("next sequence", absl::StrCat(p.tail_seq));
+    if (p.unhomed != 0) {
+      kv.Add("homed", PosText(j["homed"]));
+      kv.Add("unhomed", absl::StrFormat("%u bytes [%u, %u), in the log stream from stream lpos %u",
+                                        p.unhomed, p.homed(), p.tail, p.stream_pos));
+    }
     kv.Add("entries trimmed to", p.entries_trimmed_to.ToString());
     kv.Add("dups trimmed to", p.dups_trimmed_to.ToString());
     kv.Add("chunk list", absl::StrFormat("base %u: [%s]", c.base, absl::StrJoin(c.chunks, ", ")));
@@ -589,7 +618,8 @@ CommandResult StatsCommand::Run(const ToolContext& ctx) const {
         progress.Update(++done);
         continue;
       }
-      PgScan scan = ScanRingPg(a->offline->device(), g, id, *k.pointer, *k.chunks, PgScanOptions());
+      PgScan scan = ScanRingPg(a->offline->device(), g, id, *k.pointer, *k.chunks,
+                               a->Unhomed(id), PgScanOptions());
       const uint64_t used = k.pointer->tail - k.pointer->head;
       const uint64_t payload = scan.live_payload_bytes();
       p["status"] = scan.has_errors() ? "damaged (run fsck --deep)" : "ok";
@@ -612,6 +642,29 @@ CommandResult StatsCommand::Run(const ToolContext& ctx) const {
                 ratio(p["log_bytes_per_payload_byte"]), Cell(p["status"])});
       pgs.push_back(std::move(p));
       progress.Update(++done);
+    }
+    // The log stream's chunks are owned too (by the stream, not a PG).
+    Json stream = nullptr;
+    if (a->stream.chunks.ok()) {
+      const auto& cs = a->stream.chunks->chunks;
+      for (uint32_t c : cs) {
+        if (c < g.chunk_count) owned.push_back(c);
+      }
+      stream = Json::object();
+      stream["chunks"] = cs.size();
+      stream["ring_bytes"] = static_cast<uint64_t>(cs.size()) * g.chunk_size;
+      if (a->stream.pointer.ok()) {
+        stream["head"] = a->stream.pointer->head;
+        stream["tail"] = a->stream.pointer->tail;
+        stream["used_bytes"] = a->stream.pointer->tail - a->stream.pointer->head;
+      }
+      uint64_t pgs_in = 0, bytes_in = 0;
+      for (const auto& [id, u] : a->unhomed) {
+        ++pgs_in;
+        bytes_in += a->ring_pgs.at(id).pointer->unhomed;
+      }
+      stream["unhomed_pgs"] = pgs_in;
+      stream["unhomed_bytes"] = bytes_in;
     }
     std::sort(owned.begin(), owned.end());
     owned.erase(std::unique(owned.begin(), owned.end()), owned.end());
@@ -639,6 +692,7 @@ CommandResult StatsCommand::Run(const ToolContext& ctx) const {
     j["fragmentation"] = free_n ? 1.0 - static_cast<double>(largest) / free_n : 0.0;
     j["discontiguous_chunks"] = discontiguous;
     j["listed_chunks"] = listed;
+    j["stream"] = std::move(stream);
   }
   if (a->backend == Backend::kRocksDb) {
     t.columns = {Column::Left("PG", 12, 0), Column::Right("ENTRIES", 9), Column::Right("DUPS", 9),
@@ -692,6 +746,21 @@ CommandResult StatsCommand::Run(const ToolContext& ctx) const {
     r.text.Line(absl::StrFormat(
         "log: %u ring bytes hold %u live payload bytes: %s log bytes per payload byte", used_total,
         payload_total, ratio(j["log_bytes_per_payload_byte"])));
+    if (!j["stream"].is_null()) {
+      const Json& st = j["stream"];
+      const uint64_t n = st["chunks"].get<uint64_t>();
+      std::string line =
+          absl::StrFormat("log stream: %u chunk%s (%s)", n, n == 1 ? "" : "s",
+                          HumanBytes(st["ring_bytes"].get<uint64_t>()));
+      if (st.contains("used_bytes")) {
+        absl::StrAppendFormat(&line, ", %u bytes from head %u to tail %u",
+                              st["used_bytes"].get<uint64_t>(), st["head"].get<uint64_t>(),
+                              st["tail"].get<uint64_t>());
+      }
+      absl::StrAppendFormat(&line, "; %u PGs have %u bytes only there",
+                            st["unhomed_pgs"].get<uint64_t>(), st["unhomed_bytes"].get<uint64_t>());
+      r.text.Line(std::move(line));
+    }
   } else {
     r.text.Line(absl::StrFormat("store: %u PGs (%u damaged); %u live payload bytes", pg_count,
                                 damaged, payload_total));

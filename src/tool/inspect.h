@@ -7,10 +7,12 @@
 
 #include <map>
 #include <memory>
+#include <string_view>
 
 #include "pgring/store.h"
 #include "tool/command.h"
 #include "tool/offline_store.h"
+#include "tool/stream_view.h"
 #include "tool/tool_common.h"
 
 namespace pgring::tool {
@@ -22,12 +24,20 @@ struct ReadAccess {
   std::unique_ptr<OfflineStore> offline;  // ring backend
   Geometry geometry;                      // ring backend
   std::map<PgId, RingPgKeys> ring_pgs;    // ring backend
+  StreamKeys stream;                      // ring backend, stream mode
+  // Ring backend: the bytes past its homed position of every PG with usable
+  // keys that has any, from the log stream (one read at open).
+  std::map<PgId, UnhomedBytes> unhomed;
   std::unique_ptr<Store> store;           // RocksDB backend
   std::string uuid;
 
   // The keys of one ring PG, usable for reading; kNotFound for a missing
-  // PG, kDataLoss (naming what) for damaged keys.
+  // PG, kDataLoss (naming what) for damaged keys or for bytes the log
+  // stream does not hold.
   absl::StatusOr<const RingPgKeys*> RingPg(const PgId& pg) const;
+  // A PG's bytes from the log stream (empty when it has none); RingPg(pg)
+  // must have succeeded.
+  std::string_view Unhomed(const PgId& pg) const;
 };
 
 // Opens `ctx.dev` + `ctx.db` read-only and checks that they are one store's.

@@ -16,6 +16,10 @@ namespace {
 constexpr char kFreeColour[] = "#e4e4e4";
 constexpr int32_t kFree = -1;
 constexpr int32_t kConflict = -2;
+// The log stream's chunks: one colour no PG hue takes (PG colours are
+// saturated mid-lightness hues; this is near black).
+constexpr int32_t kStream = -3;
+constexpr char kStreamColour[] = "#23233a";
 
 std::string Escape(const std::string& s) {
   std::string out;
@@ -109,6 +113,14 @@ std::string RenderLayoutSvg(const LayoutInput& in, const LayoutOptions& options)
   // an array per chunk: a partition may have billions of chunks.
   absl::flat_hash_map<uint32_t, int32_t> owner;
   std::vector<uint64_t> owned_by(in.pgs.size(), 0);
+  // The stream's first, as the store claims them: a PG naming one conflicts.
+  uint64_t stream_owned = 0;
+  for (uint32_t c : in.stream_chunks) {
+    if (c >= n) continue;
+    auto [it, fresh] = owner.emplace(c, kStream);
+    if (!fresh) it->second = kConflict;
+    ++stream_owned;
+  }
   for (size_t i = 0; i < in.pgs.size(); ++i) {
     for (uint32_t c : in.pgs[i].chunks) {
       if (c >= n) continue;
@@ -146,7 +158,8 @@ std::string RenderLayoutSvg(const LayoutInput& in, const LayoutOptions& options)
                    [&](size_t a, size_t b) { return owned_by[a] > owned_by[b]; });
   const size_t legend_pgs = std::min<size_t>(order.size(), 40);
   const int legend_x = margin + grid_w + 24;
-  const int legend_h = 20 * static_cast<int>(5 + legend_pgs + 2);
+  const int legend_h =
+      20 * static_cast<int>(5 + legend_pgs + 2 + (in.stream_chunks.empty() ? 0 : 1));
   const int width = legend_x + 360;
   const int height = std::max(top + grid_h + margin + 40, top + legend_h);
 
@@ -160,21 +173,27 @@ std::string RenderLayoutSvg(const LayoutInput& in, const LayoutOptions& options)
   absl::StrAppendFormat(&s, "<text x=\"%d\" y=\"22\" font-size=\"16\">%s</text>\n", margin,
                         Escape(in.title));
   const uint64_t free_chunks = n - owner.size();
+  const std::string stream_part =
+      in.stream_chunks.empty() ? std::string()
+                               : absl::StrFormat(", %u in the log stream", stream_owned);
   absl::StrAppendFormat(
-      &s, "<text x=\"%d\" y=\"42\">%u chunks of %s, %u PGs, %u free; %u chunk%s per cell</text>\n",
-      margin, n, HumanBytes(in.chunk_size), in.pgs.size(), free_chunks, per_cell,
+      &s,
+      "<text x=\"%d\" y=\"42\">%u chunks of %s, %u PGs%s, %u free; %u chunk%s per cell</text>\n",
+      margin, n, HumanBytes(in.chunk_size), in.pgs.size(), stream_part, free_chunks, per_cell,
       per_cell == 1 ? "" : "s");
 
   // Cells.
   std::vector<int64_t> cell_head_marks(cells, 0), cell_tail_marks(cells, 0);
-  for (const auto& pg : in.pgs) {
-    if (pg.head_chunk >= 0 && static_cast<uint64_t>(pg.head_chunk) < n) {
-      ++cell_head_marks[static_cast<uint64_t>(pg.head_chunk) / per_cell];
+  auto mark = [&](int64_t head_chunk, int64_t tail_chunk) {
+    if (head_chunk >= 0 && static_cast<uint64_t>(head_chunk) < n) {
+      ++cell_head_marks[static_cast<uint64_t>(head_chunk) / per_cell];
     }
-    if (pg.tail_chunk >= 0 && static_cast<uint64_t>(pg.tail_chunk) < n) {
-      ++cell_tail_marks[static_cast<uint64_t>(pg.tail_chunk) / per_cell];
+    if (tail_chunk >= 0 && static_cast<uint64_t>(tail_chunk) < n) {
+      ++cell_tail_marks[static_cast<uint64_t>(tail_chunk) / per_cell];
     }
-  }
+  };
+  for (const auto& pg : in.pgs) mark(pg.head_chunk, pg.tail_chunk);
+  mark(in.stream_head_chunk, in.stream_tail_chunk);
   absl::StrAppend(&s, "<g id=\"chunks\" stroke=\"white\" stroke-width=\"0.5\">\n");
   for (uint64_t ci = 0; ci < cells; ++ci) {
     const uint64_t first = ci * per_cell, last = std::min(n, first + per_cell);
@@ -184,6 +203,7 @@ std::string RenderLayoutSvg(const LayoutInput& in, const LayoutOptions& options)
     if (top_owner == kFree && counts.size() > 1) top_owner = counts[1].first;
     std::string colour = top_owner == kFree       ? kFreeColour
                          : top_owner == kConflict ? "#ff0000"
+                         : top_owner == kStream   ? kStreamColour
                                                   : PgColour(in.pgs[top_owner].id);
     const int x = margin + static_cast<int>(ci % cols) * cell;
     const int y = top + static_cast<int>(ci / cols) * cell;
@@ -194,6 +214,7 @@ std::string RenderLayoutSvg(const LayoutInput& in, const LayoutOptions& options)
       absl::StrAppend(&title, k == 0 ? ": " : ", ",
                       o == kFree       ? std::string("free")
                       : o == kConflict ? std::string("CLAIMED BY TWO PGS")
+                      : o == kStream   ? std::string("the log stream")
                                        : absl::StrCat("PG ", in.pgs[o].id.ToString()));
       if (last - first > 1) absl::StrAppend(&title, " (", cnt, ")");
     }
@@ -266,6 +287,10 @@ std::string RenderLayoutSvg(const LayoutInput& in, const LayoutOptions& options)
         legend_x, ly + 12, legend_x + 12, ly, legend_x + 18, ly + 10);
     ly += 20;
   }
+  if (!in.stream_chunks.empty()) {
+    swatch(kStreamColour, absl::StrFormat("the log stream: %u chunk%s (marks: its head, tail)",
+                                          stream_owned, stream_owned == 1 ? "" : "s"));
+  }
   swatch("#ff0000", "chunk claimed by two PGs (damage)");
   absl::StrAppendFormat(
       &s, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">PGs (colour hashed from the id)</text>\n",
@@ -320,6 +345,17 @@ CommandResult LayoutCommand::Run(const ToolContext& ctx) const {
     }
     in.pgs.push_back(std::move(pg));
   }
+  if (a->stream.chunks.ok()) {
+    const PgChunkList& c = *a->stream.chunks;
+    in.stream_chunks = c.chunks;
+    if (a->stream.pointer.ok()) {
+      const StreamPointer& p = *a->stream.pointer;
+      if (p.head != p.tail) {
+        in.stream_head_chunk = Locate(c, a->geometry, p.head).chunk;
+        in.stream_tail_chunk = Locate(c, a->geometry, p.tail - 1).chunk;
+      }
+    }
+  }
   const std::string svg = RenderLayoutSvg(in, options_);
   {
     std::ofstream f(out_path_, std::ios::binary | std::ios::trunc);
@@ -336,8 +372,15 @@ CommandResult LayoutCommand::Run(const ToolContext& ctx) const {
   j["chunks"] = in.chunk_count;
   j["chunks_per_cell"] = per_cell;
   j["pgs"] = in.pgs.size();
-  r.text.Line(absl::StrFormat("wrote %s: %u chunks (%u per cell), %u PGs, %u bytes", out_path_,
-                              in.chunk_count, per_cell, in.pgs.size(), svg.size()));
+  j["stream_chunks"] = in.stream_chunks.size();
+  r.text.Line(absl::StrFormat(
+      "wrote %s: %u chunks (%u per cell), %u PGs%s, %u bytes", out_path_, in.chunk_count, per_cell,
+      in.pgs.size(),
+      in.stream_chunks.empty() ? std::string()
+                               : absl::StrFormat(", the log stream (%u chunk%s)",
+                                                 in.stream_chunks.size(),
+                                                 in.stream_chunks.size() == 1 ? "" : "s"),
+      svg.size()));
   return r;
 }
 

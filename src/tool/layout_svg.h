@@ -1,6 +1,7 @@
 // layout_svg.h — a picture of a ring store's partition: every chunk as a
 // cell coloured by the PG that owns it (a colour hashed from the PG id) or
-// grey when free, each PG's head and tail marked, and a legend. When the
+// grey when free, the log stream's chunks (stream mode) in their own colour,
+// each PG's (and the stream's) head and tail marked, and a legend. When the
 // partition has more chunks than `max_cells`, consecutive chunks are
 // aggregated into one cell, coloured by the PG owning most of them (striped
 // when shared), so 100,000 chunks and 1,000 PGs still make a readable image.
@@ -30,6 +31,11 @@ struct LayoutInput {
     int64_t tail_chunk = -1;       // chunk holding tail - 1 (-1: empty ring)
   };
   std::vector<Pg> pgs;
+  // Stream mode: the log stream's chunks (ring order), drawn as the
+  // stream's, and the chunks holding its head and tail - 1 (-1: none).
+  std::vector<uint32_t> stream_chunks;
+  int64_t stream_head_chunk = -1;
+  int64_t stream_tail_chunk = -1;
 };
 
 struct LayoutOptions {

@@ -85,7 +85,7 @@ absl::Status OfflineStore::CheckBinding() const {
 }
 
 absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pgs,
-                            std::vector<Problem>* problems) {
+                            StreamKeys* stream, std::vector<Problem>* problems) {
   auto malformed = [&](std::string_view key, std::string_view why) {
     Problem p;
     p.kind = "key-malformed";
@@ -115,9 +115,14 @@ absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pg
       }
       return absl::OkStatus();
     }
-    if (kind == StoreKeyKind::kStreamPointer || kind == StoreKeyKind::kStreamChunks) {
-      malformed(k, "is the log stream's (a store in stream mode, format version 2), which this "
-                   "version does not read");
+    if (kind == StoreKeyKind::kStreamPointer) {
+      stream->has_pointer_key = true;
+      stream->pointer = StreamPointer::Decode(v);
+      return absl::OkStatus();
+    }
+    if (kind == StoreKeyKind::kStreamChunks) {
+      stream->has_chunks_key = true;
+      stream->chunks = PgChunkList::Decode(v);
       return absl::OkStatus();
     }
     malformed(k, kind == StoreKeyKind::kPgLog
@@ -127,11 +132,51 @@ absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pg
   });
 }
 
+absl::StatusOr<StreamKeys> LoadStreamKeys(const OfflineStore& store) {
+  StreamKeys k;
+  if (store.db() == nullptr) return k;
+  ASSIGN_OR_RETURN(auto ptr, store.db()->Get(kStreamPointerKey));
+  ASSIGN_OR_RETURN(auto chunks, store.db()->Get(kStreamChunksKey));
+  if (ptr) {
+    k.has_pointer_key = true;
+    k.pointer = StreamPointer::Decode(*ptr);
+  }
+  if (chunks) {
+    k.has_chunks_key = true;
+    k.chunks = PgChunkList::Decode(*chunks);
+  }
+  return k;
+}
+
 absl::Status CheckRingPgKeys(const RingPgKeys& pg, const Geometry& g) {
   if (!pg.pointer.ok()) return pg.pointer.status();
   if (!pg.chunks.ok()) return pg.chunks.status();
   RETURN_IF_ERROR(CheckChunkListBase(*pg.chunks, g.chunk_size));
-  return CheckPointerInChunks(pg.pointer->head, pg.pointer->tail, *pg.chunks, g.chunk_size);
+  RETURN_IF_ERROR(
+      CheckPointerInChunks(pg.pointer->head, pg.pointer->tail, *pg.chunks, g.chunk_size));
+  // The decoder bounds unhomed by the tail only; recovery also needs the
+  // ring to hold the head (RecoverRingPgLog refuses the same).
+  if (pg.pointer->homed() < pg.pointer->head) {
+    return absl::DataLossError(absl::StrFormat(
+        "pointer's homed position %u (tail %u less %u unhomed bytes) is before its head %u",
+        pg.pointer->homed(), pg.pointer->tail, pg.pointer->unhomed, pg.pointer->head));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckStreamKeys(const StreamKeys& stream, const Geometry& g) {
+  auto stream_error = [](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat("log stream: ", s.message()));
+  };
+  if (!stream.pointer.ok()) return stream_error(stream.pointer.status());
+  if (!stream.chunks.ok()) return stream_error(stream.chunks.status());
+  for (const absl::Status& s :
+       {CheckChunkListBase(*stream.chunks, g.chunk_size),
+        CheckPointerInChunks(stream.pointer->head, stream.pointer->tail, *stream.chunks,
+                             g.chunk_size)}) {
+    if (!s.ok()) return stream_error(s);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<PgId> ParsePgId(const std::string& text) {

@@ -91,15 +91,38 @@ struct RingPgKeys {
   absl::StatusOr<PgChunkList> chunks = absl::NotFoundError("no chunk-list key");
 };
 
-// Reads every "pgring.*" key. Fills `pgs` (ordered by PG id) and reports
-// keys it cannot parse (malformed PG keys, unknown "pgring." keys) as
-// Problems of kind "key-malformed". Errors: RocksDB read errors only.
+// The log stream's two keys (docs/FORMAT.md: pgring.stream.ptr and
+// pgring.stream.chunks) as RocksDB holds them: a store has both (stream
+// mode) or neither. Either may be missing or damaged; fsck reports which.
+struct StreamKeys {
+  bool has_pointer_key = false;
+  bool has_chunks_key = false;
+  absl::StatusOr<StreamPointer> pointer = absl::NotFoundError("no stream pointer key");
+  absl::StatusOr<PgChunkList> chunks = absl::NotFoundError("no stream chunk-list key");
+
+  // Whether the store has a log stream at all (either key).
+  bool present() const { return has_pointer_key || has_chunks_key; }
+};
+
+// Reads every "pgring.*" key. Fills `pgs` (ordered by PG id) and `stream`,
+// and reports keys it cannot parse (malformed PG keys, unknown "pgring."
+// keys) as Problems of kind "key-malformed". Errors: RocksDB read errors
+// only.
 absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pgs,
-                            std::vector<Problem>* problems);
+                            StreamKeys* stream, std::vector<Problem>* problems);
+
+// The log stream's two keys alone (for a command that then opens the store
+// through the library). None without a RocksDB. Errors: RocksDB read errors.
+absl::StatusOr<StreamKeys> LoadStreamKeys(const OfflineStore& store);
 
 // Why a PG's keys cannot be used to read its log (a missing or damaged key,
-// a pointer outside its chunks), or OK. Does not look at other PGs.
+// a pointer outside its chunks, a homed position before its head), or OK.
+// Does not look at other PGs or at the log stream.
 absl::Status CheckRingPgKeys(const RingPgKeys& pg, const Geometry& g);
+
+// The same for the log stream's keys: both decode, the chunk list is
+// aligned and the pointer lies in it. Messages start "log stream: ".
+absl::Status CheckStreamKeys(const StreamKeys& stream, const Geometry& g);
 
 // Parses "1.2a" / "1.2as0" / versions "12'345", with errors that say what
 // was expected.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "format/record.h"
 #include "log/pg_log_state.h"
+#include "log/ring_image.h"
 #include "log/ring_reader.h"
 #include "tool/tool_common.h"
 
@@ -56,9 +57,10 @@ class ScanEffects final : public PgLogEffects {
 class Scanner final : public RingReader::Reporter {
  public:
   Scanner(BlockDevice* device, const Geometry& geometry, const PgId& pg,
-          const PgPointer& pointer, const PgChunkList& chunks, const PgScanOptions& options,
-          PgScan* out)
+          const PgPointer& pointer, const PgChunkList& chunks, std::string_view unhomed,
+          const PgScanOptions& options, PgScan* out)
       : device_(device),
+        unhomed_(unhomed),
         geometry_(geometry),
         name_(pg.ToString()),
         pointer_(pointer),
@@ -79,6 +81,7 @@ class Scanner final : public RingReader::Reporter {
 
   void Run() {
     const PgPointer& p = pointer_;
+    if (p.unhomed != 0 && !SetImage()) return;
     uint64_t last_progress = p.head;
     RingRecord rec;
     absl::Status s;
@@ -114,10 +117,39 @@ class Scanner final : public RingReader::Reporter {
       }
     }
     out_->stale_end = p.tail;
-    if (options_.inspect_past_tail && reached_tail) InspectPastTail();
+    // With unhomed bytes, what the ring holds from homed on is not the PG's
+    // log at all (homing writes those blocks whole from memory), and
+    // uncommitted records would be past the stream's tail, not the ring's.
+    if (options_.inspect_past_tail && reached_tail && p.unhomed == 0) InspectPastTail();
   }
 
  private:
+  // Serves the bytes from homed's block on from the image, as recovery does.
+  // False (with the problem recorded) when they cannot be had.
+  bool SetImage() {
+    const PgPointer& p = pointer_;
+    const uint64_t homed = p.homed();
+    if (unhomed_.size() != p.unhomed) {
+      Problem e = At(homed, "unhomed-missing",
+                     absl::StrFormat("its pointer has %u bytes [%u, %u) in the log stream, but %u "
+                                     "were found there",
+                                     p.unhomed, homed, p.tail, unhomed_.size()));
+      out_->problems.push_back(std::move(e));
+      return false;
+    }
+    auto image = ReadRingImage(device_, geometry_, chunks_, homed, unhomed_);
+    if (!image.ok()) {
+      out_->problems.push_back(
+          At(RingImageStart(homed, geometry_.block_size), "read-error",
+             absl::StrCat("reading the block holding the homed position ", homed, ": ",
+                          image.status().message())));
+      return false;
+    }
+    image_ = *std::move(image);
+    reader_.SetOverlay(RingImageStart(homed, geometry_.block_size), image_);
+    return true;
+  }
+
   Problem At(uint64_t lpos, std::string kind, std::string message) const {
     return At(lpos, Locate(chunks_, geometry_, lpos), std::move(kind), std::move(message));
   }
@@ -207,6 +239,8 @@ class Scanner final : public RingReader::Reporter {
   }
 
   BlockDevice* device_;
+  const std::string_view unhomed_;
+  std::string image_;  // the reader's overlay: homed's block on
   const Geometry& geometry_;
   const std::string name_;
   const PgPointer& pointer_;
@@ -243,10 +277,10 @@ uint64_t PgScan::OldestLive(uint64_t tail) const {
 }
 
 PgScan ScanRingPg(BlockDevice* device, const Geometry& geometry, const PgId& pg,
-                  const PgPointer& pointer, const PgChunkList& chunks,
+                  const PgPointer& pointer, const PgChunkList& chunks, std::string_view unhomed,
                   const PgScanOptions& options) {
   PgScan out;
-  Scanner(device, geometry, pg, pointer, chunks, options, &out).Run();
+  Scanner(device, geometry, pg, pointer, chunks, unhomed, options, &out).Run();
   return out;
 }
 

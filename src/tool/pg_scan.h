@@ -1,6 +1,8 @@
 // pg_scan.h — reads one ring-backend PG's log from its head to its committed
 // tail as docs/FORMAT.md ("Reading a PG's log") specifies, independently of
-// the store's own recovery, and keeps where every record and item lies.
+// the store's own recovery, and keeps where every record and item lies. In
+// stream mode the bytes past the PG's homed position come from the log
+// stream (given by the caller), as recovery reads them.
 // Used by fsck --deep, by the read commands (info, log, dups, stats), by
 // export and by repair.
 //
@@ -18,6 +20,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "device/block_device.h"
@@ -75,8 +78,12 @@ struct PgScan {
   uint64_t OldestLive(uint64_t tail) const;
 };
 
+// `unhomed`: the PG's bytes [homed, tail) from the log stream (stream_view.h;
+// empty when the pointer has none). The ring is read up to homed and these
+// bytes after it, through the image recovery builds (log/ring_image.h), so
+// the scan reads exactly the log the store reads.
 PgScan ScanRingPg(BlockDevice* device, const Geometry& geometry, const PgId& pg,
-                  const PgPointer& pointer, const PgChunkList& chunks,
+                  const PgPointer& pointer, const PgChunkList& chunks, std::string_view unhomed,
                   const PgScanOptions& options);
 
 }  // namespace pgring::tool

@@ -20,14 +20,24 @@ struct Problem {
   // docs/TOOL.md lists them all.
   std::string kind;
   std::string pg;                  // "1.2a"; empty for store-wide problems
+  // About the log stream (its keys, chunks or records; docs/DESIGN.md, "The
+  // log stream"), not a PG: chunk and offset are then in the stream's
+  // chunks and lpos is a stream lpos.
+  bool stream = false;
   std::optional<uint64_t> chunk;   // chunk number
   std::optional<uint64_t> offset;  // byte offset in the chunk (or, with no
                                    // chunk, in the partition)
-  std::optional<uint64_t> lpos;    // position in the PG's log stream
+  std::optional<uint64_t> lpos;    // position in the PG's ring (the stream's
+                                   // with `stream`)
+  // A PG's problem with its bytes in the log stream: the stream lpos where
+  // they were looked for.
+  std::optional<uint64_t> stream_lpos;
   std::string message;             // what is wrong, in words
   bool fixable = false;            // `repair` can fix it without losing data
 
-  // "PG 1.2a: chunk 7, offset 8192 (lpos 8192): record-crc: CRC mismatch"
+  // "PG 1.2a: chunk 7, offset 8192 (lpos 8192): record-crc: CRC mismatch",
+  // "log stream: chunk 3, offset 512 (stream lpos 512): stream-record-crc: ...",
+  // "PG 1.1 (lpos 8192, stream lpos 4096): unhomed-missing: ..."
   std::string ToString() const;
 };
 

@@ -19,6 +19,20 @@ namespace {
 // Why repair leaves a problem alone.
 std::string RefusalReason(const Problem& p) {
   const std::string& k = p.kind;
+  // The log stream (stream mode): repair writes neither the stream nor any
+  // pointer's unhomed/stream_pos, so nothing here has a safe fix.
+  if (k == "unhomed-missing" || k == "unhomed-past-tail") {
+    return "the PG's newest committed bytes are not in the log stream as its pointer says: "
+           "they cannot be rebuilt; the PG can only be removed (pgring-tool remove-pg)";
+  }
+  if (k.rfind("stream-record-", 0) == 0 || k == "stream-tail-seq" || k == "stream-read-error") {
+    return "damage inside the log stream's committed range: the PGs whose newest bytes lay "
+           "there lose them (reported against each); repair cannot recreate them";
+  }
+  if (k.rfind("stream-", 0) == 0) {
+    return "the log stream's keys or chunks are damaged or contradict each other: where the "
+           "PGs' newest bytes lie is unknown, and guessing would invent committed data";
+  }
   if (k.rfind("record-", 0) == 0 || k == "entry-order" || k == "dup-order" || k == "tail-seq" ||
       k == "read-error") {
     return "damage inside the committed range [head, tail): any fix would drop or invent "

@@ -7,6 +7,7 @@
 #include "format/label.h"
 #include "pgring/store.h"
 #include "tool/offline_store.h"
+#include "tool/stream_view.h"
 #include "util/status_macros.h"
 
 namespace pgring::tool {
@@ -21,11 +22,13 @@ absl::StatusOr<std::unique_ptr<Store>> OpenForWrite(const ToolContext& ctx, Reco
   if (ctx.db.empty()) {
     return absl::InvalidArgumentError("this command needs the store's RocksDB: give --db PATH");
   }
+  Options o;
   {
     ASSIGN_OR_RETURN(auto off, OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false));
     RETURN_IF_ERROR(off->CheckBinding());
+    ASSIGN_OR_RETURN(StreamKeys stream, LoadStreamKeys(*off));
+    KeepLogLayout(stream, &o);
   }
-  Options o;
   o.io_engine = IoEngine::kPsync;
   o.io_queue_depth = 4;
   o.log_sink = NullLogSink();

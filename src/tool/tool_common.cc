@@ -11,13 +11,22 @@ namespace pgring::tool {
 
 std::string Problem::ToString() const {
   std::string s;
-  if (!pg.empty()) absl::StrAppend(&s, "PG ", pg, ": ");
+  if (stream) {
+    absl::StrAppend(&s, "log stream: ");
+  } else if (!pg.empty()) {
+    absl::StrAppend(&s, "PG ", pg, ": ");
+  }
   std::vector<std::string> where;
   if (chunk) where.push_back(absl::StrCat("chunk ", *chunk));
   if (offset) where.push_back(absl::StrCat(chunk ? "offset " : "partition offset ", *offset));
   if (!where.empty()) absl::StrAppend(&s, absl::StrJoin(where, ", "));
-  if (lpos) absl::StrAppend(&s, where.empty() ? "" : " ", "(lpos ", *lpos, ")");
-  if (!where.empty() || lpos) absl::StrAppend(&s, ": ");
+  std::vector<std::string> positions;
+  if (lpos) positions.push_back(absl::StrCat(stream ? "stream lpos " : "lpos ", *lpos));
+  if (stream_lpos) positions.push_back(absl::StrCat("stream lpos ", *stream_lpos));
+  if (!positions.empty()) {
+    absl::StrAppend(&s, where.empty() ? "" : " ", "(", absl::StrJoin(positions, ", "), ")");
+  }
+  if (!where.empty() || !positions.empty()) absl::StrAppend(&s, ": ");
   absl::StrAppend(&s, kind, ": ", message);
   return s;
 }
@@ -73,6 +82,8 @@ Json ProblemToJson(const Problem& p) {
   j["chunk"] = p.chunk ? Json(*p.chunk) : Json(nullptr);
   j["offset"] = p.offset ? Json(*p.offset) : Json(nullptr);
   j["lpos"] = p.lpos ? Json(*p.lpos) : Json(nullptr);
+  j["stream"] = p.stream;
+  j["stream_lpos"] = p.stream_lpos ? Json(*p.stream_lpos) : Json(nullptr);
   j["message"] = p.message;
   j["fixable"] = p.fixable;
   return j;

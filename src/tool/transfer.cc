@@ -16,6 +16,7 @@
 #include "tool/export_file.h"
 #include "tool/inspect.h"
 #include "tool/pg_scan.h"
+#include "tool/stream_view.h"
 #include "util/status_macros.h"
 
 namespace pgring::tool {
@@ -81,7 +82,8 @@ absl::StatusOr<ExportedPg> CollectRing(const ReadAccess& a, const PgId& id) {
   PgScanOptions so;
   so.keep_entry_payloads = true;
   so.keep_dup_payloads = true;
-  PgScan scan = ScanRingPg(a.offline->device(), a.geometry, id, *k->pointer, *k->chunks, so);
+  PgScan scan = ScanRingPg(a.offline->device(), a.geometry, id, *k->pointer, *k->chunks,
+                           a.Unhomed(id), so);
   for (const Problem& p : scan.problems) {
     if (p.severity == Problem::Severity::kError) {
       return absl::DataLossError(absl::StrCat(
@@ -184,13 +186,16 @@ CommandResult ImportCommand::Run(const ToolContext& ctx) const {
   const PgId id = target ? *target : e->pg;
   if (ctx.db.empty())
     return Fail(ctx, "import needs the store's RocksDB: give --db PATH", kExitUsage);
+  Options o;
   {
     auto off = OfflineStore::Open(ctx.dev, ctx.db, false);
     if (!off.ok()) return Fail(ctx, off.status(), kExitUsage);
     absl::Status b = (*off)->CheckBinding();
     if (!b.ok()) return Fail(ctx, b, kExitUsage);
+    auto stream = LoadStreamKeys(**off);
+    if (!stream.ok()) return Fail(ctx, stream.status(), kExitUsage);
+    KeepLogLayout(*stream, &o);
   }
-  Options o;
   o.io_engine = IoEngine::kPsync;
   o.io_queue_depth = 4;
   o.log_sink = NullLogSink();

@@ -285,16 +285,22 @@ TEST_F(ToolFsckTest, UnknownKeyUnderPgringPrefix) {
   ASSERT_THAT(ProblemKinds(f.j), ElementsAre("key-malformed"));
 }
 
-TEST_F(ToolFsckTest, StreamKeysAreNamedNotUnknown) {
-  // No store writes the log stream's keys yet; fsck says whose they are.
+TEST_F(ToolFsckTest, StreamKeysAreRead) {
+  // The keys of a stream that never held anything: both, no chunks.
   store_.PutDbValue(std::string(kStreamPointerKey), StreamPointer{0, 0, 1}.Encode());
   store_.PutDbValue(std::string(kStreamChunksKey), PgChunkList{}.Encode());
-  Fsck f = Run(false);
-  ASSERT_THAT(ProblemKinds(f.j), ElementsAre("key-malformed", "key-malformed"));
-  for (int i = 0; i < 2; ++i) {
-    EXPECT_THAT(f.j["problems"][i]["message"].get<std::string>(),
-                HasSubstr("is the log stream's (a store in stream mode, format version 2)"));
-  }
+  Fsck f = Run(true);
+  EXPECT_EQ(f.exit_code, 0) << f.text;
+  EXPECT_THAT(ProblemKinds(f.j), IsEmpty());
+  EXPECT_EQ(f.j["summary"]["stream"]["chunks"], 0);
+  // A damaged stream pointer is the stream's problem, named as such.
+  FlipDbValueByte(std::string(kStreamPointerKey), 1);
+  f = Run(false);
+  EXPECT_EQ(f.exit_code, 1);
+  ASSERT_THAT(ProblemKinds(f.j), ElementsAre("stream-pointer-damaged"));
+  EXPECT_TRUE(f.j["problems"][0]["stream"].get<bool>());
+  EXPECT_THAT(f.text,
+              HasSubstr("log stream: stream-pointer-damaged: RocksDB key pgring.stream.ptr"));
 }
 
 TEST_F(ToolFsckTest, UncommittedBytesPastTheTailAreANote) {

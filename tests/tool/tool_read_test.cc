@@ -19,17 +19,6 @@ using ::testing::HasSubstr;
 // The golden files' prefix.
 std::string GoldenPrefix(Backend b) { return b == Backend::kRing ? "ring" : "rocksdb"; }
 
-// Sizes of RocksDB's files vary from run to run.
-std::string MaskRocksDbSize(const std::string& s) {
-  static const std::regex text("rocksdb: [0-9]+ bytes on disk \\([0-9.\\-]+ per payload byte\\)");
-  static const std::regex json1("\"rocksdb_bytes\": [0-9]+");
-  static const std::regex json2("\"rocksdb_bytes_per_payload_byte\": [0-9.e+\\-]+");
-  std::string out =
-      std::regex_replace(s, text, "rocksdb: <N> bytes on disk (<R> per payload byte)");
-  out = std::regex_replace(out, json1, "\"rocksdb_bytes\": <N>");
-  return std::regex_replace(out, json2, "\"rocksdb_bytes_per_payload_byte\": <R>");
-}
-
 class ToolReadTest : public ::testing::TestWithParam<Backend> {
  protected:
   static void SetUpTestSuite() {}

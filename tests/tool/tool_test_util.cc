@@ -127,6 +127,23 @@ std::unique_ptr<Store> ToolStore::Open(RecoveryPolicy policy) const {
   return s.ok() ? *std::move(s) : nullptr;
 }
 
+std::unique_ptr<Store> ToolStore::Open(const Options& options) const {
+  Options o = options;
+  o.log_sink = NullLogSink();
+  o.io_engine = IoEngine::kPsync;
+  auto s = Store::Open(dev_, MetadataLocation::OwnDb(db_), o);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *std::move(s) : nullptr;
+}
+
+Options StreamLayoutOptions() {
+  Options o;
+  o.log_layout = LogLayout::kStream;
+  o.stream.max_chunks = 2;
+  o.stream.home_blocks = 1;
+  return o;
+}
+
 PgId PgA() { return PgId{1, 0x0, -1}; }
 PgId PgB() { return PgId{1, 0x1, -1}; }
 PgId PgC() { return PgId{2, 0x1f, -1}; }
@@ -184,6 +201,71 @@ void ToolStore::Populate() const {
     t.AppendEntry(PgD(), {2, 9}, "d-2-09");
     t.TrimDups(PgD(), {1, 5});
     t.SetInfo(PgD(), "info-D");
+    commit(std::move(t));
+  }
+  absl::Status s = store->Close();
+  ASSERT_TRUE(s.ok()) << s;
+}
+
+void ToolStore::PopulateStream(const std::function<void()>& before_last) const {
+  auto store = Open(StreamLayoutOptions());
+  ASSERT_NE(store, nullptr);
+  auto commit = [&](Transaction t) {
+    absl::Status s = store->Commit(std::move(t));
+    ASSERT_TRUE(s.ok()) << s;
+  };
+  {
+    Transaction t;
+    for (const PgId& pg : {PgA(), PgB(), PgC(), PgD()}) t.CreatePg(pg);
+    commit(std::move(t));
+  }
+  // PG B: 6 batches of 40 entries of ~300 bytes (three blocks each, homed
+  // whole), trimmed to the newest 100.
+  for (uint64_t batch = 0; batch < 6; ++batch) {
+    Transaction t;
+    for (uint64_t v = batch * 40 + 1; v <= batch * 40 + 40; ++v) {
+      std::string p = absl::StrFormat("b-%04d-", v);
+      p.resize(300, static_cast<char>('a' + v % 26));
+      t.AppendEntry(PgB(), {2, v}, p);
+    }
+    if (batch * 40 + 40 > 100) t.Trim(PgB(), {2, batch * 40 + 40 - 100});
+    if (batch % 2 == 0) t.SetInfo(PgB(), absl::StrFormat("info-B-%d", batch));
+    commit(std::move(t));
+  }
+  {
+    Transaction t;
+    for (uint64_t v = 1; v <= 10; ++v) t.AppendEntry(PgD(), {1, v}, absl::StrFormat("d-%02d", v));
+    t.AppendDup(PgD(), {1, 5}, "dup-5");
+    t.AppendDup(PgD(), {1, 6}, "dup-6");
+    commit(std::move(t));
+  }
+  {
+    Transaction t;
+    t.Rewind(PgD(), {1, 7});
+    t.AppendEntry(PgD(), {2, 8}, "d-2-08");
+    t.AppendEntry(PgD(), {2, 9}, "d-2-09");
+    t.TrimDups(PgD(), {1, 5});
+    t.SetInfo(PgD(), "info-D");
+    commit(std::move(t));
+  }
+  {
+    Transaction t;
+    for (uint64_t v = 1; v <= 10; ++v) t.AppendEntry(PgA(), {1, v}, absl::StrFormat("a-%02d", v));
+    t.SetInfo(PgA(), "info-A-1");
+    commit(std::move(t));
+  }
+  if (before_last) {
+    ASSERT_TRUE(store->Close().ok());
+    store.reset();
+    before_last();
+    store = Open(StreamLayoutOptions());
+    ASSERT_NE(store, nullptr);
+  }
+  {
+    Transaction t;
+    for (uint64_t v = 11; v <= 20; ++v) t.AppendEntry(PgA(), {1, v}, absl::StrFormat("a-%02d", v));
+    for (uint64_t v = 1; v <= 3; ++v) t.AppendDup(PgA(), {1, v}, absl::StrFormat("dup-%d", v));
+    t.SetInfo(PgA(), "info-A-2");
     commit(std::move(t));
   }
   absl::Status s = store->Close();
@@ -279,6 +361,27 @@ uint64_t ToolStore::DeviceOffset(const PgId& pg, uint64_t lpos) const {
   return 4096 + static_cast<uint64_t>(cp.chunk) * kChunkSize + cp.offset;
 }
 
+StreamPointer ToolStore::StreamPtr() const {
+  auto p = StreamPointer::Decode(DbContents()[std::string(kStreamPointerKey)]);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? *p : StreamPointer();
+}
+
+PgChunkList ToolStore::StreamChunks() const {
+  auto c = PgChunkList::Decode(DbContents()[std::string(kStreamChunksKey)]);
+  EXPECT_TRUE(c.ok()) << c.status();
+  return c.ok() ? *c : PgChunkList();
+}
+
+uint64_t ToolStore::StreamDeviceOffset(uint64_t lpos) const {
+  Geometry g;
+  g.chunk_size = kChunkSize;
+  g.chunk_count = 1u << 20;
+  ChunkPos cp = Locate(StreamChunks(), g, lpos);
+  EXPECT_GE(cp.chunk, 0);
+  return 4096 + static_cast<uint64_t>(cp.chunk) * kChunkSize + cp.offset;
+}
+
 std::string ToolStore::DeviceBytes() const {
   std::ifstream f(dev_, std::ios::binary);
   std::ostringstream ss;
@@ -312,6 +415,16 @@ std::string Normalize(const std::string& text, const std::string& dir) {
     }
   }
   return s;
+}
+
+std::string MaskRocksDbSize(const std::string& s) {
+  static const std::regex text("rocksdb: [0-9]+ bytes on disk \\([0-9.\\-]+ per payload byte\\)");
+  static const std::regex json1("\"rocksdb_bytes\": [0-9]+");
+  static const std::regex json2("\"rocksdb_bytes_per_payload_byte\": [0-9.e+\\-]+");
+  std::string out =
+      std::regex_replace(s, text, "rocksdb: <N> bytes on disk (<R> per payload byte)");
+  out = std::regex_replace(out, json1, "\"rocksdb_bytes\": <N>");
+  return std::regex_replace(out, json2, "\"rocksdb_bytes_per_payload_byte\": <R>");
 }
 
 void ExpectGolden(const std::string& name, const std::string& actual) {

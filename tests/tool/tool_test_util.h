@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -47,8 +48,16 @@ class ToolStore {
   ToolRun Run(std::vector<std::string> args) const { return RunTool(Args(std::move(args))); }
 
   std::unique_ptr<Store> Open(RecoveryPolicy policy = RecoveryPolicy::kRefuse) const;
+  std::unique_ptr<Store> Open(const Options& options) const;
   // Fills the store with the standard content (see tool_test_util.cc).
   void Populate() const;
+  // The standard PGs written in the stream layout (StreamLayoutOptions),
+  // so that PG 1.0 and 1.2 have all their bytes only in the log stream, PG
+  // 1.1 has homed blocks and its last partial block in the stream, and PG
+  // 2.1f is empty. PG 1.0 is written last, so the stream records from its
+  // stream_pos on hold its bytes only. `before_last` (if given) runs with
+  // the store closed before PG 1.0's last transaction.
+  void PopulateStream(const std::function<void()>& before_last = nullptr) const;
 
   // Raw access for damage tests (store closed).
   std::string ReadDevice(uint64_t offset, uint64_t n) const;
@@ -62,6 +71,10 @@ class ToolStore {
   void SetChunks(const PgId& pg, const PgChunkList& c) const;
   // Device offset of lpos in a PG's ring.
   uint64_t DeviceOffset(const PgId& pg, uint64_t lpos) const;
+  // The log stream's keys, and the device offset of a stream lpos.
+  StreamPointer StreamPtr() const;
+  PgChunkList StreamChunks() const;
+  uint64_t StreamDeviceOffset(uint64_t lpos) const;
 
   // Everything a command could change: the device's bytes and the RocksDB's
   // keys and values (Files(): every file of the RocksDB dir, byte for byte,
@@ -74,6 +87,10 @@ class ToolStore {
   std::string dev_, db_;
 };
 
+// A stream-layout store's options: a stream of two chunks that homes a PG's
+// records as soon as one whole block of them is unhomed.
+Options StreamLayoutOptions();
+
 // The standard content's PGs.
 PgId PgA();  // 1.0: 20 entries, 3 dups, info
 PgId PgB();  // 1.1: spans several chunks, trimmed, so its head is past chunk 0
@@ -82,6 +99,9 @@ PgId PgD();  // 1.2: rewound, then appended again
 
 // Replaces what differs between runs: UUIDs with <UUID>, `dir` with <DIR>.
 std::string Normalize(const std::string& text, const std::string& dir = "");
+// Masks the RocksDB's size on disk (it varies from run to run) in `stats`
+// output, text or JSON.
+std::string MaskRocksDbSize(const std::string& s);
 // Compares `actual` (normalized by the caller) with tests/tool/golden/<name>.
 // PGRING_UPDATE_GOLDEN=1 rewrites the file instead.
 void ExpectGolden(const std::string& name, const std::string& actual);

@@ -1,0 +1,36 @@
+// ring_image.h — the bytes a PG's reader serves from memory instead of its
+// ring (docs/DESIGN.md, "The log stream"): from the start of the block
+// holding `homed`, the ring's own bytes up to homed, then the PG's unhomed
+// bytes [homed, tail) from the log stream. One rule, used by recovery
+// (RecoverRingPgLog) and by the tool's scan, so both read the same log.
+#ifndef PGRING_LOG_RING_IMAGE_H_
+#define PGRING_LOG_RING_IMAGE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "device/block_device.h"
+#include "format/metadata_keys.h"
+#include "log/ring_layout.h"
+
+namespace pgring {
+
+// Where the image of a PG homed at `homed` starts: homed's block.
+inline uint64_t RingImageStart(uint64_t homed, uint32_t block_size) {
+  return homed - homed % block_size;
+}
+
+// The image [RingImageStart(homed), homed + unhomed.size()): the ring's part
+// of homed's block read from `device` (the partial block a forced home left,
+// which a reader must see as the ring holds it), then `unhomed`. Reads
+// nothing when homed is block-aligned. `homed` must lie within `chunks`
+// (callers check the pointer first); device errors pass through.
+absl::StatusOr<std::string> ReadRingImage(BlockDevice* device, const Geometry& geo,
+                                          const PgChunkList& chunks, uint64_t homed,
+                                          std::string_view unhomed);
+
+}  // namespace pgring
+
+#endif  // PGRING_LOG_RING_IMAGE_H_

@@ -1,0 +1,92 @@
+#include "tool/stream_view.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "log/stream_reader.h"
+
+namespace pgring::tool {
+namespace {
+
+// Turns what the stream's reader reports into Problems located in the
+// stream: chunk and offset in the stream's chunks, the stream lpos.
+class StreamReporter final : public RingReader::Reporter {
+ public:
+  explicit StreamReporter(std::vector<Problem>* out) : out_(out) {}
+  void Corruption(const RingDamage& d) override {
+    Problem p;
+    p.kind = absl::StrCat("stream-", std::string(d.kind));
+    p.stream = true;
+    if (d.where.chunk >= 0) {
+      p.chunk = static_cast<uint64_t>(d.where.chunk);
+      p.offset = d.where.offset;
+    }
+    p.lpos = d.lpos;
+    p.message = d.what;
+    out_->push_back(std::move(p));
+  }
+
+ private:
+  std::vector<Problem>* out_;
+};
+
+}  // namespace
+
+absl::StatusOr<StreamRead> ReadStreamForPgs(BlockDevice* device, const Geometry& g,
+                                            const StreamKeys& stream,
+                                            const std::map<PgId, const RingPgKeys*>& pgs,
+                                            bool report) {
+  StreamRead out;
+  std::vector<PgId> ids;
+  std::vector<UnhomedWant> wants;
+  for (const auto& [id, k] : pgs) {
+    const PgPointer& p = *k->pointer;
+    if (p.unhomed == 0) continue;
+    ids.push_back(id);
+    wants.push_back(UnhomedWant{id.ToString(), p.stamp, p.homed(), p.tail, p.stream_pos});
+  }
+  if (!stream.present() || !CheckStreamKeys(stream, g).ok()) {
+    const std::string why =
+        stream.present()
+            ? std::string(CheckStreamKeys(stream, g).message())
+            : absl::StrCat("the store has no log stream (no ", std::string(kStreamPointerKey),
+                           " key)");
+    for (size_t i = 0; i < ids.size(); ++i) {
+      UnhomedBytes& u = out.unhomed[ids[i]];
+      u.stream_lpos = wants[i].stream_pos;
+      u.error = absl::DataLossError(absl::StrFormat(
+          "PG %s: its ring bytes [%u, %u) are in the log stream (from stream lpos %u), but %s",
+          wants[i].name, wants[i].homed, wants[i].tail, wants[i].stream_pos, why));
+    }
+    return out;
+  }
+  StreamReporter reporter(&out.problems);
+  std::vector<UnhomedFound> found;
+  absl::Status read = CollectUnhomed(device, g, *stream.chunks, *stream.pointer, wants, &found,
+                                     report ? &reporter : nullptr);
+  // Damage is in the reporter's problems and in the PGs it cost; a device
+  // error ends the command.
+  if (!read.ok() && !absl::IsDataLoss(read)) return read;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    UnhomedBytes& u = out.unhomed[ids[i]];
+    u.error = found[i].error;
+    u.stream_lpos = found[i].error_stream_lpos;
+    u.past_tail = found[i].past_tail;
+    if (u.error.ok()) u.bytes = std::move(found[i].bytes);
+  }
+  return out;
+}
+
+void KeepLogLayout(const StreamKeys& stream, Options* options) {
+  if (!stream.present()) return;
+  options->log_layout = LogLayout::kStream;
+  if (stream.chunks.ok()) {
+    // StreamOptions::max_chunks bounds it to [2, 4096].
+    const uint64_t have = stream.chunks->chunks.size();
+    options->stream.max_chunks = static_cast<uint32_t>(
+        std::clamp<uint64_t>(std::max<uint64_t>(have, options->stream.max_chunks), 2, 4096));
+  }
+}
+
+}  // namespace pgring::tool

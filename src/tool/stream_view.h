@@ -1,0 +1,61 @@
+// stream_view.h — the log stream as the tool reads it (docs/DESIGN.md, "The
+// log stream"): each PG's bytes past its homed position, collected from the
+// stream in one sequential read (log/stream_reader.h, as recovery does), and
+// the stream's own damage as Problems. The PG scan reads a PG through these
+// bytes (pg_scan.h), so every command shows the log the store would read.
+#ifndef PGRING_TOOL_STREAM_VIEW_H_
+#define PGRING_TOOL_STREAM_VIEW_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "device/block_device.h"
+#include "log/ring_layout.h"
+#include "pgring/options.h"
+#include "tool/offline_store.h"
+#include "tool/problem.h"
+
+namespace pgring::tool {
+
+// One PG's bytes [homed, tail) from the stream, or why they are not there.
+struct UnhomedBytes {
+  std::string bytes;
+  // kDataLoss naming the PG: bytes missing from the stream (or no usable
+  // stream), or a stream item reaching past the PG's tail.
+  absl::Status error;
+  uint64_t stream_lpos = 0;  // with error: the stream lpos it names
+  bool past_tail = false;    // with error: an item past the tail
+};
+
+struct StreamRead {
+  // Every PG given with unhomed bytes.
+  std::map<PgId, UnhomedBytes> unhomed;
+  // With report: each problem of the stream's records (kind "stream-" and
+  // the reader's check, e.g. "stream-record-crc"), located in the stream.
+  std::vector<Problem> problems;
+};
+
+// Collects the unhomed bytes of every PG in `pgs` whose pointer has any
+// (pgs: keys usable to read; CheckRingPgKeys). With a usable stream
+// (CheckStreamKeys) it reads the stream from its head to its tail once,
+// even when no PG needs it, so that `report` checks every stream record;
+// without one, each such PG gets an error naming why. Errors: device errors
+// only.
+absl::StatusOr<StreamRead> ReadStreamForPgs(BlockDevice* device, const Geometry& g,
+                                            const StreamKeys& stream,
+                                            const std::map<PgId, const RingPgKeys*>& pgs,
+                                            bool report);
+
+// The options a command that writes through Store::Open uses to keep the
+// store's layout: kStream (with room for every chunk the stream has) when
+// the store has a log stream, so the command does not home every PG and
+// drop the stream as an open in per-PG mode would.
+void KeepLogLayout(const StreamKeys& stream, Options* options);
+
+}  // namespace pgring::tool
+
+#endif  // PGRING_TOOL_STREAM_VIEW_H_

@@ -1,0 +1,436 @@
+// pgring-tool on stream-layout stores (docs/DESIGN.md, "The log stream"):
+// stores written through the library with LogLayout::kStream and a small
+// stream, so that some PGs have bytes only in the stream and some have homed
+// blocks. Every command reads them as the store reads them (log, dups, info,
+// list-pgs, stats, export against the library's own reads; golden text);
+// fsck --deep checks every stream record and every PG's bytes in the stream,
+// naming the stream lpos, chunk and offset of what is wrong; layout draws the
+// stream's chunks; import, surgery and repair keep the store in its layout.
+#include <gmock/gmock.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_format.h"
+#include "format/record.h"
+#include "format/metadata_keys.h"
+#include "log/ring_layout.h"
+#include "tool_test_util.h"
+
+namespace pgring::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+std::string Hex(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes) out += absl::StrFormat("%02x", c);
+  return out;
+}
+
+class ToolStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override { store_.PopulateStream(); }
+
+  // fsck [--deep] --format json, and the same in text.
+  struct Fsck {
+    int exit_code;
+    nlohmann::json j;
+    std::string text;
+  };
+  Fsck RunFsck(bool deep) {
+    std::vector<std::string> args = {"fsck", "--format", "json"};
+    if (deep) args.push_back("--deep");
+    ToolRun r = store_.Run(args);
+    EXPECT_EQ(r.err, "");
+    Fsck f{r.exit_code, r.json(), ""};
+    args.erase(args.begin() + 1, args.begin() + 3);
+    f.text = store_.Run(args).out;
+    return f;
+  }
+  void Golden(const std::string& name, std::vector<std::string> args, int exit_code = 0) {
+    ToolRun r = store_.Run(args);
+    EXPECT_EQ(r.exit_code, exit_code) << r.err;
+    EXPECT_EQ(r.err, "");
+    ExpectGolden("stream_" + name, MaskRocksDbSize(Normalize(r.out, store_.Join(""))));
+  }
+
+  ToolStore store_;
+};
+
+// The content has what the tests need: PGs with bytes only in the stream,
+// and one with homed blocks and its partial last block in the stream.
+TEST_F(ToolStreamTest, TheStoreHasUnhomedBytesAndHomedBlocks) {
+  const PgPointer a = store_.Pointer(PgA()), b = store_.Pointer(PgB());
+  EXPECT_GT(a.unhomed, 0u);
+  EXPECT_EQ(a.homed(), 0u) << "PG 1.0's bytes are all in the stream";
+  EXPECT_GT(b.unhomed, 0u);
+  EXPECT_GT(b.homed(), b.head) << "PG 1.1 has homed blocks holding live records";
+  EXPECT_EQ(store_.Pointer(PgC()).unhomed, 0u);
+  EXPECT_GT(store_.Pointer(PgD()).unhomed, 0u);
+  EXPECT_LT(store_.Pointer(PgD()).stream_pos, a.stream_pos);
+}
+
+TEST_F(ToolStreamTest, FsckIsClean) {
+  for (bool deep : {false, true}) {
+    Fsck f = RunFsck(deep);
+    EXPECT_EQ(f.exit_code, 0) << f.text;
+    EXPECT_THAT(ProblemKinds(f.j), IsEmpty()) << f.text;
+    EXPECT_THAT(NoteKinds(f.j), IsEmpty()) << f.text;
+    EXPECT_THAT(f.j["not_checked"], IsEmpty()) << f.text;
+    // The stream's chunks are owned: owned = the PGs' + the stream's.
+    uint64_t owned = store_.StreamChunks().chunks.size();
+    for (const PgId& pg : {PgA(), PgB(), PgC(), PgD()}) owned += store_.Chunks(pg).chunks.size();
+    EXPECT_EQ(f.j["summary"]["owned_chunks"], owned);
+    const auto& st = f.j["summary"]["stream"];
+    ASSERT_FALSE(st.is_null());
+    EXPECT_EQ(st["chunks"], store_.StreamChunks().chunks.size());
+    EXPECT_EQ(st["head"], store_.StreamPtr().head);
+    EXPECT_EQ(st["tail"], store_.StreamPtr().tail);
+    if (deep) {
+      EXPECT_EQ(st["unhomed_pgs"], 3);  // 1.0, 1.1, 1.2
+      EXPECT_EQ(st["unhomed_bytes"], store_.Pointer(PgA()).unhomed +
+                                         store_.Pointer(PgB()).unhomed +
+                                         store_.Pointer(PgD()).unhomed);
+      // Every live item of every PG was read.
+      EXPECT_EQ(f.j["summary"]["entries"], 20 + 100 + 9);
+    }
+  }
+  Golden("fsck_deep.txt", {"fsck", "--deep"});
+}
+
+// log, dups and info show what the store itself reads, item for item.
+TEST_F(ToolStreamTest, ReadCommandsShowWhatTheStoreReads) {
+  std::map<PgId, std::vector<LogEntry>> entries, dups;
+  std::map<PgId, std::string> infos;
+  {
+    auto store = store_.Open(StreamLayoutOptions());
+    ASSERT_NE(store, nullptr);
+    for (const PgId& pg : {PgA(), PgB(), PgC(), PgD()}) {
+      auto e = store->ReadEntries(pg);
+      ASSERT_TRUE(e.ok()) << e.status();
+      entries[pg] = *e;
+      auto d = store->ReadDups(pg);
+      ASSERT_TRUE(d.ok()) << d.status();
+      dups[pg] = *d;
+      auto i = store->ReadInfo(pg);
+      if (i.ok()) infos[pg] = *i;
+    }
+    ASSERT_TRUE(store->Close().ok());
+  }
+  ASSERT_EQ(entries[PgA()].size(), 20u);
+  for (const PgId& pg : {PgA(), PgB(), PgC(), PgD()}) {
+    SCOPED_TRACE(pg.ToString());
+    ToolRun log = store_.Run({"log", "--pg", pg.ToString(), "--format", "json"});
+    ASSERT_EQ(log.exit_code, 0) << log.err;
+    auto j = log.json();
+    ASSERT_EQ(j["entries"].size(), entries[pg].size());
+    for (size_t i = 0; i < entries[pg].size(); ++i) {
+      EXPECT_EQ(j["entries"][i]["version"], entries[pg][i].version.ToString());
+      EXPECT_EQ(j["entries"][i]["payload"], Hex(entries[pg][i].payload));
+    }
+    EXPECT_THAT(j["problems"], IsEmpty());
+    ToolRun d = store_.Run({"dups", "--pg", pg.ToString(), "--format", "json"});
+    ASSERT_EQ(d.exit_code, 0) << d.err;
+    auto dj = d.json();
+    ASSERT_EQ(dj["dups"].size(), dups[pg].size());
+    for (size_t i = 0; i < dups[pg].size(); ++i) {
+      EXPECT_EQ(dj["dups"][i]["payload"], Hex(dups[pg][i].payload));
+    }
+    ToolRun info = store_.Run({"info", "--pg", pg.ToString(), "--format", "json"});
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    auto ij = info.json();
+    if (infos.count(pg)) {
+      EXPECT_EQ(ij["info"]["payload"], Hex(infos[pg]));
+    } else {
+      EXPECT_TRUE(ij["info"].is_null());
+    }
+    // The pointer's stream fields.
+    const PgPointer p = store_.Pointer(pg);
+    EXPECT_EQ(ij["unhomed"], p.unhomed);
+    EXPECT_EQ(ij["stream_pos"], p.stream_pos);
+    EXPECT_EQ(ij["homed"]["lpos"], p.homed());
+  }
+  Golden("info_1.0.txt", {"info", "--pg", "1.0"});
+  Golden("info_1.1.txt", {"info", "--pg", "1.1"});
+  Golden("log_1.0.txt", {"log", "--pg", "1.0"});
+}
+
+TEST_F(ToolStreamTest, ListPgsAndStats) {
+  ToolRun r = store_.Run({"list-pgs", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = r.json();
+  ASSERT_EQ(j["pgs"].size(), 4u);
+  for (const auto& p : j["pgs"]) EXPECT_EQ(p["status"], "ok") << p.dump();
+  Golden("list_pgs.txt", {"list-pgs"});
+
+  ToolRun s = store_.Run({"stats", "--format", "json"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  auto sj = s.json();
+  const uint64_t stream_chunks = store_.StreamChunks().chunks.size();
+  uint64_t owned = stream_chunks;
+  for (const PgId& pg : {PgA(), PgB(), PgC(), PgD()}) owned += store_.Chunks(pg).chunks.size();
+  EXPECT_EQ(sj["owned_chunks"], owned);
+  EXPECT_EQ(sj["free_chunks"], sj["chunks"].get<uint64_t>() - owned);
+  EXPECT_EQ(sj["stream"]["chunks"], stream_chunks);
+  EXPECT_EQ(sj["damaged_pgs"], 0);
+  Golden("stats.txt", {"stats"});
+}
+
+// export reads the full log (ring and stream); import into a stream store
+// keeps its stream; both stores then read the same.
+TEST_F(ToolStreamTest, ExportImportRoundTrip) {
+  const std::string file = store_.Join("pg.export");
+  ToolRun e = store_.Run({"export", "--pg", "1.0", "--file", file});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_THAT(e.out, HasSubstr("exported PG 1.0: 20 entries, 3 dups, info (8 bytes)"));
+
+  ToolStore other;
+  other.PopulateStream();
+  ToolRun i = other.Run({"import", "--file", file, "--pg", "5.5"});
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  auto keys = other.DbContents();
+  EXPECT_TRUE(keys.count(std::string(kStreamPointerKey))) << "import kept the log stream";
+  EXPECT_GT(other.Pointer(PgId{5, 0x5, -1}).unhomed, 0u) << "imported through the stream";
+  ToolRun f = other.Run({"fsck", "--deep"});
+  EXPECT_EQ(f.exit_code, 0) << f.out;
+
+  auto src = store_.Open(StreamLayoutOptions());
+  auto dst = other.Open(StreamLayoutOptions());
+  ASSERT_NE(src, nullptr);
+  ASSERT_NE(dst, nullptr);
+  EXPECT_EQ(*src->ReadEntries(PgA()), *dst->ReadEntries(PgId{5, 0x5, -1}));
+  EXPECT_EQ(*src->ReadDups(PgA()), *dst->ReadDups(PgId{5, 0x5, -1}));
+  EXPECT_EQ(*src->ReadInfo(PgA()), *dst->ReadInfo(PgId{5, 0x5, -1}));
+}
+
+// Surgery opens the store in its own layout: the stream stays.
+TEST_F(ToolStreamTest, SurgeryKeepsTheStream) {
+  ToolRun t = store_.Run({"trim", "--pg", "1.0", "--to", "1.5", "--yes-i-really-mean-it"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_TRUE(store_.DbContents().count(std::string(kStreamPointerKey)));
+  Fsck f = RunFsck(true);
+  EXPECT_EQ(f.exit_code, 0) << f.text;
+  ToolRun log = store_.Run({"log", "--pg", "1.0", "--format", "json"});
+  ASSERT_EQ(log.exit_code, 0) << log.err;
+  EXPECT_EQ(log.json()["entries"].size(), 15u);
+}
+
+TEST_F(ToolStreamTest, LayoutDrawsTheStream) {
+  const std::string svg = store_.Join("layout.svg");
+  ToolRun r = store_.Run({"layout", "--out", svg});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const uint64_t n = store_.StreamChunks().chunks.size();
+  EXPECT_THAT(r.out, HasSubstr(absl::StrFormat("the log stream (%u chunk%s)", n,
+                                               n == 1 ? "" : "s")));
+  std::ifstream in(svg);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  EXPECT_THAT(text, HasSubstr(absl::StrFormat("chunk %u: the log stream",
+                                              store_.StreamChunks().chunks[0])));
+  EXPECT_THAT(text, HasSubstr(absl::StrFormat("%u in the log stream", n)));
+  ExpectGolden("stream_layout.svg", Normalize(text));
+}
+
+// ---------------------------------------------------------------------------
+// Damage
+
+// A flipped byte in the stream record holding PG 1.0's first unhomed bytes:
+// fsck names the record (stream lpos, chunk, offset) and the PG it costs.
+TEST_F(ToolStreamTest, FlippedByteInAStreamRecord) {
+  const uint64_t lpos = store_.Pointer(PgA()).stream_pos;
+  store_.FlipDeviceByte(store_.StreamDeviceOffset(lpos) + kRecordHeaderSize + 5);
+  Fsck shallow = RunFsck(false);
+  EXPECT_EQ(shallow.exit_code, 0) << "shallow fsck does not read records";
+  Fsck f = RunFsck(true);
+  EXPECT_EQ(f.exit_code, 1);
+  ASSERT_THAT(ProblemKinds(f.j), ElementsAre("stream-record-crc", "unhomed-missing@1.0"))
+      << f.text;
+  const auto& p = f.j["problems"][0];
+  Geometry g;
+  g.chunk_size = ToolStore::kChunkSize;
+  g.chunk_count = 1u << 20;
+  const ChunkPos cp = Locate(store_.StreamChunks(), g, lpos);
+  EXPECT_TRUE(p["stream"].get<bool>());
+  EXPECT_EQ(p["lpos"], lpos);
+  EXPECT_EQ(p["chunk"], cp.chunk);
+  EXPECT_EQ(p["offset"], cp.offset);
+  EXPECT_THAT(f.text, HasSubstr(absl::StrFormat(
+                          "log stream: chunk %u, offset %u (stream lpos %u): stream-record-crc: "
+                          "CRC mismatch",
+                          cp.chunk, cp.offset, lpos)));
+  const auto& q = f.j["problems"][1];
+  EXPECT_EQ(q["stream_lpos"], lpos);
+  EXPECT_EQ(q["lpos"], 0);
+  EXPECT_THAT(f.text, HasSubstr("not checked: the records of PG 1.0"));
+  // The other PGs' bytes lay before it: they read in full.
+  EXPECT_EQ(f.j["summary"]["stream"]["unhomed_pgs"], 2);
+  // Repair refuses both and changes nothing.
+  const std::string before = store_.DeviceBytes();
+  ToolRun r = store_.Run({"repair"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("why: damage inside the log stream's committed range"));
+  EXPECT_THAT(r.out, HasSubstr("why: the PG's newest committed bytes are not in the log stream"));
+  EXPECT_EQ(store_.DeviceBytes(), before);
+  // The PG cannot be read, and says why.
+  ToolRun log = store_.Run({"log", "--pg", "1.0"});
+  EXPECT_EQ(log.exit_code, 1);
+  EXPECT_THAT(log.err, HasSubstr("PG 1.0: its ring bytes [0, "));
+}
+
+// A stream pointer older than the PGs' (restored from before PG 1.0's last
+// transaction): the stream ends before PG 1.0's newest bytes.
+TEST(ToolStreamDamageTest, StreamPointerOlderThanThePgs) {
+  ToolStore store;
+  std::string old_ptr;
+  store.PopulateStream(
+      [&] { old_ptr = store.DbContents()[std::string(kStreamPointerKey)]; });
+  ASSERT_FALSE(old_ptr.empty());
+  store.PutDbValue(std::string(kStreamPointerKey), old_ptr);
+  ToolRun shallow = store.Run({"fsck"});
+  EXPECT_EQ(shallow.exit_code, 0) << "PG 1.0's stream_pos is in the old stream: shallow passes";
+  ToolRun r = store.Run({"fsck", "--deep", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = r.json();
+  ASSERT_THAT(ProblemKinds(j), ElementsAre("unhomed-missing@1.0")) << r.out;
+  const PgPointer a = store.Pointer(PgA());
+  EXPECT_EQ(j["problems"][0]["stream_lpos"], a.stream_pos);
+  EXPECT_THAT(j["problems"][0]["message"].get<std::string>(),
+              HasSubstr("are not in the log stream"));
+}
+
+// The stream pointer of an even older stream (before PG 1.0's first
+// write): PG 1.0's stream_pos lies past its tail, which the keys alone show.
+TEST(ToolStreamDamageTest, StreamPositionPastTheStreamsTail) {
+  ToolStore store;
+  store.PopulateStream();
+  StreamPointer p = store.StreamPtr();
+  p.tail = store.Pointer(PgA()).stream_pos;  // ends where PG 1.0's bytes begin
+  store.PutDbValue(std::string(kStreamPointerKey), p.Encode());
+  ToolRun r = store.Run({"fsck", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = r.json();
+  ASSERT_THAT(ProblemKinds(j), ElementsAre("unhomed-missing@1.0")) << r.out;
+  EXPECT_THAT(j["problems"][0]["message"].get<std::string>(),
+              HasSubstr("outside the stream's committed range"));
+}
+
+// A stream item reaching past the PG's committed tail.
+TEST(ToolStreamDamageTest, StreamItemPastAPgsTail) {
+  ToolStore store;
+  store.PopulateStream();
+  PgPointer a = store.Pointer(PgA());
+  a.tail -= 10;
+  a.unhomed -= 10;
+  store.PutDbValue(PgPointerKey(PgA()), a.Encode());
+  ToolRun r = store.Run({"fsck", "--deep", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = r.json();
+  ASSERT_THAT(ProblemKinds(j), ElementsAre("unhomed-past-tail@1.0")) << r.out;
+  EXPECT_THAT(j["problems"][0]["message"].get<std::string>(),
+              HasSubstr("past its committed tail"));
+}
+
+// One of the stream's two keys missing: reported once; the PGs whose bytes
+// are in the stream are not read (their damage would only repeat it).
+TEST(ToolStreamDamageTest, StreamChunkListMissing) {
+  ToolStore store;
+  store.PopulateStream();
+  store.DeleteDbKey(std::string(kStreamChunksKey));
+  ToolRun r = store.Run({"fsck", "--deep", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = r.json();
+  ASSERT_THAT(ProblemKinds(j), ElementsAre("stream-pointer-without-chunk-list")) << r.out;
+  EXPECT_TRUE(j["problems"][0]["stream"].get<bool>());
+  std::string not_checked = j["not_checked"].dump();
+  EXPECT_THAT(not_checked, HasSubstr("the records of PG 1.0"));
+  EXPECT_THAT(not_checked, Not(HasSubstr("PG 2.1f")));
+}
+
+// A PG's chunk list naming one of the stream's chunks: the PG is named (the
+// stream claims first, as in the store), and neither is read.
+TEST(ToolStreamDamageTest, PgClaimingAStreamChunk) {
+  ToolStore store;
+  store.PopulateStream();
+  PgChunkList c = store.Chunks(PgB());
+  c.chunks.back() = store.StreamChunks().chunks[0];
+  store.SetChunks(PgB(), c);
+  ToolRun r = store.Run({"fsck", "--deep", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = r.json();
+  EXPECT_THAT(ProblemKinds(j), ElementsAre("chunk-owned-twice@1.1")) << r.out;
+  EXPECT_THAT(j["problems"][0]["message"].get<std::string>(), HasSubstr("the log stream"));
+  EXPECT_THAT(j["not_checked"].dump(), HasSubstr("the log stream's records"));
+}
+
+// After the PG a damaged stream record cost is removed, the record still
+// lies between the stream's head and tail: it costs no PG anything now, and
+// fsck still reports it (and only it).
+TEST_F(ToolStreamTest, StreamDamageThatCostsNoPgIsStillReported) {
+  const uint64_t lpos = store_.Pointer(PgA()).stream_pos;
+  store_.FlipDeviceByte(store_.StreamDeviceOffset(lpos) + kRecordHeaderSize + 5);
+  ToolRun rm = store_.Run({"remove-pg", "--pg", "1.0", "--yes-i-really-mean-it"});
+  ASSERT_EQ(rm.exit_code, 0) << rm.err;
+  ASSERT_LT(store_.StreamPtr().head, lpos);
+  Fsck f = RunFsck(true);
+  EXPECT_EQ(f.exit_code, 1);
+  ASSERT_THAT(ProblemKinds(f.j), ElementsAre("stream-record-crc")) << f.text;
+  EXPECT_EQ(f.j["problems"][0]["lpos"], lpos);
+  EXPECT_THAT(f.j["not_checked"], IsEmpty());
+  EXPECT_EQ(f.j["summary"]["stream"]["unhomed_pgs"], 2);
+}
+
+// A stream problem that costs no PG anything is still reported: the last
+// stream record's sequence does not match the stream pointer's tail_seq
+// (every PG's bytes are read in full).
+TEST(ToolStreamDamageTest, StreamTailSeqMismatchCostsNoPgAndIsReported) {
+  ToolStore store;
+  store.PopulateStream();
+  StreamPointer p = store.StreamPtr();
+  p.tail_seq += 1;
+  store.PutDbValue(std::string(kStreamPointerKey), p.Encode());
+  ToolRun r = store.Run({"fsck", "--deep", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = r.json();
+  ASSERT_THAT(ProblemKinds(j), ElementsAre("stream-tail-seq")) << r.out;
+  EXPECT_TRUE(j["problems"][0]["stream"].get<bool>());
+  EXPECT_EQ(j["summary"]["stream"]["unhomed_pgs"], 3);
+  EXPECT_THAT(j["not_checked"], IsEmpty());
+}
+
+// A pointer whose homed position (tail - unhomed) is before its head: the
+// ring would have to hold bytes it never got. Named as a pointer outside its
+// ring, and the PG is not read.
+TEST(ToolStreamDamageTest, HomedBeforeHead) {
+  ToolStore store;
+  store.PopulateStream();
+  PgPointer b = store.Pointer(PgB());
+  b.unhomed = b.tail - b.head + 8;
+  store.PutDbValue(PgPointerKey(PgB()), b.Encode());
+  ToolRun r = store.Run({"fsck", "--deep", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = r.json();
+  ASSERT_THAT(ProblemKinds(j), ElementsAre("pointer-outside-ring@1.1")) << r.out;
+  EXPECT_THAT(j["problems"][0]["message"].get<std::string>(), HasSubstr("is before its head"));
+  ToolRun log = store.Run({"log", "--pg", "1.1"});
+  EXPECT_EQ(log.exit_code, 1);
+  EXPECT_THAT(log.err, HasSubstr("is before its head"));
+}
+
+// Repair on a clean stream store has nothing to do and writes nothing.
+TEST_F(ToolStreamTest, RepairLeavesACleanStreamStoreAlone) {
+  const std::string dev = store_.DeviceBytes();
+  const auto keys = store_.DbContents();
+  ToolRun r = store_.Run({"repair"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(nothing to do)"));
+  EXPECT_EQ(store_.DeviceBytes(), dev);
+  EXPECT_EQ(store_.DbContents(), keys);
+}
+
+}  // namespace
+}  // namespace pgring::testing
