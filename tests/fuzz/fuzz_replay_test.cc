@@ -121,7 +121,7 @@ TEST(RingScanRegression, ToolScanTakesTheRewindVersionAsRecoveryDoes) {
   const absl::Status replay = ReplayRecord(r.body, r.lpos, &pg);
   EXPECT_TRUE(absl::IsDataLoss(replay)) << replay;
 
-  const tool::PgScan scan = tool::ScanRingPg(&dev, g, id, p, c, {});
+  const tool::PgScan scan = tool::ScanRingPg(&dev, g, id, p, c, /*unhomed=*/{}, {});
   EXPECT_FALSE(scan.complete);
   ASSERT_TRUE(scan.has_errors());
   bool entry_order = false;

@@ -372,7 +372,7 @@ void CheckAgainstToolScan(BlockDevice* dev, const Geometry& g, const PgChunkList
   tool::PgScanOptions o;
   o.keep_entry_payloads = true;
   o.keep_dup_payloads = true;
-  tool::PgScan scan = tool::ScanRingPg(dev, g, kPg, p, c, o);
+  tool::PgScan scan = tool::ScanRingPg(dev, g, kPg, p, c, /*unhomed=*/{}, o);
   std::string problems;
   for (const auto& pr : scan.problems) absl::StrAppend(&problems, pr.ToString(), "; ");
   FUZZ_CHECK(recovered.ok() == scan.complete,
