@@ -5,13 +5,16 @@
 #   floor    pgring's fio engine with no PG log (pgring_no_pg_log=1): the same
 #            OSD write (data, onode, flushes, RocksDB sync), which no PG-log
 #            backend can beat
-#   ring     pgring's fio engine, PG logs in per-PG rings (pgring's point)
+#   ring     pgring's fio engine, PG logs in per-PG rings (pgring_layout=perpg)
+#   stream   the same, the rings behind the log stream (pgring_layout=stream:
+#            one stream write for every PG's records, rings in whole blocks)
 #   rocksdb  pgring's fio engine, PG logs in RocksDB the way BlueStore keeps them
 # and prints one table: IOPS, p50/p99 completion latency, and the counts a
 # noisy machine cannot move: CPU time, log-partition writes and PG-log
 # metadata bytes (log partition + RocksDB, less the floor's RocksDB bytes)
 # per client write, RocksDB bytes and keys per client write, log bytes per
-# payload byte; then the ratios against the project's targets.
+# payload byte; then the ratios against the project's targets, for both
+# ring layouts.
 #
 # It installs what is missing (Debian packages), builds the engine, creates
 # the partitions under the work directory, and can be run again.
@@ -59,7 +62,7 @@ done
 python3 - "$PGRING_WORK" <<'PY'
 import json, os, sys
 work = sys.argv[1]
-JOBS = ("raw", "floor", "ring", "rocksdb")
+JOBS = ("raw", "floor", "ring", "stream", "rocksdb")
 
 def load(name):
     p = os.path.join(work, name)
@@ -83,7 +86,7 @@ for job in JOBS:
         row["log_writes"] = pw.get("log_partition_writes")
         row["log_bytes"] = pw.get("log_partition_bytes")
         row["meta_bytes"] = pw.get("metadata_bytes")
-        if job == "ring":  # the RocksDB backend writes no log partition
+        if job in ("ring", "stream"):  # the RocksDB backend writes no log partition
             row["shared_why"] = rep.get("config", {}).get("shared_flush_why")
             row["shared"] = rep.get("config", {}).get("shared_flush")
             row["covers_why"] = rep.get("config", {}).get("sync_covers_why")
@@ -92,12 +95,12 @@ for job in JOBS:
             row["log_per_payload"] = st.get("record_bytes_per_payload_byte")
             row["dev_per_payload"] = st.get("device_bytes_per_payload_byte")
     rows[job] = row
-raw, floor, ring, rdb = (rows[j] for j in JOBS)
+raw, floor, ring, stream, rdb = (rows[j] for j in JOBS)
 # The PG log's metadata: log partition plus RocksDB bytes per client write,
 # less what the same write with no PG log puts in RocksDB (the onode, and the
 # WAL's framing of it).
 # Likewise its RocksDB keys: less the floor's (the onode's).
-for r in (floor, ring, rdb):
+for r in (floor, ring, stream, rdb):
     if r.get("meta_bytes") is not None and floor.get("rdb_bytes") is not None:
         r["pg_log_meta"] = r["meta_bytes"] - floor["rdb_bytes"]
     if r.get("rdb_keys") is not None and floor.get("rdb_keys") is not None:
@@ -135,25 +138,37 @@ print("runs too; docs/BENCHMARKS.md says what each counts.")
 print()
 print("targets (the project brief, section 4), this run:")
 # (what, measured, op, limit): met when `measured op limit` holds.
-targets = [
-    ("ring/floor IOPS", ratio(ring["iops"], floor["iops"]), ">=", 0.95),
-    ("ring/floor p99", ratio(ring["p99"], floor["p99"]), "<=", 1.10),
-    ("ring/floor CPU per client write", ratio(ring.get("cpu_us"), floor.get("cpu_us")), "<=", 1.10),
-    ("ring log-partition writes per client write", ring.get("log_writes"), "<=", 0.2),
-    ("ring log-partition bytes per payload byte (device)", ring.get("dev_per_payload"), "<=", 2.0),
-    ("ring/rocksdb PG-log metadata bytes per client write",
-     ratio(ring.get("pg_log_meta"), rdb.get("pg_log_meta")), "<=", 1.0),
-    ("ring/rocksdb pgring's own RocksDB keys per client write (less the floor's onode)",
-     ratio(ring.get("pg_log_keys"), rdb.get("pg_log_keys")), "<=", 0.20),
-]
-width = max(len(t[0]) for t in targets)
-for what, v, op, limit in targets:
-    met = "-" if v is None else ("met" if (v >= limit if op == ">=" else v <= limit) else "NOT met")
-    print(f"  {what:<{width}}  {f(v, '.3f'):>7}  (target {op} {limit:g})  {met}")
+def targets_of(r):
+    return [
+        ("/floor IOPS", ratio(r["iops"], floor["iops"]), ">=", 0.95),
+        ("/floor p99", ratio(r["p99"], floor["p99"]), "<=", 1.10),
+        ("/floor CPU per client write", ratio(r.get("cpu_us"), floor.get("cpu_us")), "<=", 1.10),
+        (" log-partition writes per client write", r.get("log_writes"), "<=", 0.2),
+        (" log-partition bytes per payload byte (device)", r.get("dev_per_payload"), "<=", 2.0),
+        ("/rocksdb PG-log metadata bytes per client write",
+         ratio(r.get("pg_log_meta"), rdb.get("pg_log_meta")), "<=", 1.0),
+        ("/rocksdb pgring's own RocksDB keys per client write (less the floor's onode)",
+         ratio(r.get("pg_log_keys"), rdb.get("pg_log_keys")), "<=", 0.20),
+    ]
+width = max(len(t[0]) for t in targets_of(ring))
+print(f"  {'':<{width}}  {'ring (per-PG)':>20}  {'stream':>20}")
+for (what, v, op, limit), (_, sv, _, _) in zip(targets_of(ring), targets_of(stream)):
+    def cell(x):
+        met = "-" if x is None else ("met" if (x >= limit if op == ">=" else x <= limit) else "NOT met")
+        return f"{f(x, '.3f'):>7} {met:>7}"
+    print(f"  {what:<{width}}  {cell(v):>20}  {cell(sv):>20}  (target {op} {limit:g})")
 print("  (the brief measures metadata bytes over a 600 s run, and IOPS and p99 as medians of alternating")
 print("   rounds: bench/report.sh; one short run here)")
 print()
 print("other ratios, this run:")
+print(f"  stream / ring:  IOPS {f(ratio(stream['iops'], ring['iops']), '.2f')}x, "
+      f"p99 {f(ratio(stream['p99'], ring['p99']), '.2f')}x, "
+      f"log writes/write {f(ratio(stream.get('log_writes'), ring.get('log_writes')), '.2f')}x, "
+      f"PG-log metadata B/write {f(ratio(stream.get('pg_log_meta'), ring.get('pg_log_meta')), '.2f')}x, "
+      f"CPU/write {f(ratio(stream.get('cpu_us'), ring.get('cpu_us')), '.2f')}x")
+print(f"  stream / rocksdb: IOPS {f(ratio(stream['iops'], rdb['iops']), '.2f')}x, "
+      f"p99 {f(ratio(stream['p99'], rdb['p99']), '.2f')}x, "
+      f"CPU/write {f(ratio(stream.get('cpu_us'), rdb.get('cpu_us')), '.2f')}x")
 print(f"  ring / rocksdb: IOPS {f(ratio(ring['iops'], rdb['iops']), '.2f')}x, "
       f"p99 {f(ratio(ring['p99'], rdb['p99']), '.2f')}x, "
       f"RocksDB bytes/write {f(ratio(ring.get('rdb_bytes'), rdb.get('rdb_bytes')), '.2f')}x, "
