@@ -4,7 +4,7 @@
 //   restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK
 //                 [--entry-min=180 --entry-max=220] [--dups=0] [--chunk-size=1M]
 //                 [--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep]
-//                 [--cache=drop|fadvise|none]
+//                 [--cache=drop|fadvise|none] [--layout=perpg|stream] [--stream-chunks=16]
 //
 // 1. populate (this process): a file-backed log partition WORK/log.part
 //    (fallocated) and RocksDB WORK/db; mkfs (force), N PGs in pool 1, then E
@@ -71,6 +71,8 @@ namespace fs = std::filesystem;
 struct Args {
   std::string phase = "all";  // all | populate | open
   std::string backend = "ring";
+  std::string layout = "perpg";  // the ring's log layout, populating and opening
+  uint32_t stream_chunks = 16;
   uint32_t pgs = 128;
   uint64_t entries = 3000;
   uint32_t entry_min = 180, entry_max = 220;
@@ -121,11 +123,13 @@ Args ParseArgs(int argc, char** argv) {
     else if (key == "--dir") a.dir = val;
     else if (key == "--keep") a.keep = true;
     else if (key == "--cache") a.cache = val;
+    else if (key == "--layout") a.layout = val;
+    else if (key == "--stream-chunks") a.stream_chunks = static_cast<uint32_t>(std::stoul(val));
     else if (key == "--help" || key == "-h") {
       std::puts("restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK "
                 "[--entry-min=180] [--entry-max=220] [--dups=0] [--chunk-size=1M] "
                 "[--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep] [--cache=drop|fadvise|none] "
-                "[--phase=all|populate|open]");
+                "[--phase=all|populate|open] [--layout=perpg|stream] [--stream-chunks=16]");
       std::exit(0);
     } else {
       Die("unknown argument: " + arg);
@@ -135,6 +139,7 @@ Args ParseArgs(int argc, char** argv) {
   if (a.backend != "ring" && a.backend != "rocksdb") Die("--backend must be ring or rocksdb");
   if (a.entry_min == 0 || a.entry_max < a.entry_min) Die("bad entry size range");
   if (a.cache != "drop" && a.cache != "fadvise" && a.cache != "none") Die("--cache must be drop, fadvise or none");
+  if (a.layout != "perpg" && a.layout != "stream") Die("--layout must be perpg or stream");
   if (a.batch == 0 || a.in_flight == 0) Die("--batch and --in-flight must be > 0");
   return a;
 }
@@ -161,10 +166,16 @@ double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-pgring::Options OpenOptions() {
+// The stream layout populates with the stream as full of unhomed records as
+// its forced homes let it be, and opens with it.
+pgring::Options OpenOptions(const Args& a) {
   pgring::Options o;
   o.durability = pgring::DurabilityMode::kGroupCommit;
   o.log_sink = pgring::NullLogSink();
+  if (a.layout == "stream") {
+    o.log_layout = pgring::LogLayout::kStream;
+    o.stream.max_chunks = a.stream_chunks;
+  }
   return o;
 }
 
@@ -228,7 +239,7 @@ json Populate(const Args& a) {
   m.force = true;
   const auto meta = pgring::MetadataLocation::OwnDb(DbPath(a));
   if (auto s = pgring::Mkfs(LogPath(a), meta, m); !s.ok()) Die("mkfs: " + s.ToString());
-  auto opened = pgring::Store::Open(LogPath(a), meta, OpenOptions());
+  auto opened = pgring::Store::Open(LogPath(a), meta, OpenOptions(a));
   if (!opened.ok()) Die("open after mkfs: " + opened.status().ToString());
   auto store = std::move(opened).value();
   {
@@ -289,6 +300,8 @@ json Populate(const Args& a) {
   }
   return json{{"seconds", Since(t0)},
               {"transactions", txns},
+              {"stream_bytes_used", st.stream_bytes_used},
+              {"stream_chunks", st.stream_chunks},
               {"entries", a.pgs * a.entries},
               {"dups", a.pgs * a.dups},
               {"payload_bytes", payload},
@@ -333,7 +346,7 @@ json OpenPhase(const Args& a) {
   malloc_trim(0);
   const uint64_t rss0 = RssBytes(), heap0 = HeapBytes();
   const auto t0 = std::chrono::steady_clock::now();
-  auto opened = pgring::Store::Open(LogPath(a), meta, OpenOptions());
+  auto opened = pgring::Store::Open(LogPath(a), meta, OpenOptions(a));
   const double open_s = Since(t0);
   if (!opened.ok()) Die("open: " + opened.status().ToString());
   auto store = std::move(opened).value();
@@ -419,6 +432,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   json r{{"backend", a.backend},
+         {"layout", a.layout},
          {"pgs", a.pgs},
          {"entries_per_pg", a.entries},
          {"dups_per_pg", a.dups},
