@@ -213,6 +213,7 @@ class CrashTest : public ::testing::TestWithParam<Case> {
     o.stream.home_blocks = 1;
     o.stream.force_home_percent = 5;
     o.stream.max_forced_homes = 2;
+    o.stream.bypass_when_idle = false;  // the stream takes every transaction
     return o;
   }
 

@@ -84,6 +84,7 @@ class LogStreamTest : public StoreFixture {
   void SetUp() override {
     StoreFixture::SetUp();
     options_.log_layout = LogLayout::kStream;
+    options_.stream.bypass_when_idle = false;  // one commit at a time: the stream idles
   }
   void MkfsAndOpenStream() {
     Mkfs();
@@ -299,6 +300,46 @@ TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion2) {
   options_.log_layout = LogLayout::kPerPgRings;
   ASSERT_OK(Open(options_));
   EXPECT_EQ(version(), kStreamFormatVersion);
+}
+
+// A transaction that finds no write in flight writes to its PGs' rings
+// (one write, as per-PG rings); one that finds a write in flight joins the
+// stream.
+TEST_F(LogStreamTest, IdleStreamIsBypassed) {
+  options_.stream.bypass_when_idle = true;
+  auto gated = std::make_shared<GatedDevice>(device_);
+  device_ = gated;
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  const StoreStats before = Stats();
+  ASSERT_OK(One(Pg(1), 1));
+  EXPECT_EQ(Stats().stream_records, before.stream_records);
+  EXPECT_EQ(Unhomed(Pg(1)), 0u);
+  EXPECT_EQ(Stats().device_writes - before.device_writes, 1u);
+  // The first finds nothing in flight (its ring write is then held); the
+  // second finds that write in flight and goes to the stream.
+  gated->Close();
+  std::vector<std::unique_ptr<Notification>> done;
+  for (uint32_t p = 1; p <= 2; ++p) {
+    done.push_back(std::make_unique<Notification>());
+    Notification* n = done.back().get();
+    Transaction t;
+    t.AppendEntry(Pg(p), V(1, 2), TestPayload(2));
+    ASSERT_OK(store_->Submit(std::move(t), [n](absl::Status s) {
+      EXPECT_OK(s);
+      n->Notify();
+    }));
+  }
+  EXPECT_EQ(gated->held(), 2u);
+  gated->Open();
+  for (auto& n : done) n->WaitForNotification();
+  EXPECT_EQ(Stats().stream_records - before.stream_records, 1u);
+  EXPECT_EQ(Unhomed(Pg(1)), 0u);
+  EXPECT_GT(Unhomed(Pg(2)), 0u);
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));
+  EXPECT_EQ(VersionsOf(Pg(2), 200), Range(2, 2));
 }
 
 // A stream pointer older than what the PGs' pointers need (its tail before

@@ -141,6 +141,7 @@ Options StreamLayoutOptions() {
   o.log_layout = LogLayout::kStream;
   o.stream.max_chunks = 2;
   o.stream.home_blocks = 1;
+  o.stream.bypass_when_idle = false;  // the tests commit one at a time
   return o;
 }
 

@@ -24,9 +24,12 @@ enum class StoreMode : uint8_t { kRing, kRingStream, kRocksDb };
 inline Backend BackendOf(StoreMode m) {
   return m == StoreMode::kRocksDb ? Backend::kRocksDb : Backend::kRing;
 }
-// Sets the layout `m` asks for (the backend is chosen at mkfs).
+// Sets the layout `m` asks for (the backend is chosen at mkfs). The stream
+// takes every transaction, even one that finds it idle (tests commit one at
+// a time, which would otherwise bypass it).
 inline void SetLayout(StoreMode m, Options* o) {
   o->log_layout = m == StoreMode::kRingStream ? LogLayout::kStream : LogLayout::kPerPgRings;
+  o->stream.bypass_when_idle = false;
 }
 inline std::string StoreModeName(StoreMode m) {
   switch (m) {

@@ -70,6 +70,7 @@ struct PgringOptions {
   unsigned int layout;
   unsigned int stream_chunks;
   unsigned int home_blocks;
+  int stream_bypass;
   unsigned int io_engine;
   unsigned int shared_flush;
   unsigned int sync_covers;
@@ -252,6 +253,14 @@ fio_option g_options[] = {
     IntOption("pgring_home_blocks", "pgring home blocks", PGRING_OFF(home_blocks), 1,
               "Whole blocks a PG keeps unhomed before they go to its ring (pgring_layout=stream)",
               "2"),
+    {.name = "pgring_stream_bypass",
+     .lname = "pgring stream bypass",
+     .type = FIO_OPT_BOOL,
+     .off1 = PGRING_OFF(stream_bypass),
+     .help = "A transaction that finds no write in flight goes to the rings, not the stream",
+     .def = "1",
+     .category = kCategory,
+     .group = kGroup},
     {.name = "pgring_io_engine",
      .lname = "pgring I/O engine",
      .type = FIO_OPT_STR,
@@ -371,6 +380,7 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.layout = static_cast<pgring::LogLayout>(o.layout);
   c.stream_chunks = o.stream_chunks;
   c.home_blocks = o.home_blocks;
+  c.stream_bypass = o.stream_bypass != 0;
   c.io_engine = static_cast<pgring::IoEngine>(o.io_engine);
   c.shared_flush = static_cast<EngineConfig::SharedFlush>(o.shared_flush);
   c.sync_covers = static_cast<EngineConfig::SyncCovers>(o.sync_covers);

@@ -189,6 +189,7 @@ json BuildReport(const ReportInputs& in) {
       {"pgring_layout", LayoutName(c.layout)},
       {"pgring_stream_chunks", c.stream_chunks},
       {"pgring_home_blocks", c.home_blocks},
+      {"pgring_stream_bypass", c.stream_bypass},
       {"pgring_io_engine", IoEngineName(c.io_engine)},
       {"pgring_shared_flush", SharedFlushName(c.shared_flush)},
       {"shared_flush", c.share_flush},
