@@ -80,11 +80,12 @@ struct StreamOptions {
   // 1..100.
   uint32_t force_home_percent = 50;
   uint32_t max_forced_homes = 4;  // 1..1024
-  // A transaction that finds no write of the store's in flight writes to
-  // its PGs' rings instead of the stream: its stream record would go out
-  // alone, one write like a ring write, and the home write after it. So a
-  // queue depth of 1 costs what per-PG rings cost, and the stream batches
-  // as soon as writes overlap (docs/BENCHMARKS.md, "The log stream").
+  // A transaction that finds no other transaction in flight (staged and
+  // not yet committed) writes to its PGs' rings instead of the stream: its
+  // stream record would go out alone, one write like a ring write, and the
+  // home write after it. So a queue depth of 1 costs what per-PG rings
+  // cost, and the stream batches as soon as transactions overlap
+  // (docs/BENCHMARKS.md, "The log stream").
   bool bypass_when_idle = true;
 };
 

@@ -302,9 +302,9 @@ TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion2) {
   EXPECT_EQ(version(), kStreamFormatVersion);
 }
 
-// A transaction that finds no write in flight writes to its PGs' rings
-// (one write, as per-PG rings); one that finds a write in flight joins the
-// stream.
+// A transaction that finds no transaction in flight writes to its PGs'
+// rings (one write, as per-PG rings); one that finds one in flight joins
+// the stream.
 TEST_F(LogStreamTest, IdleStreamIsBypassed) {
   options_.stream.bypass_when_idle = true;
   auto gated = std::make_shared<GatedDevice>(device_);
@@ -318,7 +318,7 @@ TEST_F(LogStreamTest, IdleStreamIsBypassed) {
   EXPECT_EQ(Unhomed(Pg(1)), 0u);
   EXPECT_EQ(Stats().device_writes - before.device_writes, 1u);
   // The first finds nothing in flight (its ring write is then held); the
-  // second finds that write in flight and goes to the stream.
+  // second finds the first in flight and goes to the stream.
   gated->Close();
   std::vector<std::unique_ptr<Notification>> done;
   for (uint32_t p = 1; p <= 2; ++p) {

@@ -515,7 +515,7 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     }
   };
   if (!stream_layout_) return home_all();
-  if (options_.stream.bypass_when_idle && writes_in_flight_.load() == 0) return home_all();
+  if (options_.stream.bypass_when_idle && txns_in_flight_.load() == 0) return home_all();
   // Each PG keeps in the stream what is not a whole block past the ones
   // its ring holds, once home_blocks of them are there.
   const uint64_t home_bytes = uint64_t{options_.stream.home_blocks} * geo_.block_size;
@@ -662,7 +662,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
   ctxn->needs_flush = n_writes > 0 ||
                       (options_.gated_writes_share_flush && !txn->gates().empty());
   ctxn->pending_writes.store(n_writes);
-  writes_in_flight_.fetch_add(n_writes);
+  txns_in_flight_.fetch_add(1);
   ctxn->pending_ios.store(n_writes + static_cast<int>(txn->gates().size()) + 1);
   ctxn->on_durable = [this, to_free = std::move(to_free), heads = std::move(heads),
                       stream_head]() {
@@ -673,6 +673,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
       }
     }
     stream_.HeadDurable(stream_head);
+    txns_in_flight_.fetch_sub(1);
   };
   // Enqueued before any of its writes can complete, in staging order.
   pipeline_->Enqueue(ctxn);
@@ -758,12 +759,10 @@ void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
 
 void RingStore::StreamWritten(std::vector<std::shared_ptr<CommitPipeline::Txn>> txns,
                               const absl::Status& s) {
-  writes_in_flight_.fetch_sub(static_cast<int64_t>(txns.size()));
   for (const auto& t : txns) pipeline_->RingWriteDone(t.get(), s);
 }
 
 void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Status& s) {
-  writes_in_flight_.fetch_sub(1);
   std::shared_ptr<RingWrite> next;
   {
     MutexLock io(&w->pg->io_mu);

@@ -141,9 +141,10 @@ class RingStore final : public PgStore<RingPg> {
 
   std::atomic<uint64_t> record_bytes_{0};
   std::atomic<uint64_t> payload_bytes_{0};
-  // Ring and stream writes planned and not yet completed
-  // (StreamOptions::bypass_when_idle).
-  std::atomic<int64_t> writes_in_flight_{0};
+  // Transactions staged and not yet committed (StreamOptions::
+  // bypass_when_idle). A failed store never commits them: it never
+  // bypasses again, which costs nothing it still does.
+  std::atomic<int64_t> txns_in_flight_{0};
   std::atomic<uint64_t> home_writes_{0};
   std::atomic<uint64_t> home_bytes_{0};
   std::atomic<uint64_t> forced_homes_{0};
