@@ -136,7 +136,7 @@ struct MkfsOptions {
 struct Options {
   DurabilityMode durability = DurabilityMode::kGroupCommit;
   TailBlockPolicy tail_block_policy = TailBlockPolicy::kRewriteTailBlock;
-  LogLayout log_layout = LogLayout::kPerPgRings;
+  LogLayout log_layout = LogLayout::kStream;
   StreamOptions stream;
   RecoveryPolicy recovery_policy = RecoveryPolicy::kRefuse;
   IoEngine io_engine = IoEngine::kIoUring;

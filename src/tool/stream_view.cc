@@ -79,7 +79,12 @@ absl::StatusOr<StreamRead> ReadStreamForPgs(BlockDevice* device, const Geometry&
 }
 
 void KeepLogLayout(const StreamKeys& stream, Options* options) {
-  if (!stream.present()) return;
+  // A store without a stream stays without one (and at its format
+  // version): the tool's writes go to the rings.
+  if (!stream.present()) {
+    options->log_layout = LogLayout::kPerPgRings;
+    return;
+  }
   options->log_layout = LogLayout::kStream;
   if (stream.chunks.ok()) {
     // StreamOptions::max_chunks bounds it to [2, 4096].

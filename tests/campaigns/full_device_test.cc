@@ -103,7 +103,7 @@ class PartitionFullTest
     StoreStats st = store_->GetStoreStats();
     uint64_t owned = 0;
     for (const auto& [id, pg] : model_.pgs()) owned += store_->GetPgStats(id)->chunks;
-    ASSERT_EQ(owned + st.free_chunks, st.total_chunks) << when;
+    ASSERT_EQ(owned + st.stream_chunks + st.free_chunks, st.total_chunks) << when;
   }
   void Reopen(const std::string& when) {
     ASSERT_OK(store_->Close());

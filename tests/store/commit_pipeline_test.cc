@@ -120,6 +120,8 @@ class CommitPipelineTest : public ::testing::Test {
     m.chunk_size = 64 << 10;
     ASSERT_OK(rig_.Mkfs(m));
     options_.log_sink = NullLogSink();
+    // The ring writes these tests hold and count are per-PG rings' writes.
+    options_.log_layout = LogLayout::kPerPgRings;
     options_.durability = DurabilityMode::kGroupCommit;
     ASSERT_OK(Open());
     Transaction c;
@@ -294,6 +296,8 @@ class SharedFlushTest : public ::testing::Test {
     m.chunk_size = 64 << 10;
     ASSERT_OK(rig_.Mkfs(m));
     options_.log_sink = NullLogSink();
+    // The ring writes these tests hold and count are per-PG rings' writes.
+    options_.log_layout = LogLayout::kPerPgRings;
     options_.gated_writes_share_flush = true;
   }
   absl::Status Open() {
@@ -437,6 +441,8 @@ class OneGroupTest : public ::testing::TestWithParam<Backend> {
     m.chunk_size = 64 << 10;
     ASSERT_OK(rig_.Mkfs(m));
     options_.log_sink = NullLogSink();
+    // The ring writes these tests hold and count are per-PG rings' writes.
+    options_.log_layout = LogLayout::kPerPgRings;
     options_.durability = DurabilityMode::kGroupCommit;
     // The ring backend's committer then flushes once per group, and a
     // group is every ready transaction: the gates alone decide it.

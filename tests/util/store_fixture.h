@@ -54,10 +54,14 @@ class StoreFixture : public ::testing::Test {
     m.chunk_size = kChunkSize;
     return m;
   }
+  // Per-PG rings: the tests of what a ring does write exact ring bytes and
+  // positions; the suites that run every layout set it (SetLayout), and
+  // log_stream_test tests the stream.
   static Options DefaultOptions() {
     Options o;
     o.log_sink = NullLogSink();
     o.reserve_chunks_per_pg = 1;
+    o.log_layout = LogLayout::kPerPgRings;
     return o;
   }
   MetadataLocation meta() const { return MetadataLocation::OwnDb(db_path_); }

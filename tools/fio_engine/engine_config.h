@@ -22,7 +22,7 @@ struct EngineConfig {
   uint32_t chunk_size = 1 << 20;         // pgring_chunk_size (mkfs only)
   DurabilityMode durability = DurabilityMode::kGroupCommit;           // pgring_durability
   TailBlockPolicy tail_policy = TailBlockPolicy::kRewriteTailBlock;   // pgring_tail_policy
-  LogLayout layout = LogLayout::kPerPgRings;  // pgring_layout
+  LogLayout layout = LogLayout::kStream;      // pgring_layout
   uint32_t stream_chunks = 16;                // pgring_stream_chunks
   uint32_t home_blocks = 2;                   // pgring_home_blocks
   bool stream_bypass = true;                  // pgring_stream_bypass

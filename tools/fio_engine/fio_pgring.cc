@@ -239,7 +239,7 @@ fio_option g_options[] = {
      .type = FIO_OPT_STR,
      .off1 = PGRING_OFF(layout),
      .help = "Where a transaction's records go first (ring backend)",
-     .def = "perpg",
+     .def = "stream",
      .posval = {{.ival = "perpg",
                  .oval = static_cast<unsigned long long>(pgring::LogLayout::kPerPgRings),
                  .help = "straight to each PG's ring: one write per PG per transaction"},

@@ -101,9 +101,6 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
   }
   std::unique_ptr<RingStore> s(new RingStore(std::move(device), std::move(db), label, meta, options));
   RETURN_IF_ERROR(s->Recover());
-  if (s->stream_layout_ && !options.read_only && label.format_version < kStreamFormatVersion) {
-    RETURN_IF_ERROR(s->MarkStreamFormat());
-  }
   s->StartPipeline(s->device_.get());
   return std::unique_ptr<Store>(std::move(s));
 }
@@ -240,7 +237,6 @@ absl::Status RingStore::Recover() {
 }
 
 absl::Status RingStore::MarkStreamFormat() {
-  MutexLock l(&mu_);
   // pgring.meta first: a crash before the label is written leaves a
   // version-1 label, which is still true (no stream record yet).
   meta_.format_version = kStreamFormatVersion;
@@ -543,7 +539,19 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     if (pad == 1) pad += geo_.block_size;
     body.AddPad(pad);
   }
-  if (body.size() <= kMaxRecordBody) {
+  // The first stream record of a version-1 store: version 2 first, once
+  // (synchronously, under the staging lock). If that fails the records go
+  // to the rings, and the next transaction tries again.
+  bool marked = label_.format_version >= kStreamFormatVersion;
+  if (!marked) {
+    absl::Status m = MarkStreamFormat();
+    if (!m.ok()) {
+      log_->Log(LogLevel::kError, absl::StrCat("could not mark the store format version 2 for "
+                                               "its log stream: ", m.ToString()));
+    }
+    marked = m.ok();
+  }
+  if (marked && body.size() <= kMaxRecordBody) {
     AppendRecord(&plan->record, kRecordStream, kStreamStamp, LapOf(pos, geo_), stream_.tail_seq(),
                  body.body());
     if (stream_.Reserve(pos + plan->record.size(), &plan->allocated)) {
