@@ -119,6 +119,9 @@ std::vector<std::string> ToolStore::Args(std::vector<std::string> args) const {
 
 std::unique_ptr<Store> ToolStore::Open(RecoveryPolicy policy) const {
   Options o;
+  // Per-PG rings (a version-1 store): the per-PG goldens; the stream's
+  // tests open with StreamLayoutOptions().
+  o.log_layout = LogLayout::kPerPgRings;
   o.log_sink = NullLogSink();
   o.io_engine = IoEngine::kPsync;
   o.recovery_policy = policy;

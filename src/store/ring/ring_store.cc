@@ -101,6 +101,13 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
   }
   std::unique_ptr<RingStore> s(new RingStore(std::move(device), std::move(db), label, meta, options));
   RETURN_IF_ERROR(s->Recover());
+  // Version 2 before the stream can hold a record: at open, not in Submit,
+  // which must never wait on its own I/O (a caller may have plugged the
+  // device).
+  if (s->stream_layout_ && !options.read_only && label.format_version < kStreamFormatVersion) {
+    MutexLock l(&s->mu_);
+    RETURN_IF_ERROR(s->MarkStreamFormat());
+  }
   s->StartPipeline(s->device_.get());
   return std::unique_ptr<Store>(std::move(s));
 }
@@ -539,19 +546,7 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     if (pad == 1) pad += geo_.block_size;
     body.AddPad(pad);
   }
-  // The first stream record of a version-1 store: version 2 first, once
-  // (synchronously, under the staging lock). If that fails the records go
-  // to the rings, and the next transaction tries again.
-  bool marked = label_.format_version >= kStreamFormatVersion;
-  if (!marked) {
-    absl::Status m = MarkStreamFormat();
-    if (!m.ok()) {
-      log_->Log(LogLevel::kError, absl::StrCat("could not mark the store format version 2 for "
-                                               "its log stream: ", m.ToString()));
-    }
-    marked = m.ok();
-  }
-  if (marked && body.size() <= kMaxRecordBody) {
+  if (body.size() <= kMaxRecordBody) {
     AppendRecord(&plan->record, kRecordStream, kStreamStamp, LapOf(pos, geo_), stream_.tail_seq(),
                  body.body());
     if (stream_.Reserve(pos + plan->record.size(), &plan->allocated)) {
