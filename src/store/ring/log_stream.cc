@@ -152,8 +152,12 @@ void LogStream::WriteDone(uint64_t end, absl::Status s) {
   if (!s.ok()) {
     s = absl::Status(s.code(), absl::StrCat("log stream write: ", s.message()));
   }
-  on_written_(std::move(done), s);
+  // The next write first: once the last transaction hears its write done,
+  // it can commit and the store can close and go, so nothing of the stream
+  // may be touched after on_written_ (the records still staged keep the
+  // store open while Kick runs).
   Kick();
+  on_written_(std::move(done), s);
 }
 
 }  // namespace pgring
