@@ -71,8 +71,11 @@ struct StreamOptions {
   // full stream slows commits and never fails one. 2..4096.
   uint32_t max_chunks = 16;
   // A PG's records go to its ring once this many whole blocks of them are
-  // not there yet: more blocks, fewer ring writes, more memory per PG
-  // (blocks x block size). 1..64.
+  // not there yet: more blocks, fewer and larger ring writes, and records
+  // trimmed before they are homed are never written twice. The bytes not
+  // homed are kept in memory, and they are all in the stream, so the
+  // stream's size (max_chunks, force_home_percent) bounds that memory,
+  // whatever this is. 1..65536.
   uint32_t home_blocks = 2;
   // Once the stream is this full (percent of max_chunks x chunk size), each
   // transaction also homes up to max_forced_homes of the PGs that pin the

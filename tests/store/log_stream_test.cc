@@ -360,6 +360,80 @@ TEST_F(LogStreamTest, IdleStreamIsBypassed) {
   EXPECT_EQ(VersionsOf(Pg(2), 200), Range(2, 2));
 }
 
+// Stream options out of their ranges are refused at open, naming the option
+// and its range; the ends of each range open.
+TEST_F(LogStreamTest, StreamOptionsOutOfRangeAreRefused) {
+  Mkfs();
+  struct Case {
+    uint32_t StreamOptions::*field;
+    uint32_t lo, hi;
+    const char* name;
+  };
+  for (const Case& c : {Case{&StreamOptions::max_chunks, 2, 4096, "stream.max_chunks"},
+                        Case{&StreamOptions::home_blocks, 1, 65536, "stream.home_blocks"},
+                        Case{&StreamOptions::force_home_percent, 1, 100,
+                             "stream.force_home_percent"},
+                        Case{&StreamOptions::max_forced_homes, 1, 1024,
+                             "stream.max_forced_homes"}}) {
+    for (uint32_t bad : {c.lo - 1, c.hi + 1}) {
+      Options o = options_;
+      o.stream.*c.field = bad;
+      auto st = Open(o);
+      EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << c.name << " " << bad;
+      EXPECT_THAT(std::string(st.message()),
+                  HasSubstr(absl::StrCat(c.name, " is ", bad, "; it must be in [", c.lo, ", ",
+                                         c.hi, "]")));
+    }
+    for (uint32_t good : {c.lo, c.hi}) {
+      Options o = options_;
+      o.stream.*c.field = good;
+      EXPECT_OK(Open(o));  // the range's ends open
+      store_.reset();
+    }
+  }
+}
+
+// An idle transaction on a PG with whole blocks waiting in the stream does
+// not home them early: it joins the stream, and the blocks go home once
+// home_blocks of them are there, as under load.
+TEST_F(LogStreamTest, IdleBypassLeavesWholeBlocksInTheStream) {
+  options_.stream.bypass_when_idle = true;
+  options_.stream.home_blocks = 4;
+  auto gated = std::make_shared<GatedDevice>(device_);
+  device_ = gated;
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  // PG 2's transaction is held in flight, so PG 1's three join the stream:
+  // more than one whole block of PG 1 is then not homed.
+  gated->Close();
+  std::vector<std::unique_ptr<Notification>> done;
+  auto submit = [&](uint32_t p, uint64_t v, size_t size) {
+    done.push_back(std::make_unique<Notification>());
+    Notification* n = done.back().get();
+    Transaction t;
+    t.AppendEntry(Pg(p), V(1, v), TestPayload(v, size));
+    ASSERT_OK(store_->Submit(std::move(t), [n](absl::Status s) {
+      EXPECT_OK(s);
+      n->Notify();
+    }));
+  };
+  submit(2, 1, 200);
+  for (uint64_t v = 1; v <= 3; ++v) submit(1, v, 3000);
+  gated->Open();
+  for (auto& n : done) n->WaitForNotification();
+  const uint64_t waiting = Unhomed(Pg(1));
+  ASSERT_GT(waiting, 4096u);
+  ASSERT_LT(waiting, 4u * 4096u);
+  const StoreStats before = Stats();
+  ASSERT_OK(One(Pg(1), 4, 3000));  // nothing in flight
+  EXPECT_EQ(Stats().stream_records - before.stream_records, 1u);
+  EXPECT_EQ(Stats().home_writes, before.home_writes);
+  EXPECT_GT(Unhomed(Pg(1)), waiting);
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 3000), Range(1, 4));
+}
+
 // A stream pointer older than what the PGs' pointers need (its tail before
 // their records): refused naming the PG and the stream range looked at.
 TEST_F(LogStreamTest, StreamPointerOlderThanThePgsIsRefused) {

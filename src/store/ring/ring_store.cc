@@ -91,7 +91,7 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
     uint32_t value, lo, hi;
   };
   for (const Bound& b : {Bound{"stream.max_chunks", so.max_chunks, 2, 4096},
-                         Bound{"stream.home_blocks", so.home_blocks, 1, 64},
+                         Bound{"stream.home_blocks", so.home_blocks, 1, 65536},
                          Bound{"stream.force_home_percent", so.force_home_percent, 1, 100},
                          Bound{"stream.max_forced_homes", so.max_forced_homes, 1, 1024}}) {
     if (b.value < b.lo || b.value > b.hi) {
@@ -518,7 +518,15 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     }
   };
   if (!stream_layout_) return home_all();
-  if (options_.stream.bypass_when_idle && txns_in_flight_.load() == 0) return home_all();
+  if (options_.stream.bypass_when_idle && txns_in_flight_.load() == 0 &&
+      std::all_of(changes.begin(), changes.end(), [&](const auto& t) {
+        // Homing writes only the blocks this record touches, as per-PG
+        // rings would; a PG with whole blocks waiting keeps them in the
+        // stream until home_blocks of them are there.
+        return t->removed || t->pg->ImageStart() >= geo_.AlignDown(t->record_pos);
+      })) {
+    return home_all();
+  }
   // Each PG keeps in the stream what is not a whole block past the ones
   // its ring holds, once home_blocks of them are there.
   const uint64_t home_bytes = uint64_t{options_.stream.home_blocks} * geo_.block_size;
