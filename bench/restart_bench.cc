@@ -5,6 +5,7 @@
 //                 [--entry-min=180 --entry-max=220] [--dups=0] [--chunk-size=1M]
 //                 [--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep]
 //                 [--cache=drop|fadvise|none] [--layout=perpg|stream] [--stream-chunks=16]
+//                 [--home-blocks=2]
 //
 // 1. populate (this process): a file-backed log partition WORK/log.part
 //    (fallocated) and RocksDB WORK/db; mkfs (force), N PGs in pool 1, then E
@@ -73,6 +74,7 @@ struct Args {
   std::string backend = "ring";
   std::string layout = "perpg";  // the ring's log layout, populating and opening
   uint32_t stream_chunks = 16;
+  uint32_t home_blocks = 2;
   uint32_t pgs = 128;
   uint64_t entries = 3000;
   uint32_t entry_min = 180, entry_max = 220;
@@ -125,11 +127,13 @@ Args ParseArgs(int argc, char** argv) {
     else if (key == "--cache") a.cache = val;
     else if (key == "--layout") a.layout = val;
     else if (key == "--stream-chunks") a.stream_chunks = static_cast<uint32_t>(std::stoul(val));
+    else if (key == "--home-blocks") a.home_blocks = static_cast<uint32_t>(std::stoul(val));
     else if (key == "--help" || key == "-h") {
       std::puts("restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK "
                 "[--entry-min=180] [--entry-max=220] [--dups=0] [--chunk-size=1M] "
                 "[--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep] [--cache=drop|fadvise|none] "
-                "[--phase=all|populate|open] [--layout=perpg|stream] [--stream-chunks=16]");
+                "[--phase=all|populate|open] [--layout=perpg|stream] [--stream-chunks=16] "
+                "[--home-blocks=2]");
       std::exit(0);
     } else {
       Die("unknown argument: " + arg);
@@ -175,6 +179,7 @@ pgring::Options OpenOptions(const Args& a) {
   if (a.layout == "stream") {
     o.log_layout = pgring::LogLayout::kStream;
     o.stream.max_chunks = a.stream_chunks;
+    o.stream.home_blocks = a.home_blocks;
   }
   return o;
 }
@@ -185,7 +190,8 @@ uint64_t DefaultLogSize(const Args& a) {
   if (a.backend == "rocksdb") return 64ull << 20;  // holds only the label
   const uint64_t per_pg = (a.entries * (a.entry_max + 64) + a.dups * (57 + 64) + 4096);
   const uint64_t chunks = (per_pg + a.chunk_size - 1) / a.chunk_size + 3;
-  return std::max<uint64_t>(256ull << 20, a.pgs * chunks * a.chunk_size + (64ull << 20));
+  const uint64_t stream = a.layout == "stream" ? uint64_t{a.stream_chunks} * a.chunk_size : 0;
+  return std::max<uint64_t>(256ull << 20, a.pgs * chunks * a.chunk_size + stream + (64ull << 20));
 }
 
 // Bounded number of outstanding Submits.
@@ -433,6 +439,8 @@ int main(int argc, char** argv) {
   }
   json r{{"backend", a.backend},
          {"layout", a.layout},
+         {"stream_chunks", a.stream_chunks},
+         {"home_blocks", a.home_blocks},
          {"pgs", a.pgs},
          {"entries_per_pg", a.entries},
          {"dups_per_pg", a.dups},

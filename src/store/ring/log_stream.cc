@@ -33,6 +33,9 @@ void LogStream::Load(const StreamPointer& p, PgChunkList chunks, std::string tai
   pending_start_ = geo_.AlignDown(p.tail);
   pending_ = std::move(tail_block_prefix);
   io_chunks_ = chunks_;
+  placed_end_ = tail_;
+  placed_seq_ = tail_seq_;
+  pad_at_ = kNoPad;
 }
 
 uint64_t LogStream::capacity() const {
@@ -48,6 +51,9 @@ bool LogStream::Reserve(uint64_t end, std::vector<uint32_t>* allocated) {
     written_ = tail_;
     pending_start_ = geo_.AlignDown(tail_);
     pending_.assign(tail_ - pending_start_, '\0');
+    placed_end_ = tail_;
+    placed_seq_ = tail_seq_;
+    pad_at_ = kNoPad;
   }
   if (chunks_.chunks.empty()) chunks_.base = tail_ / geo_.chunk_size * geo_.chunk_size;
   const uint64_t durable_head = durable_head_.load();
@@ -69,9 +75,31 @@ bool LogStream::Reserve(uint64_t end, std::vector<uint32_t>* allocated) {
   return true;
 }
 
-void LogStream::Place(uint64_t size) {
+LogStream::Slot LogStream::NextSlot() {
+  MutexLock l(&io_mu_);
+  if (pad_at_ == tail_) return Slot{pad_end_, tail_seq_ + 1};
+  return Slot{tail_, tail_seq_};
+}
+
+void LogStream::Place(const Slot& slot, uint64_t size) {
+  MutexLock l(&io_mu_);
+  if (pad_at_ == tail_) {
+    if (slot.pos == pad_end_) {
+      // Past the pad: every byte before it is in a write already issued,
+      // so the next write starts at the pad's end, a block boundary.
+      tail_ = pad_end_;
+      tail_seq_ += 1;
+      pending_start_ = pad_end_;
+      pending_.clear();
+      written_ = std::max(written_, pad_end_);
+    }
+    pad_at_ = kNoPad;
+  }
+  assert(slot.pos == tail_ && slot.seq == tail_seq_);
   tail_ += size;
   tail_seq_ += 1;
+  placed_end_ = tail_;
+  placed_seq_ = tail_seq_;
   records_.fetch_add(1);
 }
 
@@ -115,12 +143,24 @@ void LogStream::Kick() {
       failure = failure_;
     } else {
       in_flight_ = true;
-      // The block holding the written tail goes again with the records it
-      // already holds (kRewriteTailBlock; under kNeverRewrite each record
-      // ends on a block boundary, so the write starts on one).
-      const uint64_t len = geo_.AlignUp(end) - pending_start_;
+      // The write starts at the block holding the written tail: with the
+      // records it already holds when a record was placed over the last
+      // write's pad (kRewriteTailBlock), on a block boundary otherwise.
+      const uint64_t write_end = geo_.AlignUp(end);
+      const uint64_t len = write_end - pending_start_;
       buffer = std::make_shared<AlignedBuffer>(len);
       std::memcpy(buffer->data(), pending_.data(), pending_.size());
+      pad_at_ = kNoPad;
+      if (end == placed_end_ && write_end - end >= kRecordHeaderSize + 2) {
+        RecordBodyBuilder body;
+        body.AddPad(write_end - end - kRecordHeaderSize);
+        std::string pad;
+        AppendRecord(&pad, kRecordStream, kStreamStamp, LapOf(end, geo_), placed_seq_,
+                     body.body());
+        std::memcpy(buffer->data() + (end - pending_start_), pad.data(), pad.size());
+        pad_at_ = end;
+        pad_end_ = write_end;
+      }
       MapRange(io_chunks_, geo_, pending_start_, len, &extents);
     }
   }
@@ -139,10 +179,13 @@ void LogStream::WriteDone(uint64_t end, absl::Status s) {
   {
     MutexLock l(&io_mu_);
     in_flight_ = false;
-    written_ = end;
+    written_ = std::max(written_, end);
+    // A record placed past this write's pad moved pending_start_ past it.
     const uint64_t keep_from = geo_.AlignDown(end);
-    pending_.erase(0, keep_from - pending_start_);
-    pending_start_ = keep_from;
+    if (keep_from > pending_start_) {
+      pending_.erase(0, keep_from - pending_start_);
+      pending_start_ = keep_from;
+    }
     while (!waiting_.empty() && waiting_.front().end <= end) {
       done.push_back(std::move(waiting_.front().txn));
       waiting_.pop_front();

@@ -68,11 +68,18 @@ class LogStream {
   // `allocated`) while the stream has fewer than max_chunks. False when
   // neither can be had; what was taken stays in the stream.
   bool Reserve(uint64_t end, std::vector<uint32_t>* allocated);
-  // Places a record of `size` bytes (encoded for lpos tail() and sequence
-  // tail_seq()) at the tail; then Queue hands its bytes over, to be written
-  // for `txn` (whose pending_writes counts it). Records are queued in the
-  // order they were placed, before the next is placed.
-  void Place(uint64_t size);
+  // Where the next record goes and its sequence number: the tail, or past
+  // the pad record the last stream write ended with (see Kick).
+  struct Slot {
+    uint64_t pos;
+    uint64_t seq;
+  };
+  Slot NextSlot();
+  // Places a record of `size` bytes, encoded for NextSlot(), which no
+  // stream write has changed since; then Queue hands its bytes over, to be
+  // written for `txn` (whose pending_writes counts it). Records are queued
+  // in the order they were placed, before the next is placed.
+  void Place(const Slot& slot, uint64_t size);
   void Queue(const std::string& record, std::shared_ptr<CommitPipeline::Txn> txn);
 
   // The PGs whose unhomed bytes start in the stream record at a position,
@@ -91,7 +98,13 @@ class LogStream {
   void HeadDurable(uint64_t head);
 
   // --- I/O (any thread, never under the staging lock's callers' I/O waits) ---
-  // Writes what is staged if no stream write is in flight.
+  // Writes what is staged if no stream write is in flight. A write that
+  // ends inside a block with every placed record in it ends the block with
+  // a pad record (the next sequence number): if the next record is placed
+  // after it, it goes past the pad, and the next write starts on a fresh
+  // block instead of writing this one again; if a record was placed first,
+  // it lies over the pad and the next write rewrites the block as
+  // kRewriteTailBlock does.
   void Kick();
 
   uint64_t records() const { return records_.load(); }
@@ -132,6 +145,15 @@ class LogStream {
   PgChunkList io_chunks_ ABSL_GUARDED_BY(io_mu_);  // chunks_ as of the last Append
   std::deque<Waiting> waiting_ ABSL_GUARDED_BY(io_mu_);
   bool in_flight_ ABSL_GUARDED_BY(io_mu_) = false;
+  // The end and next sequence number of the records placed so far (tail_,
+  // tail_seq_ as Place left them, for Kick).
+  uint64_t placed_end_ ABSL_GUARDED_BY(io_mu_) = 0;
+  uint64_t placed_seq_ ABSL_GUARDED_BY(io_mu_) = 1;
+  // The pad record the last write ended with, [pad_at_, pad_end_), while
+  // no record has been placed since; pad_at_ == kNoPad otherwise.
+  static constexpr uint64_t kNoPad = ~uint64_t{0};
+  uint64_t pad_at_ ABSL_GUARDED_BY(io_mu_) = kNoPad;
+  uint64_t pad_end_ ABSL_GUARDED_BY(io_mu_) = 0;
   absl::Status failure_ ABSL_GUARDED_BY(io_mu_);
 
   std::atomic<uint64_t> records_{0};

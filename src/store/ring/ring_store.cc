@@ -53,6 +53,7 @@ struct RingStore::StreamPlan {
   std::vector<uint64_t> homed_after;
   std::string record;  // the stream record; empty: none
   uint64_t record_pos = 0;
+  LogStream::Slot slot{};  // where it goes (record_pos) and its sequence
   std::vector<uint32_t> allocated;  // stream chunks taken for it
   // The stream before the transaction: what changed goes to the batch.
   bool stream_existed = false;
@@ -546,7 +547,8 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     }
   }
   if (body.empty()) return;  // every PG's new bytes go home in whole blocks
-  const uint64_t pos = stream_.tail();
+  const LogStream::Slot slot = stream_.NextSlot();
+  const uint64_t pos = slot.pos;
   if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite) {
     // The next stream write must not rewrite the block this record ends in.
     const uint64_t len = kRecordHeaderSize + body.size();
@@ -555,10 +557,11 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     body.AddPad(pad);
   }
   if (body.size() <= kMaxRecordBody) {
-    AppendRecord(&plan->record, kRecordStream, kStreamStamp, LapOf(pos, geo_), stream_.tail_seq(),
+    AppendRecord(&plan->record, kRecordStream, kStreamStamp, LapOf(pos, geo_), slot.seq,
                  body.body());
     if (stream_.Reserve(pos + plan->record.size(), &plan->allocated)) {
       plan->record_pos = pos;
+      plan->slot = slot;
       return;
     }
   }
@@ -649,8 +652,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
   }
   const bool stream_record = !plan->record.empty();
   if (stream_record) {
-    assert(plan->record_pos == old_stream.tail);
-    stream_.Place(plan->record.size());
+    stream_.Place(plan->slot, plan->record.size());
   }
   ForceHomes(&wb, writes, &to_free);
   stream_.UpdateHead();
