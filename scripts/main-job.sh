@@ -48,13 +48,16 @@ export PGRING_ENGINE=$BUILD/tools/fio_engine/libfio_pgring.so
 
 mkdir -p "$PGRING_WORK"
 export PGRING_DIR=$PGRING_WORK
-for job in raw floor ring rocksdb; do
+for job in raw floor ring stream rocksdb; do
   echo "main-job: running $job for ${PGRING_RUNTIME}s (iodepth $PGRING_IODEPTH, $PGRING_PGS PGs)"
-  # The floor is the ring job itself with its PG log switched off, so the two
-  # can differ in nothing else.
-  jobfile=fio-jobs/$job-randwrite.fio no_pg_log=0
-  [[ $job == floor ]] && jobfile=fio-jobs/ring-randwrite.fio no_pg_log=1
-  PGRING_NO_PG_LOG=$no_pg_log PGRING_STATS=$PGRING_WORK/$job.report.json \
+  # The floor is the ring job itself with its PG log switched off, and the
+  # stream the ring job in the other layout, so they differ in nothing else.
+  jobfile=fio-jobs/$job-randwrite.fio no_pg_log=0 layout=perpg
+  case $job in
+    floor) jobfile=fio-jobs/ring-randwrite.fio no_pg_log=1 ;;
+    stream) jobfile=fio-jobs/ring-randwrite.fio layout=stream ;;
+  esac
+  PGRING_NO_PG_LOG=$no_pg_log PGRING_LAYOUT=$layout PGRING_STATS=$PGRING_WORK/$job.report.json \
     bash fio-jobs/run.sh "$jobfile" \
       --output-format=json --output="$PGRING_WORK/$job.fio.json"
 done
