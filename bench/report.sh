@@ -1,49 +1,67 @@
 #!/usr/bin/env bash
 # bench/report.sh — the benchmark report, in one go, on any machine with
-# Debian 12's packages: ring backend, RocksDB backend and the raw device side
-# by side, measured in the same run, as a Markdown report, raw JSON and SVG
-# plots in a results directory.
+# Debian 12's packages: the ring backend in both log layouts (per-PG rings,
+# pgring_layout=perpg, and the log stream, pgring_layout=stream, the
+# library's default), the RocksDB backend and the raw device side by side,
+# measured in the same run, as a Markdown report, raw JSON and SVG plots in a
+# results directory.
 #
-#   bash bench/report.sh                  # the full report (~30 min on 2 cores)
-#   bash bench/report.sh --quick          # a short form (~5 min)
-#   bash bench/report.sh --smoke          # seconds: checks the pipeline (ctest -L bench)
+#   bash bench/report.sh                  # the full report (~50 min on 2 cores)
+#   bash bench/report.sh --quick          # a short form (~12 min)
+#   bash bench/report.sh --smoke          # ~40 s: checks the pipeline (ctest -L bench)
+#
+# The kinds of run, as the tables name them (file names use the short key):
+#   ring     "per-PG rings": the ring job with pgring_layout=perpg
+#   stream   "stream": the ring job with pgring_layout=stream
+#   rocksdb  the rocksdb job (PG logs in RocksDB, as BlueStore keeps them)
+#   floor    the ring job with pgring_no_pg_log=1 (and pgring_layout=perpg):
+#            the same OSD write with no PG log, which no backend can beat
+#   raw      fio's io_uring engine on the data partition alone
+# The layout is passed to every ring job as an engine option line
+# (bench_fio's extra lines), so what ran is in each run's .fio copy.
 #
 # What it measures (docs/BENCHMARKS.md lists the targets):
 #  1. fio, 4 KiB random writes as OSD writes (fio-jobs/*-randwrite.fio through
 #     fio-jobs/run.sh, durable group commit): queue depth 1, 16, 32 x PGs 8,
-#     128, 1024 x {ring, rocksdb}, and raw (no PGs) once per queue depth.
-#     IOPS, p50/p99 completion latency (fio's clat), ratios ring/rocksdb and
-#     ring/raw from the same run; and the floor: the ring job with
-#     pgring_no_pg_log=1 (the same OSD write with no PG log) at 128 PGs.
-#     From the engine's report, per client write: CPU time, log-partition
-#     writes, PG-log metadata bytes (log partition + RocksDB, less the
-#     floor's RocksDB bytes), which the machine's load cannot move.
-#  2. log bytes per payload byte, both tail-block policies: the ring job at
-#     128 PGs, qd 32 with pgring_tail_policy=rewrite (default) and =never,
-#     from the engine's report (ring space and device bytes per payload byte);
-#     plus bench/ring_space_bench (in-memory device, the format alone).
+#     128, 1024 x {ring, stream, rocksdb}, and raw (no PGs) once per queue
+#     depth. IOPS, p50/p99 completion latency (fio's clat), ratios to rocksdb
+#     and raw from the same run; and the floor (pgring_no_pg_log=1) at 128
+#     PGs. From the engine's report, per client write: CPU time,
+#     log-partition writes and bytes, PG-log metadata bytes (log partition +
+#     RocksDB, less the floor's RocksDB bytes), which the machine's load
+#     hardly moves. The headline cell (128 PGs, the highest qd) again in
+#     --rounds alternating rounds of ring, stream, rocksdb, floor and raw.
+#  2. log bytes per payload byte, both tail-block policies (per-PG rings
+#     only): the ring job at 128 PGs, qd 32 with pgring_tail_policy=rewrite
+#     (default) and =never, from the engine's report (ring space and device
+#     bytes per payload byte); plus bench/ring_space_bench (in-memory
+#     device, the format alone).
 #  3. RocksDB bytes and keys written per client write, and RocksDB compaction
-#     (seconds, bytes): ring and rocksdb jobs over --long-runtime seconds,
-#     with the OSD's onodes and without (pgring_onode_size=0: pgring's own
-#     RocksDB traffic, which the targets compare), and the floor with onodes
-#     (for the PG-log metadata bytes per client write).
+#     (seconds, bytes): ring, stream and rocksdb jobs over --long-runtime
+#     seconds, with the OSD's onodes and without (pgring_onode_size=0:
+#     pgring's own RocksDB traffic, which the targets compare), and the floor
+#     with onodes (for the PG-log metadata bytes per client write).
 #  4. restart: bench/restart_bench populates N PGs x 3000 entries (~200 B)
 #     on a file-backed partition + RocksDB, closes, evicts the page cache
 #     (drop_caches if permitted, else fadvise), and times Store::Open, which
 #     loads every PG log; heap and RSS growth per live entry, and the store's
-#     mapping-table bytes per entry. 128 and 1024 PGs, both backends.
+#     mapping-table bytes per entry. 128 and 1024 PGs: per-PG rings
+#     (--layout=perpg), the stream (--layout=stream with a stream of
+#     BENCH_STREAM_CHUNKS chunks and, when restart_bench has --home-blocks,
+#     BENCH_HOME_BLOCKS home blocks, so that the stream is left full of
+#     unhomed records at close and open replays them), and rocksdb.
 #
 # Options:
 #   --quick             short form: 4 s per fio run, qd {1,32} x PGs {8,128,1024},
 #                       restart 128 and 1024 PGs x 1000 entries, long run 40 s
-#   --smoke             pipeline check: one 2 s job per backend (qd 16, 8 PGs),
-#                       restart 8 PGs x 100 entries, no long run (< 60 s)
+#   --smoke             pipeline check: one 2 s job per backend and layout (qd 16,
+#                       8 PGs), restart 8 PGs x 100 entries, no long run
 #   --runtime S         seconds per fio run (15; --quick 4)
 #   --long-runtime S    seconds of each long (compaction) run (180; --quick 40)
 #   --long-pgs N        PGs of the long run (128)
-#   --rounds N          alternating rounds of the headline cell (ring, rocksdb,
-#                       floor and raw at 128 PGs and the highest qd), whose
-#                       medians the IOPS targets use (5; --quick 2; --smoke 1)
+#   --rounds N          alternating rounds of the headline cell (ring, stream,
+#                       rocksdb, floor and raw at 128 PGs and the highest qd),
+#                       whose medians the IOPS targets use (5; --quick 2; --smoke 1)
 #   --out DIR           results directory (build/bench-report/<timestamp>)
 #   --work DIR          partitions and RocksDB, kept for the next run
 #                       (build/bench-report/work; --smoke: OUT/work)
@@ -57,19 +75,25 @@
 #                     drop (echo 3 > /proc/sys/vm/drop_caches when permitted,
 #                     else fadvise; default), fadvise (only the store's
 #                     files), none (--smoke: fadvise)
+#   BENCH_STREAM_CHUNKS  the restart's stream size bound in 1 MiB chunks
+#                     (StreamOptions::max_chunks; 256, --smoke 16)
+#   BENCH_HOME_BLOCKS the restart's StreamOptions::home_blocks (65536: a PG's
+#                     records stay in the stream until forced homes take them
+#                     at half the stream's size), passed when restart_bench
+#                     takes --home-blocks
 #   PGRING_SIZE       data partition (2G; --smoke 256M)
 #   PGRING_LOG_SIZE   log partition (4G: 1024 PGs need ~3 chunks each; --smoke 256M)
 #   PGRING_DATA, PGRING_LOG   real devices instead of files, as for fio-jobs/run.sh
 #                     (restart_bench always uses files in the work directory)
 #   BENCH_JOBS        build parallelism (nproc)
 #
-# Results (in --out): report.md (the tables, and the targets met or not),
-# results.json (every number the tables show), data/ (fio JSON, the engine's
-# pgring_stats reports, the restart and ring_space_bench JSON, logs), *.svg:
-# iops_vs_qd, iops_vs_pgs, p99_vs_qd, restart (gnuplot; the plot-*.gp beside
-# them hold their data and can be rerun), report.log (this script's output).
-# bench/report.py makes the tables and plot scripts from data/ and can be
-# rerun alone: python3 bench/report.py OUT.
+# Results (in --out): report.md (the tables, and the targets met or not, per
+# layout), results.json (every number the tables show), data/ (fio JSON, the
+# engine's pgring_stats reports, the restart and ring_space_bench JSON, logs),
+# *.svg: iops_vs_qd, iops_vs_pgs, p99_vs_qd, restart (gnuplot; the plot-*.gp
+# beside them hold their data and can be rerun), report.log (this script's
+# output). bench/report.py makes the tables and plot scripts from data/ and
+# can be rerun alone: python3 bench/report.py OUT.
 #
 # Files: bench/lib.sh (build and fio helpers; the fio side is fio-jobs/run.sh,
 # as in scripts/main-job.sh), bench/restart_bench.cc, bench/report.py.
@@ -124,7 +148,7 @@ case $MODE in
   quick) QDS="1 32"; PGS_LIST="8 128 1024"; RESTART="128x1000 1024x1000"
          : "${RUNTIME:=4}" "${LONG_RUNTIME:=40}" "${ROUNDS:=2}" ;;
   smoke) QDS="16"; PGS_LIST="8"; RESTART="8x100"; SKIP_LONG=1; SKIP_SPACE=1
-         : "${BENCH_CACHE:=fadvise}"
+         : "${BENCH_CACHE:=fadvise}" "${BENCH_STREAM_CHUNKS:=16}"
          : "${RUNTIME:=2}" "${LONG_RUNTIME:=0}" "${ROUNDS:=1}" ;;
 esac
 [[ $ROUNDS =~ ^[0-9]+$ ]] || bench_die "--rounds takes a whole number, not '$ROUNDS'"
@@ -141,7 +165,9 @@ if [[ -z "$WORK" ]]; then
 fi
 mkdir -p "$WORK"
 DATA=$OUT/data
-: "${BENCH_CACHE:=drop}"
+: "${BENCH_CACHE:=drop}" "${BENCH_STREAM_CHUNKS:=256}" "${BENCH_HOME_BLOCKS:=65536}"
+[[ $BENCH_STREAM_CHUNKS =~ ^[0-9]+$ && $BENCH_HOME_BLOCKS =~ ^[0-9]+$ ]] \
+  || bench_die "BENCH_STREAM_CHUNKS and BENCH_HOME_BLOCKS take whole numbers"
 exec > >(tee -a "$OUT/report.log") 2>&1
 bench_log "mode $MODE, $RUNTIME s per fio run, long run ${LONG_RUNTIME} s; results in $OUT"
 
@@ -159,6 +185,26 @@ RESTART_BENCH=$BUILD/bench/restart_bench
 SPACE_BENCH=$BUILD/bench/ring_space_bench
 [[ -f $PGRING_ENGINE ]] || bench_die "$PGRING_ENGINE missing (build target fio_pgring, or drop --no-build)"
 [[ -x $RESTART_BENCH ]] || bench_die "$RESTART_BENCH missing (build target restart_bench)"
+# The stream's home blocks can be set only where restart_bench takes
+# --home-blocks; otherwise its stream homes at the library's default (2).
+RESTART_HOME_BLOCKS=
+if "$RESTART_BENCH" --help 2>/dev/null | grep -q -- '--home-blocks'; then
+  RESTART_HOME_BLOCKS=$BENCH_HOME_BLOCKS
+fi
+
+# One fio run of a kind (see the header): the job file and the engine options
+# that make it that kind, then any extra option lines.
+run_kind() {  # KIND OUT_PREFIX [extra job-file lines...]
+  local kind=$1 out=$2; shift 2
+  case $kind in
+    ring) bench_fio ring "$out" "pgring_layout=perpg" "$@" ;;
+    stream) bench_fio ring "$out" "pgring_layout=stream" "$@" ;;
+    floor) bench_fio ring "$out" "pgring_layout=perpg" "pgring_no_pg_log=1" "$@" ;;
+    rocksdb | raw) bench_fio "$kind" "$out" "$@" ;;
+    *) bench_die "run_kind: unknown kind $kind" ;;
+  esac
+}
+LOG_KINDS=(ring stream)  # the ring backend's two layouts
 
 # The partitions (fio-jobs/run.sh creates them on first use).
 export PGRING_DIR=$WORK
@@ -185,6 +231,8 @@ json.dump({
   "fs": sh("df -T '$WORK' | awk 'NR==2{print \$2\" on \"\$1}'"),
   "fio": sh("fio --version"), "git": sh("git -C '$ROOT' describe --always --dirty"),
   "data_size": "$PGRING_SIZE", "log_size": "$PGRING_LOG_SIZE", "work": "$WORK",
+  "restart_stream_chunks": $BENCH_STREAM_CHUNKS,
+  "restart_home_blocks": int("$RESTART_HOME_BLOCKS") if "$RESTART_HOME_BLOCKS" else None,
 }, open(sys.argv[1], "w"), indent=2)
 PY
 
@@ -194,20 +242,20 @@ if [[ $SKIP_FIO == 0 ]]; then
   for qd in $QDS; do
     export PGRING_IODEPTH=$qd PGRING_PGS=128
     bench_log "fio raw qd $qd (${RUNTIME}s)"
-    bench_fio raw "$DATA/fio-raw-qd$qd" || true
+    run_kind raw "$DATA/fio-raw-qd$qd" || true
     # The device's ceiling for durable writes: the same job with one
     # fdatasync per qd writes, as a group commit flushes once per group.
     bench_log "fio raw+flush qd $qd (fdatasync every $qd writes, ${RUNTIME}s)"
-    bench_fio raw "$DATA/fio-rawflush-qd$qd" "fdatasync=$qd" || true
+    run_kind raw "$DATA/fio-rawflush-qd$qd" "fdatasync=$qd" || true
     # The floor: the ring job with no PG log at all (only the onode, the data
     # write, the shared flush and the WAL sync): what no log backend can beat.
     bench_log "fio floor (no PG log) qd $qd, 128 PGs (${RUNTIME}s)"
-    bench_fio ring "$DATA/fio-floor-qd$qd" "pgring_no_pg_log=1" || true
+    run_kind floor "$DATA/fio-floor-qd$qd" || true
     for pgs in $PGS_LIST; do
       export PGRING_PGS=$pgs
-      for b in ring rocksdb; do
+      for b in "${LOG_KINDS[@]}" rocksdb; do
         bench_log "fio $b qd $qd, $pgs PGs (${RUNTIME}s)"
-        bench_fio "$b" "$DATA/fio-$b-qd$qd-pgs$pgs" || true
+        run_kind "$b" "$DATA/fio-$b-qd$qd-pgs$pgs" || true
       done
     done
   done
@@ -215,30 +263,29 @@ fi
 
 # --- 1b. the headline cell, repeated in alternating rounds ------------------
 # One run per cell is at the mercy of whatever else the machine does for
-# those 15 s (the matrix above shows it). Each round runs ring, rocksdb, the
-# floor and raw back to back, in an order that rotates from round to round,
-# so every backend meets every slot; report.py takes the medians.
+# those 15 s (the matrix above shows it). Each round runs per-PG rings, the
+# stream, rocksdb, the floor and raw back to back, in an order that rotates
+# from round to round, so every kind meets every slot; report.py takes the
+# medians.
 if [[ $SKIP_FIO == 0 && $ROUNDS -gt 0 ]]; then
   export PGRING_RUNTIME=$RUNTIME PGRING_IODEPTH=$ROUND_QD PGRING_PGS=$ROUND_PGS
-  KINDS=(ring rocksdb floor raw)
+  KINDS=("${LOG_KINDS[@]}" rocksdb floor raw)
   for ((r = 1; r <= ROUNDS; r++)); do
     for ((i = 0; i < ${#KINDS[@]}; i++)); do
       k=${KINDS[(i + r - 1) % ${#KINDS[@]}]}
       bench_log "round $r/$ROUNDS: fio $k qd $ROUND_QD, $ROUND_PGS PGs (${RUNTIME}s)"
-      case $k in
-        floor) bench_fio ring "$DATA/round$r-floor" "pgring_no_pg_log=1" || true ;;
-        *) bench_fio "$k" "$DATA/round$r-$k" || true ;;
-      esac
+      run_kind "$k" "$DATA/round$r-$k" || true
     done
   done
 fi
 
 # --- 2. tail-block policies (engine report) and ring_space_bench -------------
+# Per-PG rings only: there every record write rewrites its PG's tail block.
 if [[ $SKIP_SPACE == 0 ]]; then
   export PGRING_RUNTIME=$RUNTIME PGRING_IODEPTH=32 PGRING_PGS=128
   for policy in rewrite never; do
-    bench_log "fio ring, tail policy $policy, qd 32, 128 PGs (${RUNTIME}s)"
-    bench_fio ring "$DATA/tail-$policy" "pgring_tail_policy=$policy" || true
+    bench_log "fio ring (per-PG rings), tail policy $policy, qd 32, 128 PGs (${RUNTIME}s)"
+    run_kind ring "$DATA/tail-$policy" "pgring_tail_policy=$policy" || true
   done
   if [[ -x $SPACE_BENCH ]]; then
     bench_log "ring_space_bench (in-memory device, both policies)"
@@ -252,30 +299,47 @@ fi
 if [[ $SKIP_LONG == 0 ]]; then
   export PGRING_RUNTIME=$LONG_RUNTIME PGRING_IODEPTH=32 PGRING_PGS=$LONG_PGS
   # Twice: as the OSD writes (with each write's 400-byte onode, the same in
-  # both backends), and pgring's own RocksDB traffic (pgring_onode_size=0),
+  # every backend), and pgring's own RocksDB traffic (pgring_onode_size=0),
   # which is what the log's design changes and what the targets are about.
-  for b in ring rocksdb; do
+  for b in "${LOG_KINDS[@]}" rocksdb; do
     bench_log "fio $b long run, qd 32, $LONG_PGS PGs (${LONG_RUNTIME}s)"
-    bench_fio "$b" "$DATA/long-$b" || true
+    run_kind "$b" "$DATA/long-$b" || true
   done
   # The floor over as long a run: what the same writes with no PG log put
   # in RocksDB (the onodes, their flushes and compactions), which the PG-log
-  # metadata bytes per client write of the two runs above subtract.
+  # metadata bytes per client write of the runs above subtract.
   bench_log "fio floor (no PG log) long run, qd 32, $LONG_PGS PGs (${LONG_RUNTIME}s)"
-  bench_fio ring "$DATA/long-floor" "pgring_no_pg_log=1" || true
-  for b in ring rocksdb; do
+  run_kind floor "$DATA/long-floor" || true
+  for b in "${LOG_KINDS[@]}" rocksdb; do
     bench_log "fio $b long run without onodes, qd 32, $LONG_PGS PGs (${LONG_RUNTIME}s)"
-    bench_fio "$b" "$DATA/long-$b-own" "pgring_onode_size=0" || true
+    run_kind "$b" "$DATA/long-$b-own" "pgring_onode_size=0" || true
   done
 fi
 
 # --- 4. restart time and memory ----------------------------------------------
+# The stream's row opens a store whose stream is full of unhomed records:
+# BENCH_STREAM_CHUNKS chunks and (where restart_bench takes it) a home_blocks
+# so large that a PG's records leave the stream only when forced homes take
+# them, once the stream is half full. The partition holds the rings
+# (restart_bench's own sizing: ~1 chunk per 3000 entries, 3 more per PG and
+# 64 MiB) plus the stream's chunks (1 MiB each).
 if [[ $SKIP_RESTART == 0 ]]; then
   for size in $RESTART; do
     pgs=${size%x*} entries=${size#*x}
-    for b in ring rocksdb; do
-      bench_log "restart $b: $pgs PGs x $entries entries"
-      "$RESTART_BENCH" --backend="$b" --pgs="$pgs" --entries="$entries" --dir="$WORK/restart" \
+    for b in "${LOG_KINDS[@]}" rocksdb; do
+      args=(--backend=ring --layout=perpg)
+      case $b in
+        stream)
+          per_pg=$(( (entries * (220 + 64) + 4096 + 1048575) / 1048576 + 3 ))
+          log_mib=$(( pgs * per_pg + BENCH_STREAM_CHUNKS + 64 ))
+          (( log_mib >= 256 )) || log_mib=256
+          args=(--backend=ring --layout=stream --stream-chunks="$BENCH_STREAM_CHUNKS"
+                --log-size="$((log_mib * 1048576))")
+          [[ -z $RESTART_HOME_BLOCKS ]] || args+=(--home-blocks="$RESTART_HOME_BLOCKS") ;;
+        rocksdb) args=(--backend=rocksdb) ;;
+      esac
+      bench_log "restart $b: $pgs PGs x $entries entries (${args[*]})"
+      "$RESTART_BENCH" "${args[@]}" --pgs="$pgs" --entries="$entries" --dir="$WORK/restart" \
         --cache="$BENCH_CACHE" \
         >"$DATA/restart-$b-$size.json" 2>"$DATA/restart-$b-$size.log" \
         || { tail -5 "$DATA/restart-$b-$size.log" >&2; bench_log "restart_bench $b $size failed; continuing"; }
@@ -295,6 +359,14 @@ if [[ $MODE == smoke ]]; then
   # partition file can take a minute where the file system discards.
   for f in report.md results.json iops_vs_qd.svg restart.svg; do
     [[ -s $OUT/$f ]] || bench_die "smoke: $OUT/$f was not written"
+  done
+  # Each layout ran as itself: its engine report names that layout.
+  for b in "${LOG_KINDS[@]}"; do
+    [[ $SKIP_FIO == 0 ]] || break
+    want=$b; [[ $b == ring ]] && want=perpg
+    f=$DATA/fio-$b-qd$ROUND_QD-pgs$ROUND_PGS.report.json
+    grep -q "\"pgring_layout\": \"$want\"" "$f" 2>/dev/null \
+      || bench_die "smoke: $f missing or not pgring_layout=$want"
   done
 fi
 echo
