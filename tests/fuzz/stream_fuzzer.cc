@@ -23,7 +23,9 @@
 // item's stamp or lpos moved), the stream pointer's tail moved back to an
 // earlier record (a pointer older than the stream's contents: the records
 // after it are still there, valid), its head, tail or tail_seq moved
-// anywhere, a PG's stream_pos moved.
+// anywhere, a PG's stream_pos moved, a stale record of an earlier lap
+// before the head holding other bytes for a PG (the head and that PG's
+// stream_pos moved back to it: only the lap check refuses it).
 //
 // Checked:
 //  - CollectUnhomed returns OK or kDataLoss (the stream's first damage,
@@ -408,7 +410,7 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
   const uint64_t sbase = stream.chunks.base;
   const uint64_t span = RingEnd(stream.chunks, g) - sbase;
   for (int i = 0; i < damage; ++i) {
-    const int op = fdp.ConsumeIntegralInRange<int>(0, 6);
+    const int op = fdp.ConsumeIntegralInRange<int>(0, 7);
     switch (op) {
       case 0: {  // flip a byte
         const uint64_t at = sbase + fdp.ConsumeIntegralInRange<uint64_t>(0, span - 1);
@@ -490,6 +492,26 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
           w.stream_pos = sbase + fdp.ConsumeIntegralInRange<uint64_t>(0, span);
         }
         want_moved = true;
+        break;
+      }
+      case 7: {  // a stale record of an earlier lap before the head, holding
+                 // other bytes for a PG's unhomed range: the head and that
+                 // PG's stream_pos moved back to it (only its lap tells)
+        if (wants.empty()) break;
+        UnhomedWant& w = wants[fdp.ConsumeIntegralInRange<size_t>(0, wants.size() - 1)];
+        RecordBodyBuilder b;
+        b.AddPgBytes(w.stamp, w.homed, std::string(w.tail - w.homed, 'S'));
+        const uint64_t size = kRecordHeaderSize + b.size();
+        if (stream.head < sbase + size) break;
+        const uint64_t at = sbase + fdp.ConsumeIntegralInRange<uint64_t>(0, stream.head - sbase - size);
+        if (at > sp.tail) break;
+        std::string rec;
+        AppendRecord(&rec, kRecordStream, kStreamStamp, LapOf(at, g) - 1,
+                     fdp.ConsumeIntegralInRange<uint64_t>(1, 1000), b.body());
+        WriteAt(dev, g, stream.chunks, at, rec);
+        sp.head = at;
+        w.stream_pos = at;
+        pointer_moved = want_moved = true;
         break;
       }
     }
