@@ -2,20 +2,33 @@
 //
 // A ring store is built with a known random workload (every operation, trims
 // so chunks hold stale records, removed PGs so free chunks do too) and
-// closed. Then, for PGRING_DAMAGE_ITERATIONS iterations (default 30), one
-// piece of damage is made on a copy: a random byte flipped or a whole
-// 512-byte sector overwritten (random bytes, zeros or bit flips) somewhere
-// in the partition — the label, a committed record range, stale space in an
-// owned chunk, a free chunk — or a random byte of a pgring RocksDB value
-// (pgring.ptr.*, pgring.chunks.*, pgring.meta) flipped through the RocksDB
-// API on a copy of the DB directory. Each damaged copy is checked by fsck
-// (the tool library, deep) and opened under both recovery policies. The
-// rule: either open succeeds and every read returns exactly the model's
+// closed, in each log layout (issue 13): per-PG rings, and the log stream
+// (every transaction joins it, home_blocks 4, so at close PGs have bytes
+// only in the stream: asserted, from the store's stats and from the closed
+// image). Then, for PGRING_DAMAGE_ITERATIONS iterations per case (default
+// 15: four cases now where there were two, same total), one piece of damage
+// is made on a copy: a random byte flipped or a whole 512-byte sector
+// overwritten (random bytes, zeros or bit flips) somewhere in the partition
+// — the label, a committed record range, stale space in an owned chunk, a
+// free chunk; in the stream layout half of them in the stream: a committed
+// stream record that some PG's unhomed bytes are read through
+// (stream_unhomed), a committed record no PG needs any more (stream_homed),
+// stale stream space (stream_stale) — or a random byte of a pgring RocksDB
+// value (pgring.ptr.*, pgring.chunks.*, pgring.meta, pgring.stream.ptr,
+// pgring.stream.chunks) flipped through the RocksDB API on a copy of the DB
+// directory, or (stream layout) the stream pointer replaced by an older one,
+// correctly sealed (its tail at an earlier record, or its head moved back):
+// a pointer older than the stream's contents. Each damaged copy is checked
+// by fsck (the tool library, deep) and opened under both recovery policies.
+// The rule: either open succeeds and every read returns exactly the model's
 // entries, dups and info, or kDataLoss for the damaged PG; or open (and
-// fsck) report the damage — kDataLoss naming the PG and position. Never a
-// wrong entry, never a crash or a hang (a watchdog aborts an iteration that
-// takes over 120 s). Outcomes are tallied per region; one line
-// "CAMPAIGN damage: ..." at the end.
+// fsck) report the damage — kDataLoss naming the PG and position. Damage in
+// the stream may cost only the PGs whose unhomed bytes are read through the
+// damaged record (named, with the stream lpos), damage where no PG needs the
+// stream none; an older stream pointer only the PGs with bytes past its
+// tail. Never a wrong entry, never a crash or a hang (a watchdog aborts an
+// iteration that takes over 120 s). Outcomes are tallied per region; one
+// line "CAMPAIGN damage: ..." at the end.
 #include <gmock/gmock.h>
 #include <rocksdb/db.h>
 
@@ -34,7 +47,9 @@
 #include "device/memory_block_device.h"
 #include "format/label.h"
 #include "log/ring_layout.h"
+#include "log/ring_reader.h"
 #include "format/metadata_keys.h"
+#include "format/record.h"
 #include "store/open_store.h"
 #include "util/log_model.h"
 #include "util/random_workload.h"
@@ -55,7 +70,24 @@ constexpr uint64_t kDeviceSize = 4ull << 20;
 constexpr uint32_t kChunkSize = 64 << 10;
 
 // What a byte of the partition holds.
-enum class Region { kLabel, kLabelPad, kCommitted, kStale, kFree, kBeyondChunks };
+// The stream regions (LogLayout::kStream) split the stream's chunks:
+// kStreamUnhomed are the committed stream records that reading some PG's
+// unhomed bytes goes through (from the PG's stream_pos to the last record
+// holding its bytes: damage there may cost that PG, never another);
+// kStreamHomed the committed records [head, tail) no PG needs any more
+// (damage there costs nobody); kStreamStale the rest of the stream's
+// chunks (never read).
+enum class Region {
+  kLabel,
+  kLabelPad,
+  kCommitted,
+  kStale,
+  kFree,
+  kBeyondChunks,
+  kStreamUnhomed,
+  kStreamHomed,
+  kStreamStale
+};
 const char* RegionName(Region r) {
   switch (r) {
     case Region::kLabel: return "label";
@@ -64,6 +96,9 @@ const char* RegionName(Region r) {
     case Region::kStale: return "owned_stale";
     case Region::kFree: return "free_chunk";
     case Region::kBeyondChunks: return "beyond_chunks";
+    case Region::kStreamUnhomed: return "stream_unhomed";
+    case Region::kStreamHomed: return "stream_homed";
+    case Region::kStreamStale: return "stream_stale";
   }
   return "?";
 }
@@ -126,8 +161,14 @@ class Watchdog {
   std::thread thread_;
 };
 
-class DamageCampaignTest : public ::testing::TestWithParam<std::tuple<TailBlockPolicy, uint64_t>> {
+// The layout (StoreMode::kRing: per-PG rings; kRingStream: the log
+// stream, which every transaction joins), the tail-block policy, the seed.
+using DamageParam = std::tuple<StoreMode, TailBlockPolicy, uint64_t>;
+
+class DamageCampaignTest : public ::testing::TestWithParam<DamageParam> {
  protected:
+  bool stream() const { return std::get<0>(GetParam()) == StoreMode::kRingStream; }
+
   void SetUp() override {
     kSummary->Declare("wrong_entries");
     kSummary->Declare("lost");
@@ -146,7 +187,7 @@ class DamageCampaignTest : public ::testing::TestWithParam<std::tuple<TailBlockP
     wp.keep_dups = 15;
     wp.max_payload = 500;
     wp.large_payload_rate = 0.02;
-    RandomWorkload work(std::get<1>(GetParam()), wp);
+    RandomWorkload work(std::get<2>(GetParam()), wp);
     int committed = 0;
     for (int i = 0; committed < 400 && i < 2000; ++i) {
       Transaction t = work.Next(model_);
@@ -159,17 +200,37 @@ class DamageCampaignTest : public ::testing::TestWithParam<std::tuple<TailBlockP
       ++committed;
     }
     ASSERT_EQ(model_.Diff(*store), "");
+    if (stream()) {
+      // The campaign must damage a stream that holds something: records,
+      // and PGs whose last bytes are only there.
+      ASSERT_GT(store->GetStoreStats().stream_records, 0u);
+      uint64_t unhomed = 0;
+      for (const auto& [id, pg] : model_.pgs()) {
+        auto st = store->GetPgStats(id);
+        ASSERT_OK(st);
+        unhomed += st->unhomed_bytes;
+      }
+      ASSERT_GT(unhomed, 0u) << "no PG has bytes only in the log stream at close";
+    }
     ASSERT_OK(store->Close());
     store.reset();
     image_ = dev->ReadRaw(0, kDeviceSize);
     BuildRegionMap();
+    if (stream()) {
+      ASSERT_GT(region_bytes_[Region::kStreamUnhomed], 0u)
+          << "the closed store has no unhomed bytes in its log stream";
+    }
   }
 
   Options BaseOptions(RecoveryPolicy p) const {
     Options o;
     o.log_sink = NullLogSink();
     o.reserve_chunks_per_pg = 1;
-    o.tail_block_policy = std::get<0>(GetParam());
+    SetLayout(std::get<0>(GetParam()), &o);
+    // More blocks wait in the stream before they go home: at close most PGs
+    // have several records there.
+    o.stream.home_blocks = 4;
+    o.tail_block_policy = std::get<1>(GetParam());
     o.recovery_policy = p;
     o.limits.max_payload_bytes = 64 << 10;
     return o;
@@ -211,8 +272,14 @@ class DamageCampaignTest : public ::testing::TestWithParam<std::tuple<TailBlockP
             owner_[i] = idx;
           }
         }
+        // Bytes [homed, tail) are not on the ring (they are in the log
+        // stream): the ring's chunks hold stale bytes there.
         std::vector<Extent> ex;
-        if (ptr->tail > ptr->head) MapRange(*chunks, geo_, ptr->head, ptr->tail - ptr->head, &ex);
+        const uint64_t homed = ptr->homed();
+        if (homed > ptr->head) MapRange(*chunks, geo_, ptr->head, homed - ptr->head, &ex);
+        if (ptr->unhomed > 0) {
+          unhomed_.push_back(Unhomed{idx, ptr->stamp, homed, ptr->tail, ptr->stream_pos});
+        }
         for (const Extent& e : ex) {
           for (uint64_t i = e.device_offset; i < e.device_offset + e.length; ++i) {
             region_[i] = Region::kCommitted;
@@ -221,7 +288,71 @@ class DamageCampaignTest : public ::testing::TestWithParam<std::tuple<TailBlockP
       }
       if (key.rfind("pgring.", 0) == 0) db_keys_.push_back(key);
     }
+    if (kv.count(std::string(kStreamPointerKey))) {
+      ASSERT_NO_FATAL_FAILURE(MapStream(kv));
+    } else {
+      ASSERT_FALSE(stream()) << "a store in the stream layout has no log stream keys";
+    }
     for (Region r : region_) ++region_bytes_[r];
+  }
+
+  // The log stream's regions: its records [head, tail), read with the
+  // reader recovery uses, and which PGs' unhomed bytes each holds.
+  void MapStream(const std::map<std::string, std::string>& kv) {
+    auto sp = StreamPointer::Decode(kv.at(std::string(kStreamPointerKey)));
+    ASSERT_OK(sp);
+    auto sc = PgChunkList::Decode(kv.at(std::string(kStreamChunksKey)));
+    ASSERT_OK(sc);
+    stream_ptr_ = *sp;
+    stream_chunks_ = *sc;
+    for (uint32_t c : sc->chunks) {
+      for (uint64_t i = geo_.ChunkOffset(c); i < geo_.ChunkOffset(c) + kChunkSize; ++i) {
+        region_[i] = Region::kStreamStale;
+      }
+    }
+    MemoryBlockDevice dev(kDeviceSize);
+    dev.WriteRaw(0, image_);
+    RingReader reader(&dev, geo_, *sc, "log stream", kStreamStamp, sp->head, sp->tail);
+    RingRecord rec;
+    absl::Status s;
+    // For each PG with unhomed bytes, the end of the last record holding
+    // some of them.
+    std::vector<uint64_t> last_end(unhomed_.size(), 0);
+    while ((s = reader.Next(&rec)).ok()) {
+      stream_records_.push_back(StreamRecord{rec.lpos, rec.size(), rec.header.seq});
+      ASSERT_OK(ForEachItem(rec.body, [&](const Item& item) {
+        for (size_t u = 0; u < unhomed_.size(); ++u) {
+          const Unhomed& w = unhomed_[u];
+          if (item.pg_stamp == w.stamp && rec.lpos >= w.stream_pos &&
+              item.lpos + item.payload.size() > w.homed) {
+            last_end[u] = rec.lpos + rec.size();
+          }
+        }
+        return absl::OkStatus();
+      }));
+    }
+    ASSERT_TRUE(absl::IsOutOfRange(s)) << "the pristine stream does not read back: " << s;
+    for (size_t u = 0; u < unhomed_.size(); ++u) {
+      ASSERT_GT(last_end[u], unhomed_[u].stream_pos)
+          << "PG " << pgs_[unhomed_[u].owner].ToString() << ": unhomed bytes not in the stream";
+      unhomed_[u].last_end = last_end[u];
+    }
+    for (size_t ri = 0; ri < stream_records_.size(); ++ri) {
+      const StreamRecord& r = stream_records_[ri];
+      std::vector<int> cost;  // the PGs whose unhomed bytes are read through it
+      for (const Unhomed& w : unhomed_) {
+        if (r.lpos >= w.stream_pos && r.lpos < w.last_end) cost.push_back(w.owner);
+      }
+      std::vector<Extent> ex;
+      MapRange(*sc, geo_, r.lpos, r.size, &ex);
+      for (const Extent& e : ex) {
+        for (uint64_t i = e.device_offset; i < e.device_offset + e.length; ++i) {
+          region_[i] = cost.empty() ? Region::kStreamHomed : Region::kStreamUnhomed;
+        }
+        stream_extents_[e.device_offset] = {e.length, ri};
+      }
+      record_cost_.push_back(std::move(cost));
+    }
   }
 
   // A random offset in `r` (falls back to anywhere if `r` is empty).
@@ -239,9 +370,12 @@ class DamageCampaignTest : public ::testing::TestWithParam<std::tuple<TailBlockP
     Region worst = Region::kBeyondChunks;
     auto rank = [](Region r) {
       switch (r) {
-        case Region::kLabel: return 5;
-        case Region::kCommitted: return 4;
+        case Region::kLabel: return 7;
+        case Region::kCommitted: return 6;
+        case Region::kStreamUnhomed: return 5;
+        case Region::kStreamHomed: return 4;
         case Region::kStale: return 3;
+        case Region::kStreamStale: return 3;
         case Region::kFree: return 2;
         case Region::kLabelPad: return 1;
         default: return 0;
@@ -250,6 +384,13 @@ class DamageCampaignTest : public ::testing::TestWithParam<std::tuple<TailBlockP
     for (uint64_t i = off; i < off + len; ++i) {
       if (rank(region_[i]) > rank(worst)) worst = region_[i];
       if (region_[i] == Region::kCommitted) pgs->insert(owner_[i]);
+      if (region_[i] == Region::kStreamUnhomed) {
+        auto it = stream_extents_.upper_bound(i);
+        if (it == stream_extents_.begin()) std::abort();  // the map covers every such byte
+        --it;
+        const std::vector<int>& cost = record_cost_[it->second.second];
+        pgs->insert(cost.begin(), cost.end());
+      }
     }
     return worst;
   }
@@ -331,11 +472,29 @@ class DamageCampaignTest : public ::testing::TestWithParam<std::tuple<TailBlockP
   std::map<Region, uint64_t> region_bytes_;
   std::vector<PgId> pgs_;  // by owner index
   std::vector<std::string> db_keys_;
+  // Stream mode: the PGs with unhomed bytes, the stream's committed records,
+  // and per device byte of them the PGs that damage there may cost.
+  struct Unhomed {
+    int owner;
+    uint32_t stamp;
+    uint64_t homed, tail, stream_pos;
+    uint64_t last_end = 0;  // just past the last stream record holding its bytes
+  };
+  struct StreamRecord {
+    uint64_t lpos, size, seq;
+  };
+  std::vector<Unhomed> unhomed_;
+  std::vector<StreamRecord> stream_records_;
+  std::vector<std::vector<int>> record_cost_;  // per stream record
+  // device offset -> (length, stream record) of each extent of a record
+  std::map<uint64_t, std::pair<uint64_t, size_t>> stream_extents_;
+  StreamPointer stream_ptr_;
+  PgChunkList stream_chunks_;
 };
 
 TEST_P(DamageCampaignTest, RandomFlipsAreDetectedOrHarmless) {
-  const uint64_t iterations = EnvKnob("PGRING_DAMAGE_ITERATIONS", 30);
-  std::mt19937_64 rng(std::get<1>(GetParam()) * 1000003);
+  const uint64_t iterations = EnvKnob("PGRING_DAMAGE_ITERATIONS", 15);
+  std::mt19937_64 rng(std::get<2>(GetParam()) * 1000003);
   Watchdog watchdog(std::chrono::seconds(120));
   ASSERT_FALSE(db_keys_.empty());
   for (uint64_t it = 0; it < iterations; ++it) {
@@ -350,7 +509,33 @@ TEST_P(DamageCampaignTest, RandomFlipsAreDetectedOrHarmless) {
     Region region = Region::kFree;
     bool in_db = rng() % 10 < 3;
     uint64_t flipped = 0;
-    if (in_db) {
+    // Stream mode: the stream pointer replaced by an older one, correctly
+    // sealed (its tail at an earlier record, with that record's sequence,
+    // or its head moved back): the stream holds more than it says.
+    bool old_stream_ptr = in_db && stream() && rng() % 3 == 0;
+    if (old_stream_ptr) {
+      StreamPointer p = stream_ptr_;
+      if (rng() % 2 == 0 && !stream_records_.empty()) {
+        const StreamRecord& r = stream_records_[rng() % stream_records_.size()];
+        p.tail = r.lpos;
+        p.tail_seq = r.seq;
+        p.head = std::min(p.head, p.tail);
+        // The PGs with bytes at or past the new tail lose them.
+        for (const Unhomed& w : unhomed_) {
+          if (w.last_end > p.tail) hit_pgs.insert(w.owner);
+        }
+      } else {
+        p.head = stream_chunks_.base + rng() % (p.head - stream_chunks_.base + 1);
+      }
+      hit_key = std::string(kStreamPointerKey);
+      DbPut(db, hit_key, p.Encode());
+      flipped = 1;
+      region_name = "db_stream_ptr_old";
+      what = "stream pointer head " + std::to_string(stream_ptr_.head) + " tail " +
+             std::to_string(stream_ptr_.tail) + " seq " + std::to_string(stream_ptr_.tail_seq) +
+             " replaced by head " + std::to_string(p.head) + " tail " + std::to_string(p.tail) +
+             " seq " + std::to_string(p.tail_seq);
+    } else if (in_db) {
       auto kv = ReadAllKeys(db);
       hit_key = db_keys_[rng() % db_keys_.size()];
       std::string v = kv.at(hit_key);
@@ -360,6 +545,8 @@ TEST_P(DamageCampaignTest, RandomFlipsAreDetectedOrHarmless) {
       flipped = 1;
       region_name = hit_key.rfind(kPgPointerPrefix, 0) == 0  ? "db_ptr"
                     : hit_key.rfind(kPgChunksPrefix, 0) == 0 ? "db_chunks"
+                    : hit_key == kStreamPointerKey           ? "db_stream_ptr"
+                    : hit_key == kStreamChunksKey            ? "db_stream_chunks"
                                                               : "db_meta";
       what = "flip of byte " + std::to_string(pos) + " of RocksDB value " + region_name;
     } else {
@@ -367,7 +554,13 @@ TEST_P(DamageCampaignTest, RandomFlipsAreDetectedOrHarmless) {
       static const Region kPick[] = {Region::kLabel,     Region::kLabelPad, Region::kCommitted,
                                      Region::kCommitted, Region::kCommitted, Region::kStale,
                                      Region::kStale,     Region::kFree};
-      Region want = kPick[rng() % (sizeof(kPick) / sizeof(kPick[0]))];
+      // Stream mode: half of the partition damage goes to the stream.
+      static const Region kPickStream[] = {Region::kStreamUnhomed, Region::kStreamUnhomed,
+                                           Region::kStreamUnhomed, Region::kStreamHomed,
+                                           Region::kStreamStale};
+      Region want = stream() && rng() % 2 == 0
+                        ? kPickStream[rng() % (sizeof(kPickStream) / sizeof(kPickStream[0]))]
+                        : kPick[rng() % (sizeof(kPick) / sizeof(kPick[0]))];
       uint64_t off = OffsetIn(want, rng);
       uint64_t len = 1;
       std::string kind;
@@ -402,7 +595,7 @@ TEST_P(DamageCampaignTest, RandomFlipsAreDetectedOrHarmless) {
     kSummary->Add("hit_" + region_name);
     std::string names;
     for (int i : hit_pgs) names += pgs_[i].ToString() + " ";
-    if (!hit_key.empty() && hit_key != kMetaKey) {
+    if (!hit_key.empty() && hit_key != kMetaKey && hit_key.rfind("pgring.stream.", 0) != 0) {
       PgId pg;
       std::string_view k(hit_key);
       k.remove_prefix(hit_key.rfind(kPgPointerPrefix, 0) == 0 ? kPgPointerPrefix.size()
@@ -462,10 +655,24 @@ TEST_P(DamageCampaignTest, RandomFlipsAreDetectedOrHarmless) {
           if (policy == RecoveryPolicy::kRefuse) refused_under_refuse = true;
           // Named: the PG (and the position, for record damage), the label,
           // or the store metadata.
+          // What no reader interprets may not refuse the store.
+          EXPECT_FALSE(!in_db && (region == Region::kStreamStale ||
+                                  region == Region::kStreamHomed))
+              << "damage where no PG needs the stream refused the open: " << e;
           if (label) {
             EXPECT_THAT(msg, ::testing::HasSubstr("label")) << e;
           } else if (hit_key == kMetaKey) {
             EXPECT_THAT(msg, ::testing::HasSubstr("pgring.meta")) << e;
+          } else if (hit_key.rfind("pgring.stream.", 0) == 0 && !old_stream_ptr) {
+            EXPECT_THAT(msg, ::testing::HasSubstr("log stream")) << e;
+          } else if (old_stream_ptr ||
+                     (!in_db && region == Region::kStreamUnhomed)) {
+            // A PG whose unhomed bytes the damage (or the older pointer)
+            // made unreadable, named with the stream position.
+            EXPECT_THAT(msg, ::testing::HasSubstr("stream lpos")) << e;
+            bool names_hit = false;
+            for (int i : hit_pgs) names_hit |= msg.find("PG " + pgs_[i].ToString() + ":") != std::string::npos;
+            EXPECT_TRUE(names_hit) << "damage costs at most " << names << "but: " << e;
           } else {
             bool named = false;
             for (const auto& [id, pg] : model_.pgs()) named |= msg.find("PG " + id.ToString()) != std::string::npos;
@@ -485,6 +692,20 @@ TEST_P(DamageCampaignTest, RandomFlipsAreDetectedOrHarmless) {
       }
       std::unique_ptr<Store> store = std::move(s).value();
       int damaged = CheckReads(*store, what + " (" + pname + ")");
+      if (!in_db && (region == Region::kStreamStale || region == Region::kStreamHomed)) {
+        EXPECT_EQ(damaged, 0) << "damage where no PG needs the stream cost a PG";
+      }
+      if (damaged > 0 && (old_stream_ptr || (!in_db && region == Region::kStreamUnhomed))) {
+        // Only the PGs whose bytes the damage made unreadable are marked.
+        for (const auto& [id, pg] : model_.pgs()) {
+          auto st = store->GetPgStats(id);
+          if (!st.ok() || !st->damaged) continue;
+          bool hit = false;
+          for (int i : hit_pgs) hit |= pgs_[i] == id;
+          EXPECT_TRUE(hit) << "PG " << id.ToString() << " marked damaged; damage costs at most "
+                           << names;
+        }
+      }
       kSummary->Add(pname + "_open_ok");
       if (damaged > 0) {
         kSummary->Add(pname + "_pgs_reporting_dataloss", damaged);
@@ -520,15 +741,17 @@ TEST_P(DamageCampaignTest, RandomFlipsAreDetectedOrHarmless) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Campaign, DamageCampaignTest,
-                         ::testing::Combine(::testing::Values(TailBlockPolicy::kRewriteTailBlock,
+                         ::testing::Combine(::testing::Values(StoreMode::kRing,
+                                                              StoreMode::kRingStream),
+                                            ::testing::Values(TailBlockPolicy::kRewriteTailBlock,
                                                               TailBlockPolicy::kNeverRewrite),
                                             ::testing::Values(1)),
                          [](const auto& i) {
-                           return std::string(std::get<0>(i.param) ==
-                                                      TailBlockPolicy::kRewriteTailBlock
-                                                  ? "Rewrite_"
-                                                  : "NeverRewrite_") +
-                                  std::to_string(std::get<1>(i.param));
+                           return StoreModeName(std::get<0>(i.param)) + "_" +
+                                  (std::get<1>(i.param) == TailBlockPolicy::kRewriteTailBlock
+                                       ? "Rewrite_"
+                                       : "NeverRewrite_") +
+                                  std::to_string(std::get<2>(i.param));
                          });
 
 }  // namespace

@@ -12,7 +12,8 @@
 #
 #   power_loss    PGRING_CRASH_POINTS=2000 PGRING_CRASH_TXNS=120
 #   full_devices  PGRING_FULL_CYCLES=12 PGRING_FULL_ITERATIONS=12
-#   damage        PGRING_DAMAGE_ITERATIONS=3000
+#   damage        PGRING_DAMAGE_ITERATIONS=3000   (per case: per-PG rings and
+#                 the log stream, each under both tail-block policies)
 #   concurrency   PGRING_CONC_TXNS=3000 PGRING_CONC_EPOCHS=20
 #
 # Environment:

@@ -24,6 +24,7 @@
 
 extern "C" int PgringFuzz_record(const uint8_t* data, size_t size);
 extern "C" int PgringFuzz_ring(const uint8_t* data, size_t size);
+extern "C" int PgringFuzz_stream(const uint8_t* data, size_t size);
 extern "C" int PgringFuzz_label(const uint8_t* data, size_t size);
 extern "C" int PgringFuzz_export(const uint8_t* data, size_t size);
 
@@ -78,6 +79,7 @@ TEST_P(FuzzReplay, CorpusAndRegressions) {
 INSTANTIATE_TEST_SUITE_P(Targets, FuzzReplay,
                          ::testing::Values(Target{"record", PgringFuzz_record},
                                            Target{"ring", PgringFuzz_ring},
+                                           Target{"stream", PgringFuzz_stream},
                                            Target{"label", PgringFuzz_label},
                                            Target{"export", PgringFuzz_export}),
                          [](const ::testing::TestParamInfo<Target>& i) {

@@ -210,12 +210,39 @@ void RingSeeds(Seeds* s) {
   r["all-ff"] = std::string(512, '\xff');
 }
 
+// The stream target reads its input the same way (its last byte: how much
+// damage, byte % 4): random inputs of growing size, clean and damaged.
+void StreamSeeds(Seeds* s) {
+  auto& r = (*s)["stream"];
+  uint64_t x = 0x2545f4914f6cdd1dull;
+  auto next = [&]() {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return static_cast<char>(x >> 24);
+  };
+  const size_t sizes[] = {16, 64, 200, 500, 1000, 2000, 4000, 8000};
+  int i = 0;
+  for (size_t n : sizes) {
+    for (int damage = 0; damage < 2; ++damage) {
+      std::string b(n, '\0');
+      for (char& c : b) c = next();
+      b.back() = static_cast<char>(damage == 0 ? 0 : 1 + (i % 3));
+      char name[64];
+      std::snprintf(name, sizeof(name), "%s-%04zu-%02d", damage == 0 ? "clean" : "damaged", n, i);
+      r[name] = b;
+      ++i;
+    }
+  }
+  r["all-zero"] = std::string(512, '\0');
+  r["all-ff"] = std::string(512, '\xff');
+}
+
 Seeds AllSeeds() {
   Seeds s;
   RecordSeeds(&s);
   LabelSeeds(&s);
   ExportSeeds(&s);
   RingSeeds(&s);
+  StreamSeeds(&s);
   return s;
 }
 
