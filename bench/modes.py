@@ -53,19 +53,25 @@ def f(v, fmt):
 
 
 print(f"| PGs | qd | mode | IOPS | p99 ms | CPU µs/write | log writes/write | "
-      f"log seeks/write | log bytes/write | RocksDB bytes/write | IOPS vs perpg | CPU vs perpg |")
-print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      f"log seeks/write | log bytes/write | RocksDB bytes/write | IOPS vs perpg | CPU vs perpg | "
+      f"IOPS vs floor | p99 vs floor | CPU vs floor |")
+print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for pgs in pgs_list:
     for qd in qds:
         cells = {m: cell(m, pgs, qd) for m in modes}
         base = cells.get("perpg")
+        floor = cells.get("floor")
+
+        def vs(c, k):
+            return f(c[k] / floor[k], ".2f") if floor and floor.get(k) and c.get(k) else "-"
         for m in modes:
             c = cells[m]
             if c is None:
-                print(f"| {pgs} | {qd} | {m} | (no result) |||||||||")
+                print(f"| {pgs} | {qd} | {m} | (no result) ||||||||||||")
                 continue
             ri = f(c["iops"] / base["iops"], ".2f") if base and base["iops"] else "-"
             rc = f(c["cpu"] / base["cpu"], ".2f") if base and base["cpu"] and c["cpu"] else "-"
             print(f"| {pgs} | {qd} | {m} | {c['iops']:.0f} | {c['p99']:.2f} | {f(c['cpu'], '.1f')} | "
                   f"{f(c['writes'], '.3f')} | {f(c['seeks'], '.3f')} | {f(c['bytes'], '.0f')} | "
-                  f"{f(c['rdb'], '.0f')} | {ri} | {rc} |")
+                  f"{f(c['rdb'], '.0f')} | {ri} | {rc} | {vs(c, 'iops')} | {vs(c, 'p99')} | "
+                  f"{vs(c, 'cpu')} |")

@@ -12,7 +12,8 @@
 #   bash bench/modes.sh --runtime 4 --pgs "128" --qds "32"
 #
 # Options: --runtime S (10), --pgs "LIST" (8 128 1024), --qds "LIST" (1 16 32),
-#   --modes "LIST" (perpg stream rocksdb), --rounds N (1: cells alternate
+#   --modes "LIST" (perpg stream rocksdb; also floor: no PG log, and
+#   stream-wo: a 2 GiB stream with home_blocks 65536), --rounds N (1: cells alternate
 #   modes within a round; medians over rounds), --out DIR
 #   (build/bench-modes/<timestamp>), --build-dir DIR (build/bench), --no-build.
 # Counts per client write hold on a noisy machine; IOPS and p99 do not (the
@@ -63,6 +64,12 @@ for ((r = 1; r <= ROUNDS; r++)); do
         bench_log "round $r: $m, $pgs PGs, qd $qd (${RUNTIME}s)"
         case $m in
           rocksdb) bench_fio rocksdb "$OUT/r$r-$m-pgs$pgs-qd$qd" || true ;;
+          floor) PGRING_NO_PG_LOG=1 bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" \
+                   "pgring_layout=perpg" || true ;;
+          # The stream large enough to hold every PG's live log (2 GiB), homing
+          # only what a full stream forces: each record written once.
+          stream-wo) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
+                       "pgring_stream_chunks=2048" "pgring_home_blocks=65536" || true ;;
           *) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=$m" || true ;;
         esac
       done
