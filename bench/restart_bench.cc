@@ -176,6 +176,7 @@ pgring::Options OpenOptions(const Args& a) {
   pgring::Options o;
   o.durability = pgring::DurabilityMode::kGroupCommit;
   o.log_sink = pgring::NullLogSink();
+  o.log_layout = pgring::LogLayout::kPerPgRings;
   if (a.layout == "stream") {
     o.log_layout = pgring::LogLayout::kStream;
     o.stream.max_chunks = a.stream_chunks;
