@@ -87,6 +87,14 @@ void RecordBodyBuilder::AddPgBytes(uint32_t stamp, uint64_t lpos, std::string_vi
   body_.append(bytes.data(), bytes.size());
 }
 
+void AppendPadRecord(std::string* dst, uint8_t type, uint32_t pg_stamp, uint32_t lap,
+                     uint64_t seq, size_t size) {
+  assert(size >= kRecordHeaderSize + 2);
+  RecordBodyBuilder body;
+  body.AddPad(size - kRecordHeaderSize);
+  AppendRecord(dst, type, pg_stamp, lap, seq, body.body());
+}
+
 void RecordBodyBuilder::AddPad(size_t bytes) {
   assert(bytes != 1);
   // An item of n data bytes takes n+2 bytes for n < 128 and n+3 for

@@ -62,6 +62,12 @@ RecordHeader DecodeRecordHeader(const char* p);
 void AppendRecord(std::string* dst, uint8_t type, uint32_t pg_stamp,
                   uint32_t lap, uint64_t seq, std::string_view body);
 
+// Appends a record of exactly `size` bytes (at least kRecordHeaderSize + 2)
+// whose body is only kPad items: it fills a block's end so that the next
+// record starts on a block boundary.
+void AppendPadRecord(std::string* dst, uint8_t type, uint32_t pg_stamp, uint32_t lap,
+                     uint64_t seq, size_t size);
+
 // True if the CRC in `header_and_body` (24 + length bytes) matches.
 bool RecordCrcMatches(std::string_view header_and_body);
 

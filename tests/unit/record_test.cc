@@ -83,6 +83,27 @@ TEST_F(RecordTest, EveryKindRoundTrips) {
   EXPECT_EQ(b.size() - RecordBodyBuilder::ItemSize(12 + 300), items_[5].offset);
 }
 
+// A pad record is exactly the size asked for, sealed, and holds no item a
+// reader reports, at every size a block's end can leave (26 .. 4096).
+TEST_F(RecordTest, PadRecordFillsExactlyAndHoldsNothing) {
+  for (size_t size : {size_t{26}, size_t{27}, size_t{154}, size_t{155}, size_t{4096}}) {
+    std::string rec = "prefix";
+    AppendPadRecord(&rec, kRecordStream, 0xFFFFFFFFu, 3, 9, size);
+    ASSERT_EQ(rec.size(), 6 + size) << size;
+    std::string_view r = std::string_view(rec).substr(6);
+    EXPECT_TRUE(RecordCrcMatches(r)) << size;
+    const RecordHeader h = DecodeRecordHeader(r.data());
+    EXPECT_EQ(h.type, kRecordStream);
+    EXPECT_EQ(h.seq, 9u);
+    int items = 0;
+    EXPECT_TRUE(ForEachItem(r.substr(kRecordHeaderSize), [&](const Item&) {
+                  ++items;
+                  return absl::OkStatus();
+                }).ok());
+    EXPECT_EQ(items, 0) << size;
+  }
+}
+
 TEST_F(RecordTest, CallbackErrorStopsTheWalk) {
   int calls = 0;
   absl::Status s = ForEachItem(GoodBody(), [&](const Item&) {

@@ -152,11 +152,9 @@ void LogStream::Kick() {
       std::memcpy(buffer->data(), pending_.data(), pending_.size());
       pad_at_ = kNoPad;
       if (end == placed_end_ && write_end - end >= kRecordHeaderSize + 2) {
-        RecordBodyBuilder body;
-        body.AddPad(write_end - end - kRecordHeaderSize);
         std::string pad;
-        AppendRecord(&pad, kRecordStream, kStreamStamp, LapOf(end, geo_), placed_seq_,
-                     body.body());
+        AppendPadRecord(&pad, kRecordStream, kStreamStamp, LapOf(end, geo_), placed_seq_,
+                        write_end - end);
         std::memcpy(buffer->data() + (end - pending_start_), pad.data(), pad.size());
         pad_at_ = end;
         pad_end_ = write_end;

@@ -52,8 +52,7 @@ struct RingStore::StreamPlan {
   // Per change: how far its PG is homed once the transaction is staged.
   std::vector<uint64_t> homed_after;
   std::string record;  // the stream record; empty: none
-  uint64_t record_pos = 0;
-  LogStream::Slot slot{};  // where it goes (record_pos) and its sequence
+  LogStream::Slot slot{};  // where it goes and its sequence number
   std::vector<uint32_t> allocated;  // stream chunks taken for it
   // The stream before the transaction: what changed goes to the batch.
   bool stream_existed = false;
@@ -560,7 +559,6 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     AppendRecord(&plan->record, kRecordStream, kStreamStamp, LapOf(pos, geo_), slot.seq,
                  body.body());
     if (stream_.Reserve(pos + plan->record.size(), &plan->allocated)) {
-      plan->record_pos = pos;
       plan->slot = slot;
       return;
     }
@@ -622,7 +620,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
         writes->push_back(HomeWrite(t->pg, end, homed));
       }
       if (pg->bounds.homed < new_tail) {
-        pg->unhomed_runs.push_back(UnhomedRun{new_tail, plan->record_pos});
+        pg->unhomed_runs.push_back(UnhomedRun{new_tail, plan->slot.pos});
       }
       pg->record_bytes_written += rec.size();
       pg->payload_bytes_written += t->payload;
@@ -728,11 +726,9 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
         }
         break;  // no room on the partition now; a later transaction retries
       }
-      RecordBodyBuilder body;
-      body.AddPad(pad - kRecordHeaderSize);
       std::string rec;
-      AppendRecord(&rec, kRecordTxn, pg->stamp, LapOf(pg->bounds.tail, geo_), pg->bounds.tail_seq,
-                   body.body());
+      AppendPadRecord(&rec, kRecordTxn, pg->stamp, LapOf(pg->bounds.tail, geo_),
+                      pg->bounds.tail_seq, pad);
       pg->image.append(rec);
       pg->bounds.tail += rec.size();
       pg->bounds.tail_seq += 1;
