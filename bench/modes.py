@@ -2,7 +2,10 @@
 """bench/modes.py OUT PGS QDS MODES ROUNDS — the table bench/modes.sh prints:
 per cell the medians over rounds of IOPS and p99 (fio), and the engine's
 per-client-write counts (CPU µs, log-partition writes, seeks and bytes,
-RocksDB bytes); then each mode's ratios to per-PG rings."""
+RocksDB bytes); then each mode's ratios to per-PG rings and the floor;
+then where the CPU goes: µs per client write by thread (the engine's
+cpu_us_by_thread: fio's job thread, pgring-commit, io:<file> for each
+device's completions, RocksDB's threads)."""
 import json
 import os
 import statistics
@@ -38,13 +41,18 @@ def cell(mode, pgs, qd):
             "seeks": pw.get("log_partition_seeks"),
             "bytes": pw.get("log_partition_bytes"),
             "rdb": pw.get("rocksdb_bytes"),
+            "threads": pw.get("cpu_us_by_thread") or {},
         })
     if not rows:
         return None
     med = {}
     for k in rows[0]:
+        if k == "threads":
+            continue
         vals = [r[k] for r in rows if r[k] is not None]
         med[k] = statistics.median(vals) if vals else None
+    names = sorted({n for r in rows for n in r["threads"]})
+    med["threads"] = {n: statistics.median(r["threads"].get(n, 0.0) for r in rows) for n in names}
     return med
 
 
@@ -75,3 +83,21 @@ for pgs in pgs_list:
                   f"{f(c['writes'], '.3f')} | {f(c['seeks'], '.3f')} | {f(c['bytes'], '.0f')} | "
                   f"{f(c['rdb'], '.0f')} | {ri} | {rc} | {vs(c, 'iops')} | {vs(c, 'p99')} | "
                   f"{vs(c, 'cpu')} |")
+
+
+# Where the CPU goes: a column per thread name that spent at least 0.05 µs
+# per client write in some cell.
+all_cells = {(pgs, qd, m): cell(m, pgs, qd) for pgs in pgs_list for qd in qds for m in modes}
+names = sorted({n for c in all_cells.values() if c for n, v in c["threads"].items() if v >= 0.05})
+if names:
+    print()
+    print("CPU µs per client write, by thread (medians over rounds):")
+    print()
+    print("| PGs | qd | mode | " + " | ".join(names) + " | total |")
+    print("|---:|---:|---|" + "---:|" * (len(names) + 1))
+    for (pgs, qd, m), c in all_cells.items():
+        if not c:
+            continue
+        t = c["threads"]
+        print(f"| {pgs} | {qd} | {m} | " + " | ".join(f(t.get(n), ".1f") for n in names) +
+              f" | {f(sum(t.values()) if t else None, '.1f')} |")

@@ -6,7 +6,9 @@
 # IOPS, p99, and from the engine's report per client write: CPU µs,
 # log-partition writes and bytes, RocksDB bytes, and the log-partition
 # writes that are not contiguous with the previous one (each a seek on a
-# disk; docs/DESIGN.md states what that predicts for a 150-seek/s HDD).
+# disk; docs/DESIGN.md states what that predicts for a 150-seek/s HDD);
+# then the CPU per client write by thread (fio's job thread, pgring-commit,
+# each device's completion thread io:<file>).
 #
 #   bash bench/modes.sh                      # 8/128/1024 PGs x qd 1/16/32, 10 s each
 #   bash bench/modes.sh --runtime 4 --pgs "128" --qds "32"

@@ -26,6 +26,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "util/thread_name.h"
 
 // ThreadSanitizer cannot see the happens-before edge that the kernel creates
 // between io_uring_submit() on one thread and the CQE reaped on another, so
@@ -170,7 +171,10 @@ class PsyncEngine final : public WriteEngine {
     const uint32_t threads =
         std::clamp<uint32_t>(queue_depth, 1, kMaxPsyncThreads);
     for (uint32_t i = 0; i < threads; ++i) {
-      threads_.emplace_back([this] { WorkerLoop(); });
+      threads_.emplace_back([this] {
+        NameThisThread(ThreadNameFor("iow:", path_));
+        WorkerLoop();
+      });
     }
   }
 
@@ -461,6 +465,7 @@ class UringEngine final : public WriteEngine {
   }
 
   void ReapLoop() {
+    NameThisThread(ThreadNameFor("io:", path_));
     {
       std::lock_guard<std::mutex> lock(mu_);
       reaper_id_ = std::this_thread::get_id();

@@ -4,6 +4,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "absl/strings/str_cat.h"
+#include "util/thread_name.h"
 
 namespace pgring {
 
@@ -21,9 +22,22 @@ CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
       eager_flush_(device != nullptr && options.durability != DurabilityMode::kUnsynced &&
                    !options.gated_writes_share_flush && !sync_covers_),
       log_(log) {
-  thread_ = std::thread([this] { Run(); });
-  if (eager_flush_) flusher_ = std::thread([this] { FlushLoop(); });
-  if (mode_ == DurabilityMode::kUnsynced) acker_ = std::thread([this] { AckLoop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("pgring-commit");
+    Run();
+  });
+  if (eager_flush_) {
+    flusher_ = std::thread([this] {
+      NameThisThread("pgring-flush");
+      FlushLoop();
+    });
+  }
+  if (mode_ == DurabilityMode::kUnsynced) {
+    acker_ = std::thread([this] {
+      NameThisThread("pgring-ack");
+      AckLoop();
+    });
+  }
 }
 
 CommitPipeline::~CommitPipeline() { Stop(); }

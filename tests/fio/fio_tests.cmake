@@ -5,6 +5,7 @@
 #                          on both backends (gtest, in-memory partition)
 #   fio_shared_flush_test.* pgring_shared_flush and pgring_sync_covers resolved
 #                          from the library's flush-domain checks
+#   fio_thread_cpu_test.*  the report's CPU time per thread name
 #   fio_engine_options     fio loads the engine (all symbols bound) and lists
 #                          its options
 #   fio_abi_check          the fio source's structure layouts are the
@@ -34,6 +35,11 @@ gtest_discover_tests(fio_shared_flush_test DISCOVERY_TIMEOUT 60
                      TEST_PREFIX "fio_shared_flush_test."
                      PROPERTIES LABELS "fio;unit"
                                 ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
+
+add_executable(fio_thread_cpu_test ${CMAKE_CURRENT_LIST_DIR}/thread_cpu_test.cc)
+target_link_libraries(fio_thread_cpu_test PRIVATE pgring_fio_core GTest::gtest GTest::gtest_main)
+gtest_discover_tests(fio_thread_cpu_test DISCOVERY_TIMEOUT 60 TEST_PREFIX "fio_thread_cpu_test."
+                     PROPERTIES LABELS "fio;unit")
 
 set(_fio_sanitize "${PGRING_SANITIZE}")
 string(REPLACE ";" "," _fio_sanitize "${_fio_sanitize}")

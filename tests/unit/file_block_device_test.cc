@@ -3,11 +3,13 @@
 // refusal with its exact code.
 #include "device/file_block_device.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -166,6 +168,43 @@ TEST_P(FileBlockDeviceEngineTest, RoundTripAndPersistence) {
   AlignedBuffer back(kBlock);
   ASSERT_OK(dev->Read((1 << 20) - kBlock, back.span()));
   EXPECT_EQ(std::memcmp(back.data(), b->data(), kBlock), 0);
+}
+
+// The names of this process's threads (/proc/self/task/*/comm).
+std::vector<std::string> ThreadNames() {
+  std::vector<std::string> names;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return names;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream in(absl::StrCat("/proc/self/task/", e->d_name, "/comm"));
+    std::string name;
+    std::getline(in, name);
+    names.push_back(name);
+  }
+  closedir(dir);
+  return names;
+}
+
+// A device's threads say which file they serve ("io:" + its name for
+// io_uring's completion thread, "iow:" for psync's workers), so top -H,
+// perf and the fio engine's report can tell the log partition's from the
+// data file's.
+TEST_P(FileBlockDeviceEngineTest, ThreadsAreNamedForTheirFile) {
+  const std::string path = dir_.Join("logpart");
+  MakeFile(path, 1 << 20);
+  OPEN_OR_SKIP(dev, path);
+  const std::string want = GetParam() == Engine::kIoUring ? "io:logpart" : "iow:logpart";
+  // A thread names itself when it starts.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  size_t named = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto names = ThreadNames();
+    named = std::count(names.begin(), names.end(), want);
+    if (named > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_GE(named, 1u) << "no thread named " << want;
 }
 
 TEST_P(FileBlockDeviceEngineTest, LargeWrite) {

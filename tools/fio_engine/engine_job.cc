@@ -64,6 +64,7 @@ void EngineJob::CloseFile(DataFile* file) {
   for (auto it = files_.begin(); it != files_.end(); ++it) {
     if (it->get() != file) continue;
     EngineStats& stats = store_->stats();
+    store_->NoteThreads();
     std::unique_ptr<DataFile> f = std::move(*it);
     files_.erase(it);
     const uint64_t bytes = f->bytes_written(), flushes = f->flushes();

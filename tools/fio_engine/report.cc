@@ -103,6 +103,11 @@ json RunJson(const IoSnapshot& start, const IoSnapshot& end, uint64_t committed,
       {"log_partition_bytes", log_bytes / n},
       {"rocksdb_bytes", rocksdb_bytes / n},
       {"metadata_bytes", (log_bytes + rocksdb_bytes) / n}};
+  json by_thread = json::object();
+  for (const auto& [name, ns] : ThreadCpuByName(start.threads, end.threads)) {
+    by_thread[name] = static_cast<double>(ns) / 1000.0 / n;
+  }
+  j["per_write"]["cpu_us_by_thread"] = by_thread;
   return j;
 }
 

@@ -19,7 +19,12 @@
 //                                bytes, rocksdb_bytes (rocksdb.run's total)
 //                                and metadata_bytes (the two together; minus
 //                                the floor's rocksdb_bytes, what the PG log
-//                                costs: scripts/main-job.sh, bench/report.py);
+//                                costs: scripts/main-job.sh, bench/report.py),
+//                                and cpu_us_by_thread: the CPU time per
+//                                thread name (fio: the job threads;
+//                                pgring-commit; io:<file>: a device's
+//                                completions; rocksdb:*), from
+//                                /proc/self/task (thread_cpu.h);
 //                                null if no write committed
 //   writes, reads, syncs, trims  what fio asked for; writes.iops over run.seconds
 //   commit_latency_us            Submit → commit callback: count, mean, p50,

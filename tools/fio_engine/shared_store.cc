@@ -78,7 +78,13 @@ SharedStore::SharedStore(const EngineConfig& config) : config_(config) {}
 
 SharedStore::~SharedStore() = default;
 
-IoSnapshot SharedStore::Snapshot() const {
+void SharedStore::NoteThreads() {
+  std::map<pid_t, ThreadCpu> now = ReadThreadCpu();
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  for (auto& [tid, t] : now) seen_threads_[tid] = std::move(t);
+}
+
+IoSnapshot SharedStore::Snapshot() {
   IoSnapshot s;
   struct rusage ru {};
   if (getrusage(RUSAGE_SELF, &ru) == 0) {
@@ -87,6 +93,11 @@ IoSnapshot SharedStore::Snapshot() const {
     };
     s.cpu_user_us = us(ru.ru_utime);
     s.cpu_sys_us = us(ru.ru_stime);
+  }
+  NoteThreads();
+  {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    s.threads = seen_threads_;
   }
   s.store = store_->GetStoreStats();
   const auto& c = rocksdb_io_->counts();

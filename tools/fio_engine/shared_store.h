@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "absl/status/status.h"
@@ -25,6 +26,7 @@
 #include "osd_model.h"
 #include "pgring/store.h"
 #include "rocksdb_io_counter.h"
+#include "thread_cpu.h"
 
 namespace pgring::fio {
 
@@ -69,6 +71,8 @@ struct IoSnapshot {
   // the engine, the store's and RocksDB's threads — since it started.
   uint64_t cpu_user_us = 0;
   uint64_t cpu_sys_us = 0;
+  // The same, thread by thread (thread_cpu.h).
+  std::map<pid_t, ThreadCpu> threads;
   uint64_t rocksdb_bytes[RocksDbIoCounter::kKinds] = {};
   uint64_t rocksdb_files[RocksDbIoCounter::kKinds] = {};
   uint64_t rocksdb_syncs = 0;
@@ -95,12 +99,17 @@ class SharedStore {
   OsdModel& model() { return *model_; }
   const EngineConfig& config() const { return config_; }
   EngineStats& stats() { return stats_; }
+  // Reads every thread's CPU time now and keeps it, so that the report
+  // still counts a thread that ends before the store is released (a data
+  // file's completion thread ends when fio closes the file): called just
+  // before a job closes a data file.
+  void NoteThreads();
 
  private:
   explicit SharedStore(const EngineConfig& config);
   absl::Status Open();
   absl::Status Finish();
-  IoSnapshot Snapshot() const;
+  IoSnapshot Snapshot();
 
   const EngineConfig config_;
   std::shared_ptr<RocksDbIoCounter> rocksdb_io_;  // under the store's RocksDB Env
@@ -112,6 +121,9 @@ class SharedStore {
   Backend backend_ = Backend::kRing;  // the opened store's
   IoSnapshot after_setup_;
   double setup_seconds_ = 0;
+  std::mutex threads_mu_;
+  // The latest CPU time read of every thread seen since setup (NoteThreads).
+  std::map<pid_t, ThreadCpu> seen_threads_;  // guarded by threads_mu_
 };
 
 }  // namespace pgring::fio

@@ -19,6 +19,7 @@
 #include "store/open_store.h"
 #include "store/ring/extent_write.h"
 #include "util/status_macros.h"
+#include "util/thread_name.h"
 
 namespace pgring {
 
@@ -207,7 +208,12 @@ absl::Status RingStore::Recover() {
     };
     const size_t threads = std::min<size_t>(kRecoveryThreads, order.size());
     std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    for (size_t t = 1; t < threads; ++t) {
+      pool.emplace_back([&work] {
+        NameThisThread("pgring-recover");
+        work();
+      });
+    }
     work();
     for (auto& t : pool) t.join();
   }
