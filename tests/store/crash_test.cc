@@ -382,6 +382,8 @@ class CrashTest : public ::testing::TestWithParam<Case> {
     }
     ASSERT_NE(match, nullptr) << what << ": recovered state is no prefix covering the "
                               << durable << " durable transactions:" << diffs;
+    // What no read shows: each PG's version floor and trim points.
+    ASSERT_EQ(match->ProbeFloors(*r->store), "") << what;
     // Chunks: owned once (open checks) and none leaked.
     auto pgs = r->store->ListPgs();
     ASSERT_OK(pgs);

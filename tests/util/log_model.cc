@@ -2,7 +2,10 @@
 
 #include <rocksdb/write_batch.h>
 
+#include <functional>
+#include <random>
 #include <sstream>
+#include <vector>
 
 namespace pgring::testing {
 
@@ -104,7 +107,52 @@ absl::StatusCode LogModel::Apply(const Transaction& txn) {
   return absl::StatusCode::kOk;
 }
 
-std::string LogModel::Diff(const Store& store) const {
+namespace {
+
+Version Next(const Version& v) {
+  return v.version == UINT64_MAX ? Version{v.epoch + 1, 0} : Version{v.epoch, v.version + 1};
+}
+
+std::string Describe(const std::vector<LogEntry>& got, size_t i) {
+  return i < got.size() ? got[i].version.ToString() : "nothing";
+}
+
+// A read of [from, to] against the model's entries in that range.
+// The store's rules (PgLogState::EntrySlots): an inverted range is the
+// caller's error, and a range that starts past the PG's last version (its
+// floor: a rewind can leave it above every entry) is out of range.
+std::string DiffRange(const Store& store, const PgId& id, const ModelPg& pg, const Version& from,
+                      const Version& to) {
+  const std::map<Version, std::string>& want = pg.entries;
+  auto got = store.ReadEntries(id, from, to);
+  const std::string range = "PG " + id.ToString() + " ReadEntries(" + from.ToString() + ", " +
+                            to.ToString() + ")";
+  if (from > to) {  // an inverted range is the caller's error
+    return absl::IsInvalidArgument(got.status()) ? "" : range + ": not refused as inverted";
+  }
+  if (from > pg.last && from != Version::Min()) {
+    return absl::IsOutOfRange(got.status())
+               ? ""
+               : range + ": not refused as past the last version " + pg.last.ToString() + " (" +
+                     got.status().ToString() + ")";
+  }
+  if (!got.ok()) return range + ": " + got.status().ToString();
+  size_t i = 0;
+  for (auto it = want.lower_bound(from); it != want.end() && it->first <= to; ++it, ++i) {
+    if (i >= got->size() || (*got)[i].version != it->first || (*got)[i].payload != it->second) {
+      return range + ": entry " + std::to_string(i) + " is " + Describe(*got, i) +
+             ", model has " + it->first.ToString();
+    }
+  }
+  if (i != got->size()) {
+    return range + ": " + std::to_string(got->size()) + " entries, model has " + std::to_string(i);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string LogModel::Diff(const Store& store, uint64_t seed) const {
   std::ostringstream out;
   auto list = store.ListPgs();
   if (!list.ok()) return "ListPgs: " + list.status().ToString();
@@ -150,6 +198,83 @@ std::string LogModel::Diff(const Store& store) const {
       if (!info.ok() || *info != *pg.info) return "PG " + id.ToString() + ": info differs";
     } else if (info.ok() || !absl::IsNotFound(info.status())) {
       return "PG " + id.ToString() + ": has info the model lacks";
+    }
+    if (std::string d = DiffStats(store, id, pg); !d.empty()) return d;
+    // Ranged reads: the mapping table's lookups at both ends.
+    std::vector<Version> bounds{Version::Min(), Version::Max()};
+    for (const auto& [v, payload] : pg.entries) {
+      bounds.push_back(v);
+      bounds.push_back(Next(v));  // absent unless the next version is live too
+    }
+    bounds.push_back(Next(pg.last));
+    std::mt19937_64 rng(seed * 1000003 + std::hash<std::string>()(id.ToString()));
+    for (int r = 0; r < 6; ++r) {
+      const Version from = bounds[rng() % bounds.size()];
+      const Version to = bounds[rng() % bounds.size()];  // inverted ranges too
+      if (std::string d = DiffRange(store, id, pg, from, to); !d.empty()) return d;
+    }
+  }
+  return "";
+}
+
+std::string LogModel::DiffStats(const Store& store, const PgId& id, const ModelPg& pg) {
+  auto st = store.GetPgStats(id);
+  const std::string who = "PG " + id.ToString() + " GetPgStats: ";
+  if (!st.ok()) return who + st.status().ToString();
+  uint64_t entry_bytes = 0, dup_bytes = 0;
+  for (const auto& [v, p] : pg.entries) entry_bytes += p.size();
+  for (const auto& [v, p] : pg.dups) dup_bytes += p.size();
+  std::ostringstream out;
+  auto check = [&](const char* field, auto got, auto want) {
+    if (out.tellp() == 0 && got != want) out << who << field << " is " << got << ", model has " << want;
+  };
+  check("entries", st->entries, static_cast<uint64_t>(pg.entries.size()));
+  check("entry_bytes", st->entry_bytes, entry_bytes);
+  check("dups", st->dups, static_cast<uint64_t>(pg.dups.size()));
+  check("dup_bytes", st->dup_bytes, dup_bytes);
+  check("has_info", st->has_info, pg.info.has_value());
+  check("info_bytes", st->info_bytes, static_cast<uint64_t>(pg.info ? pg.info->size() : 0));
+  if (!pg.entries.empty()) {
+    check("first_version", st->first_version.ToString(), pg.entries.begin()->first.ToString());
+    check("last_version", st->last_version.ToString(), pg.entries.rbegin()->first.ToString());
+  }
+  return out.str();
+}
+
+std::string LogModel::ProbeFloors(Store& store) const {
+  for (const auto& [id, pg] : pgs_) {
+    std::vector<std::pair<std::string, Transaction>> probes;
+    auto add = [&](std::string what, auto build) {
+      Transaction t;
+      build(t);
+      probes.emplace_back(std::move(what), std::move(t));
+    };
+    add("an append at the last version " + pg.last.ToString(),
+        [&](Transaction& t) { t.AppendEntry(id, pg.last, "floor probe"); });
+    add("a dup at the last dup version " + pg.last_dup.ToString(),
+        [&](Transaction& t) { t.AppendDup(id, pg.last_dup, "floor probe"); });
+    if (pg.last != Version::Max()) {
+      add("a trim past the last version " + pg.last.ToString(),
+          [&](Transaction& t) { t.Trim(id, Next(pg.last)); });
+    }
+    if (pg.last_dup != Version::Max()) {
+      add("a dup trim past the last dup version " + pg.last_dup.ToString(),
+          [&](Transaction& t) { t.TrimDups(id, Next(pg.last_dup)); });
+    }
+    if (pg.trimmed.version > 0) {
+      const Version below{pg.trimmed.epoch, pg.trimmed.version - 1};
+      add("a rewind below the trim point " + pg.trimmed.ToString(),
+          [&](Transaction& t) { t.Rewind(id, below); });
+    }
+    for (auto& [what, t] : probes) {
+      LogModel scratch = *this;
+      const absl::StatusCode want = scratch.Apply(t);
+      if (want == absl::StatusCode::kOk) continue;  // the model's limits allow it: no probe
+      absl::Status s = store.Submit(std::move(t), [](absl::Status) {});
+      if (s.code() != want) {
+        return "PG " + id.ToString() + ": " + what + ": store says " + s.ToString() +
+               ", model says " + absl::StatusCodeToString(want);
+      }
     }
   }
   return "";

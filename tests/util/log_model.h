@@ -35,11 +35,28 @@ class LogModel {
   std::map<PgId, ModelPg>& mutable_pgs() { return pgs_; }
   uint64_t live_items() const;
 
-  // Checks every PG of the store against the model; returns a description of
+  // Checks every PG of the store against the model: the PG list, every
+  // entry and dup by version and payload, the info, the per-PG stats a
+  // reader sees (entries, dups and their payload bytes, the info's presence
+  // and size, first and last version), and ranged reads of the entries at
+  // bounds drawn from `seed` (versions present and absent, before the first
+  // and past the last, empty and inverted ranges). Returns a description of
   // the first difference, or empty.
-  std::string Diff(const Store& store) const;
+  std::string Diff(const Store& store, uint64_t seed = 0) const;
+
+  // The state no read shows: each PG's floor on versions (its last version,
+  // which a rewind can leave above every entry) and its trim points. Probes
+  // them with transactions the store must refuse with the model's code: an
+  // append at the last version and a dup at the last dup version, a trim
+  // and a dup trim just past the last ones, a rewind just below the trim
+  // point. Refused, a probe changes neither the store nor the model (one
+  // that is accepted is a difference, and leaves the store changed).
+  // Returns the first difference, or empty.
+  std::string ProbeFloors(Store& store) const;
 
  private:
+  static std::string DiffStats(const Store& store, const PgId& id, const ModelPg& pg);
+
   Limits limits_;
   std::map<PgId, ModelPg> pgs_;
   std::map<std::string, std::string> kv_;
