@@ -264,15 +264,17 @@ TEST_P(LimitsTest, MaxChunksPerPg) {
   EXPECT_THAT(std::string(refused.message()), HasSubstr("PG " + pg.ToString()));
   auto st = store_->GetPgStats(pg);
   ASSERT_OK(st);
-  EXPECT_EQ(st->chunks, kMaxChunks);
+  ASSERT_EQ(st->chunks, kMaxChunks);
   // Head at 0 (nothing trimmed): the bytes used are the ring's lpos. The
   // largest entry whose record fits in what is left, and one byte more.
+  ASSERT_LT(st->ring_bytes_used, ring_bytes);
   const uint64_t left = ring_bytes - st->ring_bytes_used;
+  ASSERT_LT(left, kEntry);
   auto record_size = [](size_t payload) {
     return kRecordHeaderSize + RecordBodyBuilder::ItemSize(kItemVersionSize + payload);
   };
   size_t fit = 0;
-  while (record_size(fit + 1) <= left) ++fit;
+  while (fit < left && record_size(fit + 1) <= left) ++fit;
   ASSERT_GT(fit, 0u) << left << " bytes left";
   EXPECT_REFUSED(append(fit + 1), kResourceExhausted, "limits.max_chunks_per_pg");
   ASSERT_OK(append(fit));
@@ -317,6 +319,50 @@ TEST_P(LimitsTest, MaxChunksPerPgSpan) {
   ASSERT_OK(Open(options_));
   ASSERT_OK(Create(Pg(1)));
   ExpectStillWorks(Pg(1), V(1, 1));
+}
+
+// Not a Limits field, a format bound: a ring record's body is at most
+// kMaxRecordBody (16 MiB - 1, a u24 length), so the ring refuses a
+// transaction that writes more than that to one PG (kInvalidArgument, a bad
+// argument, as an oversized payload is); the RocksDB backend has no such
+// bound (docs/ROCKSDB_BACKEND.md). Here 15 entries at max_payload_bytes and
+// a 16th that fills the body to its last byte, or one byte more.
+TEST_P(LimitsTest, RingRecordBodyPerTransaction) {
+  ASSERT_OK(Open(options_));
+  const uint32_t max = options_.limits.max_payload_bytes;
+  const size_t item = RecordBodyBuilder::ItemSize(kItemVersionSize + max);
+  const size_t last = kMaxRecordBody - 15 * item - (item - max);
+  ASSERT_EQ(RecordBodyBuilder::ItemSize(kItemVersionSize + last), item - max + last);
+  ASSERT_LT(last, max);
+  const std::string big = Bytes(max, 5), tail = Bytes(last + 1, 6);
+  auto txn = [&](const PgId& pg, size_t last_size) {
+    return Do([&](Transaction* t) {
+      for (uint64_t v = 1; v <= 15; ++v) t->AppendEntry(pg, V(1, v), big);
+      t->AppendEntry(pg, V(1, 16), std::string_view(tail).substr(0, last_size));
+    });
+  };
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  if (IsRing()) {
+    EXPECT_REFUSED(txn(Pg(1), last + 1), kInvalidArgument, "a transaction may write at most");
+    ExpectLog(Pg(1), {}, {}, nullptr);
+  } else {
+    ASSERT_OK(txn(Pg(2), last + 1));
+  }
+  ASSERT_OK(txn(Pg(1), last));
+  std::vector<LogEntry> entries;
+  for (uint64_t v = 1; v <= 15; ++v) entries.push_back({V(1, v), big});
+  entries.push_back({V(1, 16), tail.substr(0, last)});
+  ExpectLog(Pg(1), entries, {}, nullptr);
+  ExpectStillWorks(Pg(1), V(1, 17), [&] {
+    auto r = store_->ReadEntries(Pg(1), V(1, 1), V(1, 16));
+    ASSERT_OK(r);
+    ASSERT_EQ(r->size(), entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+      EXPECT_EQ((*r)[i].version, entries[i].version);
+      EXPECT_TRUE(SameBytes((*r)[i].payload, entries[i].payload)) << "entry " << i;
+    }
+  });
 }
 
 // The per-PG entry and dup counts and the store-wide count, each at its
