@@ -109,11 +109,19 @@ enum class IoEngine : uint8_t {
   kPsync = 1,    // pread/pwrite from a small thread pool
 };
 
-// Hard bounds. Reaching one returns kResourceExhausted and changes nothing;
-// the store keeps working once the caller trims.
+// Hard bounds, checked when a transaction is submitted. Reaching a count
+// bound (entries, dups, chunks, PGs) returns kResourceExhausted; the store
+// keeps working once the caller trims (or removes a PG). A payload larger
+// than max_payload_bytes is a bad argument: kInvalidArgument. Either way the
+// transaction changes nothing, and the message names the limit
+// ("limits.max_pgs", ...). The RocksDB backend has no chunks and ignores
+// max_chunks_per_pg; both backends apply the others alike.
 struct Limits {
   uint64_t max_entries_per_pg = 1 << 20;
   uint64_t max_dups_per_pg = 1 << 20;
+  // Chunks one PG's ring may own (ring backend); with the chunk size, at
+  // most 4 GiB, or open returns kInvalidArgument. An append that needs one
+  // more while no chunk of the ring can be reused is refused.
   uint32_t max_chunks_per_pg = 4096;
   uint64_t max_total_entries = 1ull << 28;  // entries + dups, whole store
   uint32_t max_payload_bytes = 1 << 20;     // one entry, dup or info

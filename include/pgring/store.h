@@ -13,7 +13,8 @@
 // Errors: nothing throws. kDataLoss = damage on disk, kResourceExhausted =
 // a bound or the partition is full, kNotFound = a missing PG,
 // kAlreadyExists = a PG that exists, kInvalidArgument = a bad argument
-// (non-increasing version, oversized payload), kOutOfRange = a version range
+// (non-increasing version, oversized payload, a PG id with a shard below -1),
+// kOutOfRange = a version range
 // past the end, kFailedPrecondition = the store failed earlier (an I/O error
 // is sticky: reopen to recover) or is read-only.
 #ifndef PGRING_STORE_H_

@@ -19,7 +19,10 @@ enum class Backend : uint8_t {
 };
 
 // Identifies a placement group, as Ceph's spg_t does: pool, placement seed and
-// (for erasure-coded pools) the shard. `shard == -1` means "no shard".
+// (for erasure-coded pools) the shard. `shard == -1` means "no shard". Every
+// pool and seed is valid; a shard is -1 or 0..127: creating a PG whose shard
+// is below -1 returns kInvalidArgument (ToString could not tell it from the
+// unsharded PG, and Parse refuses it).
 struct PgId {
   int64_t pool = 0;
   uint32_t seed = 0;

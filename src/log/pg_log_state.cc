@@ -208,8 +208,8 @@ absl::Status CheckPayload(const PgLogState& pg, const Limits& limits, size_t siz
                           const char* what) {
   if (size > limits.max_payload_bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "PG %s: %s of %u bytes is larger than the %u-byte limit", pg.name, what, size,
-        limits.max_payload_bytes));
+        "PG %s: %s of %u bytes is larger than the %u-byte limit (limits.max_payload_bytes)",
+        pg.name, what, size, limits.max_payload_bytes));
   }
   return absl::OkStatus();
 }
@@ -217,7 +217,8 @@ absl::Status CheckPayload(const PgLogState& pg, const Limits& limits, size_t siz
 absl::Status CheckStoreBound(const Limits& limits, uint64_t live_items) {
   if (live_items >= limits.max_total_entries) {
     return absl::ResourceExhaustedError(absl::StrFormat(
-        "store holds %u entries and dups, the store-wide limit; trim logs", live_items));
+        "store holds %u entries and dups, the store-wide limit (limits.max_total_entries); "
+        "trim logs", live_items));
   }
   return absl::OkStatus();
 }
@@ -238,7 +239,8 @@ absl::Status ApplyOp(const Transaction::Op& op, const Limits& limits, uint64_t* 
       }
       if (pg->entries.size() >= limits.max_entries_per_pg) {
         return absl::ResourceExhaustedError(absl::StrFormat(
-            "PG %s: %u entries, the per-PG limit; trim the log", pg->name, pg->entries.size()));
+            "PG %s: %u entries, the per-PG limit (limits.max_entries_per_pg); trim the log",
+            pg->name, pg->entries.size()));
       }
       if (auto s = CheckStoreBound(limits, *live_items); !s.ok()) return s;
       change.AppendEntry(op.version, op.payload);
@@ -253,7 +255,8 @@ absl::Status ApplyOp(const Transaction::Op& op, const Limits& limits, uint64_t* 
       }
       if (pg->dups.size() >= limits.max_dups_per_pg) {
         return absl::ResourceExhaustedError(absl::StrFormat(
-            "PG %s: %u dups, the per-PG limit; trim the dups", pg->name, pg->dups.size()));
+            "PG %s: %u dups, the per-PG limit (limits.max_dups_per_pg); trim the dups", pg->name,
+            pg->dups.size()));
       }
       if (auto s = CheckStoreBound(limits, *live_items); !s.ok()) return s;
       change.AppendDup(op.version, op.payload);

@@ -1,6 +1,7 @@
 // pg_map.h — the PGs of a store by id, as both backends keep them, and the
 // staging of one transaction's ops against them: PG creation and removal
-// (with their codes and messages), the damaged-PG rule, one PgChange per PG the
+// (with their codes and messages; the valid PG id and limits.max_pgs are
+// checked here alone), the damaged-PG rule, one PgChange per PG the
 // transaction changes, and the undo of all of it when the transaction is
 // refused. A backend supplies its PG and PgChange types and three steps: make a
 // PG, apply an op to a touched PG, and note a removal.
@@ -89,12 +90,21 @@ class TransactionStaging {
     for (const Transaction::Op& op : txn.ops()) {
       auto it = pgs_->pgs_.find(op.pg);
       if (op.type == Transaction::OpType::kCreatePg) {
+        // The shard is -1 (none) or 0..127, as Ceph's shard_id_t and
+        // PgId::Parse have it: a lower one would print as the PG without a
+        // shard (PgId::ToString) and sort out of order in RocksDB keys.
+        if (op.pg.shard < -1) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "PG id pool %d seed %#x shard %d: a shard is -1 (none) or 0..127", op.pg.pool,
+              op.pg.seed, static_cast<int>(op.pg.shard)));
+        }
         if (it != pgs_->pgs_.end()) {
           return absl::AlreadyExistsError(absl::StrCat("PG ", op.pg.ToString(), " already exists"));
         }
         if (pgs_->pgs_.size() >= limits_.max_pgs) {
-          return absl::ResourceExhaustedError(
-              absl::StrFormat("store holds %u PGs, the limit", pgs_->pgs_.size()));
+          return absl::ResourceExhaustedError(absl::StrFormat(
+              "store holds %u PGs, the limit (limits.max_pgs); remove a PG first",
+              pgs_->pgs_.size()));
         }
         absl::StatusOr<std::shared_ptr<Pg>> pg = new_pg(op.pg);
         if (!pg.ok()) return pg.status();

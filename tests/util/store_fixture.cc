@@ -12,11 +12,17 @@ void StoreFixture::SetUp() {
   device_ = std::make_shared<MemoryBlockDevice>(kDeviceSize);
 }
 
+void StoreFixture::UseFileDevice(uint64_t size) {
+  device_path_ = dir_.Join("partition");
+  MakeFile(device_path_, size);
+  device_.reset();
+}
+
 void StoreFixture::Mkfs(const MkfsOptions& o) {
   OpenHooks h;
   h.device = device_;
   h.env = env_;
-  ASSERT_OK(MkfsWithHooks("mem", meta(), o, h));
+  ASSERT_OK(MkfsWithHooks(device_path_.empty() ? "mem" : device_path_, meta(), o, h));
 }
 
 absl::Status StoreFixture::Open(const Options& o) {
@@ -24,7 +30,7 @@ absl::Status StoreFixture::Open(const Options& o) {
   OpenHooks h;
   h.device = device_;
   h.env = env_;
-  auto s = OpenWithHooks("mem", meta(), o, h);
+  auto s = OpenWithHooks(device_path_.empty() ? "mem" : device_path_, meta(), o, h);
   if (!s.ok()) return s.status();
   store_ = std::move(s).value();
   return absl::OkStatus();

@@ -30,6 +30,11 @@ class StoreFixture : public ::testing::Test {
   void SetUp() override;
   void TearDown() override { store_.reset(); }
 
+  // Puts the store on a real partition instead of the memory device: a file
+  // of `size` bytes in the test's directory, opened by path the way an
+  // embedder opens one (O_DIRECT, Options::io_engine). Call before Mkfs().
+  void UseFileDevice(uint64_t size = kDeviceSize);
+
   // mkfs on the memory device and the DB dir.
   void Mkfs(const MkfsOptions& o = DefaultMkfs());
   absl::Status Open(const Options& o);
@@ -68,7 +73,10 @@ class StoreFixture : public ::testing::Test {
 
   TempDir dir_;
   std::string db_path_;
+  // The memory device; null after UseFileDevice().
   std::shared_ptr<BlockDevice> device_;
+  // The partition file after UseFileDevice(); empty on the memory device.
+  std::string device_path_;
   // Env for the store's RocksDB (null: the default). Set before Mkfs().
   rocksdb::Env* env_ = nullptr;
   Options options_ = DefaultOptions();
