@@ -657,5 +657,150 @@ std::vector<Case> Cases() {
 
 INSTANTIATE_TEST_SUITE_P(Faults, IoErrorTest, ::testing::ValuesIn(Cases()), CaseName);
 
+// A write that fails while later writes of the same PG are queued behind it
+// (a real device completes writes later, on another thread; the fault
+// device completes them inline, so the workload above never has two writes
+// of one PG in flight). The PG's next write then succeeds, after the hole
+// the failed one left: a read of the entries the failed write carried must
+// fail with the write's error, not read the hole and call it damage
+// (kDataLoss) or, worse, answer something else.
+class HoldingDevice final : public BlockDevice {
+ public:
+  explicit HoldingDevice(std::shared_ptr<BlockDevice> base) : base_(std::move(base)) {}
+  uint64_t size() const override { return base_->size(); }
+  uint32_t logical_block_size() const override { return base_->logical_block_size(); }
+  absl::Status Read(uint64_t offset, absl::Span<char> buf) override {
+    return base_->Read(offset, buf);
+  }
+  void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf,
+                  IoCallback done) override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (hold_next_) {
+        hold_next_ = false;
+        held_ = std::move(done);
+        return;
+      }
+    }
+    base_->WriteAsync(offset, std::move(buf), std::move(done));
+  }
+  absl::Status Flush() override { return base_->Flush(); }
+  uint64_t bytes_written() const override { return base_->bytes_written(); }
+  uint64_t flushes() const override { return base_->flushes(); }
+  uint64_t writes() const override { return base_->writes(); }
+
+  void HoldNextWrite() {
+    std::lock_guard<std::mutex> l(mu_);
+    hold_next_ = true;
+  }
+  // Completes the held write with `error`, writing nothing.
+  void FailHeldWrite(absl::Status error) {
+    IoCallback done;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      done = std::move(held_);
+      held_ = nullptr;
+    }
+    ASSERT_TRUE(done != nullptr) << "no write was held";
+    done(std::move(error));
+  }
+
+ private:
+  std::shared_ptr<BlockDevice> base_;
+  std::mutex mu_;
+  bool hold_next_ = false;
+  IoCallback held_;
+};
+
+class QueuedWriteErrorTest : public ::testing::TestWithParam<StoreMode> {};
+
+TEST_P(QueuedWriteErrorTest, ReadsOfAFailedWriteFailWithItsError) {
+  std::shared_ptr<HoldingDevice> holder;
+  PowerLossRig rig(16 << 20, [&](std::shared_ptr<BlockDevice> base) {
+    holder = std::make_shared<HoldingDevice>(std::move(base));
+    return holder;
+  });
+  MkfsOptions m;
+  m.chunk_size = 64 << 10;
+  ASSERT_OK(rig.Mkfs(m));
+  Options o;
+  SetLayout(GetParam(), &o);
+  o.log_sink = NullLogSink();
+  o.reserve_chunks_per_pg = 1;
+  ASSERT_OK(rig.Open(o));
+  Store* store = rig.store();
+  const PgId pg{1, 1, -1};
+  auto payload = [](uint64_t v) { return std::string(3000, static_cast<char>('a' + v % 26)); };
+  {
+    Transaction t;
+    t.CreatePg(pg);
+    for (uint64_t v = 1; v <= 4; ++v) t.AppendEntry(pg, Version{1, v}, payload(v));
+    ASSERT_OK(store->Commit(std::move(t)));
+  }
+  // T1 writes several blocks and its write is held; T2, queued behind it on
+  // the same PG, writes after T1's blocks.
+  holder->HoldNextWrite();
+  Watchdog dog(std::chrono::seconds(120), "a held write that fails");
+  pgring::Notification n1, n2;
+  absl::Status r1, r2;
+  {
+    Transaction t;
+    for (uint64_t v = 5; v <= 9; ++v) t.AppendEntry(pg, Version{1, v}, payload(v));
+    ASSERT_OK(store->Submit(std::move(t), [&](absl::Status s) {
+      r1 = s;
+      n1.Notify();
+    }));
+  }
+  {
+    Transaction t;
+    t.AppendEntry(pg, Version{1, 10}, payload(10));
+    ASSERT_OK(store->Submit(std::move(t), [&](absl::Status s) {
+      r2 = s;
+      n2.Notify();
+    }));
+  }
+  holder->FailHeldWrite(InjectedEio());
+  n1.WaitForNotification();
+  n2.WaitForNotification();
+  EXPECT_FALSE(r1.ok());
+  EXPECT_FALSE(r2.ok());
+  auto e = store->ReadEntries(pg);
+  if (e.ok()) {
+    // What was submitted, and nothing else.
+    ASSERT_EQ(e->size(), 10u);
+    for (const LogEntry& le : *e) EXPECT_EQ(le.payload, payload(le.version.version));
+  } else {
+    EXPECT_FALSE(absl::IsDataLoss(e.status()))
+        << "a read of entries whose write failed calls it damage: " << e.status();
+    EXPECT_NE(e.status().message().find("ring write"), std::string_view::npos) << e.status();
+    EXPECT_NE(e.status().message().find("Input/output error"), std::string_view::npos)
+        << e.status();
+  }
+  // What was committed before reads back whole, or fails the same way: a
+  // read waits for every write of the PG before the bytes it finds in
+  // memory, the failed one included (behind the stream, the failed write
+  // may even be the first of the block holding the last committed entries,
+  // which besides it only the stream holds). Until the reopen.
+  auto first = store->ReadEntries(pg, Version{1, 1}, Version{1, 4});
+  if (first.ok()) {
+    ASSERT_EQ(first->size(), 4u);
+    for (const LogEntry& le : *first) EXPECT_EQ(le.payload, payload(le.version.version));
+  } else {
+    EXPECT_FALSE(absl::IsDataLoss(first.status())) << first.status();
+    EXPECT_NE(first.status().message().find("ring write"), std::string_view::npos)
+        << first.status();
+  }
+  store->Close().IgnoreError();
+  ASSERT_OK(rig.Open(o));
+  auto after = rig.store()->ReadEntries(pg);
+  ASSERT_OK(after);
+  ASSERT_EQ(after->size(), 4u);
+  for (const LogEntry& le : *after) EXPECT_EQ(le.payload, payload(le.version.version));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, QueuedWriteErrorTest,
+                         ::testing::Values(StoreMode::kRing, StoreMode::kRingStream),
+                         StoreModeParamName);
+
 }  // namespace
 }  // namespace pgring::testing

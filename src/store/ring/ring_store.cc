@@ -779,12 +779,20 @@ void RingStore::StreamWritten(std::vector<std::shared_ptr<CommitPipeline::Txn>> 
 
 void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Status& s) {
   std::shared_ptr<RingWrite> next;
+  const absl::Status failure =
+      s.ok() ? s
+             : absl::Status(s.code(), absl::StrCat("ring write for PG ", w->pg->name, ": ",
+                                                   s.message()));
   {
     MutexLock io(&w->pg->io_mu);
-    if (s.ok()) {
-      w->pg->written_upto = std::max(w->pg->written_upto, w->end_lpos);
+    if (!s.ok()) {
+      if (w->pg->io_failure.ok()) w->pg->io_failure = failure;
     } else if (w->pg->io_failure.ok()) {
-      w->pg->io_failure = s;
+      // Not past a failed write: its bytes are not on the ring, and a read
+      // of them must get the write's error, not what the ring holds there
+      // (which it would take for damage). The PG's later writes may still
+      // succeed.
+      w->pg->written_upto = std::max(w->pg->written_upto, w->end_lpos);
     }
     if (!w->pg->write_queue.empty() && w->pg->write_queue.front() == w) {
       w->pg->write_queue.pop_front();
@@ -796,11 +804,7 @@ void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Statu
     }
     w->pg->written_cv.SignalAll();
   }
-  pipeline_->RingWriteDone(w->txn.get(),
-                           s.ok() ? s
-                                  : absl::Status(s.code(), absl::StrCat("ring write for PG ",
-                                                                        w->pg->name, ": ",
-                                                                        s.message())));
+  pipeline_->RingWriteDone(w->txn.get(), failure);
   if (next) StartWrite(next);
 }
 
