@@ -257,6 +257,11 @@ class IoErrorTest : public ::testing::TestWithParam<Case> {
     int failed = 0;
     auto bad = [&](const absl::Status& s, const char* call, const PgId& id) {
       if (may_fail) {
+        // An I/O error, told as one: not as damage on the disk.
+        EXPECT_FALSE(absl::IsDataLoss(s)) << what << ": " << call << "(" << id.ToString()
+                                          << ") took an I/O error for damage: " << s;
+        EXPECT_NE(s.message().find("Input/output error"), std::string_view::npos)
+            << what << ": " << call << "(" << id.ToString() << ") lost the device's error: " << s;
         ++failed;
         return;
       }
@@ -545,6 +550,12 @@ class IoErrorTest : public ::testing::TestWithParam<Case> {
         break;
       }
       EXPECT_FALSE(absl::IsDataLoss(s)) << what << ": a read error reported as damage: " << s;
+      // It says what open was reading: the label, a PG's ring, the stream.
+      bool says_what = false;
+      for (const char* part : {": reading the label", "PG ", "log stream"}) {
+        says_what |= s.message().find(part) != std::string_view::npos;
+      }
+      EXPECT_TRUE(says_what) << what << ": open's error does not say what it read: " << s;
       EXPECT_NE(s.message().find("Input/output error"), std::string_view::npos)
           << what << ": open's error does not carry the device's: " << s;
     }

@@ -241,7 +241,10 @@ absl::Status RingStore::Recover() {
       AlignedBuffer block(geo_.block_size);
       std::vector<Extent> ex;
       MapRange(stream_chunks, geo_, geo_.AlignDown(stream_ptr.tail), geo_.block_size, &ex);
-      RETURN_IF_ERROR(device_->Read(ex[0].device_offset, block.span()));
+      if (absl::Status s = device_->Read(ex[0].device_offset, block.span()); !s.ok()) {
+        return absl::Status(s.code(), absl::StrFormat("log stream: reading its tail block (lpos %u): %s",
+                                                      geo_.AlignDown(stream_ptr.tail), s.message()));
+      }
       prefix.assign(block.data(), stream_ptr.tail % geo_.block_size);
     }
     stream_.Load(stream_ptr, std::move(stream_chunks), std::move(prefix));
