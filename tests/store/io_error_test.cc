@@ -19,22 +19,36 @@
 //  (d) a reopen with the fault removed finds the state after some prefix of
 //      the submitted transactions that holds every one acknowledged OK
 //      (kUnsynced: every one before the last Sync() that returned OK),
-//      byte-exact per the model (LogModel::Diff), with every chunk owned
-//      once; the store then takes new transactions. Each round reopens
-//      differently: as after a process restart (what reached the partition
-//      and the RocksDB files stays), or after a power loss that drops what
-//      was not flushed/synced (a failed flush or sync made nothing durable,
-//      and a real disk may have lost it: fsync errors) or keeps a random
-//      part of it.
+//      byte-exact per the model (LogModel::Diff, and ranged reads at
+//      random bounds), with every chunk owned once; the store then takes
+//      new transactions. Rounds cycle through three reopens: after a power
+//      loss that keeps a random part of what was not flushed/synced; after
+//      one that drops all of it, in the round whose fault leaves the device
+//      or WAL dead (a failed flush or sync made nothing durable: whatever
+//      the store acknowledged on one is lost there); after a process
+//      restart (what reached the partition and the RocksDB files stays, so
+//      the state may go past the last acknowledgement). Even rounds fail
+//      one call (the device works again after: the store must stay failed
+//      anyway), odd rounds every call from the fault point on.
 //
-// A read error at open fails the open with the device's error, whatever the
-// recovery policy (it is no damage: kMarkDamaged must not mark a PG), and
-// changes nothing: the next open finds every committed transaction.
+// A read error (kInternal, "Input/output error") fails the read or the
+// open with the device's error, never as damage (kDataLoss); at open it
+// says what was read (the label, a PG's ring, the stream), whatever the
+// recovery policy (kMarkDamaged must not mark a PG for it), and changes
+// nothing: the next open finds every committed transaction.
+//
+// QueuedWriteErrorTest: a ring write fails while the PG's next write is
+// queued behind it and then succeeds (the fault device completes writes
+// inline, so the random workload never has two writes of a PG in flight):
+// reads of what the failed write carried get its error, not the hole.
 //
 // The partition is the in-memory FaultInjectionDevice (FailOps); RocksDB is
 // real, in a temporary directory, through FaultInjectionFileSystem
-// (FailAppends/FailSyncs on the WAL, "*.log"): PowerLossRig.
-// PGRING_IO_ERROR_ROUNDS (default 3) sets the fault points per case.
+// (FailAppends/FailSyncs on the WAL, "*.log"): PowerLossRig. At the end one
+// line "CAMPAIGN io_error: ..." gives the totals. PGRING_IO_ERROR_ROUNDS
+// (default 3) sets the fault points per case; the long form
+// (tests/campaigns/run_campaigns.sh --long io_errors) runs 60.
+#include <rocksdb/db.h>
 #include <rocksdb/env.h>
 
 #include <algorithm>
@@ -42,6 +56,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -165,6 +180,9 @@ class TallyPrinter : public ::testing::Environment {
 };
 [[maybe_unused]] ::testing::Environment* const kTallyEnv =
     ::testing::AddGlobalTestEnvironment(new TallyPrinter);
+
+// The embedder's key every transaction of a round writes, with its number.
+constexpr char kSeqKey[] = "osd.seq";
 
 // How a round reopens the store after its fault.
 enum class Restart { kProcess, kPowerLossDrop, kPowerLossRandom };
@@ -345,6 +363,9 @@ class IoErrorTest : public ::testing::TestWithParam<Case> {
       bool refused = false;
       for (int d = 0; d < depth; ++d) {
         Transaction t = work_->Next(model_);
+        // The embedder's key naming the transaction: no two prefixes of
+        // the submission order look alike (see VerifyRecovered).
+        t.batch()->Put(kSeqKey, std::to_string(++seq_));
         LogModel next = model_;
         if (next.Apply(t) != absl::StatusCode::kOk) continue;  // valid ones only
         auto n = std::make_unique<pgring::Notification>();
@@ -468,26 +489,60 @@ class IoErrorTest : public ::testing::TestWithParam<Case> {
     CheckReads(model_, true, what + ", after the failure");
   }
 
-  // (d): the recovered state is the model after a prefix of the round's
-  // submitted transactions covering the first `durable`.
-  void VerifyRecovered(size_t durable, const std::string& what) {
-    Store* store = rig_.store();
-    std::string diffs;
-    const LogModel* match = nullptr;
-    size_t match_index = 0;
-    for (const auto& [index, model] : snapshots_) {
-      if (index < durable) continue;
-      std::string d = model.Diff(*store);
-      if (d.empty()) {
-        match = &model;
-        match_index = index;
-        break;
+  // The embedder's keys in the store's RocksDB ("osd." ones), read with
+  // the store closed; the store is opened again after.
+  std::map<std::string, std::string> EmbedderKeys() {
+    std::map<std::string, std::string> kv;
+    EXPECT_OK(rig_.Close());  // a store that recovered closes cleanly
+    rocksdb::Options o;
+    o.env = rig_.env();
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status s = rocksdb::DB::OpenForReadOnly(o, rig_.db_path(), &raw);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (s.ok()) {
+      std::unique_ptr<rocksdb::DB> db(raw);
+      std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+      for (it->Seek("osd."); it->Valid() && it->key().starts_with("osd."); it->Next()) {
+        kv[it->key().ToString()] = it->value().ToString();
       }
-      diffs += "\n  vs state after " + std::to_string(index) + " txns: " + d;
     }
-    ASSERT_NE(match, nullptr) << what << ": the recovered state is no prefix holding the "
-                              << durable << " acknowledged transactions:" << diffs;
-    model_ = *match;
+    EXPECT_OK(rig_.Open(StoreOptions()));
+    return kv;
+  }
+
+  // (d): the recovered state is the model after a prefix of the round's
+  // submitted transactions covering the first `durable`: what a reader sees
+  // (LogModel::Diff) and the embedder's keys, committed in the same batches
+  // (which also tell prefixes apart that a reader cannot: a transaction can
+  // change only a PG's version floor, e.g. a rewind to a version no entry
+  // has).
+  void VerifyRecovered(size_t durable, const std::string& what) {
+    std::string diffs;
+    std::vector<const std::pair<size_t, LogModel>*> candidates;
+    for (const auto& snap : snapshots_) {
+      if (snap.first < durable) continue;
+      std::string d = snap.second.Diff(*rig_.store());
+      if (d.empty()) {
+        candidates.push_back(&snap);
+      } else {
+        diffs += "\n  vs state after " + std::to_string(snap.first) + " txns: " + d;
+      }
+    }
+    ASSERT_FALSE(candidates.empty()) << what << ": the recovered state is no prefix holding the "
+                                     << durable << " acknowledged transactions:" << diffs;
+    const std::map<std::string, std::string> kv = EmbedderKeys();
+    if (HasFatalFailure()) return;
+    const std::pair<size_t, LogModel>* found = nullptr;
+    for (const auto* c : candidates) {
+      if (c->second.kv() == kv) found = c;
+    }
+    ASSERT_NE(found, nullptr) << what << ": the embedder's keys are from no prefix the logs match ("
+                              << kSeqKey << " = " << (kv.count(kSeqKey) ? kv.at(kSeqKey) : "none")
+                              << ", logs match " << candidates.size() << " prefixes from "
+                              << candidates.front()->first << ")";
+    const size_t match_index = found->first;
+    model_ = found->second;
+    Store* store = rig_.store();
     {
       Tally& t = GlobalTally();
       std::lock_guard<std::mutex> l(t.mu);
@@ -573,6 +628,7 @@ class IoErrorTest : public ::testing::TestWithParam<Case> {
   std::mt19937_64 rng_;
   std::unique_ptr<RandomWorkload> work_;
   std::deque<std::pair<size_t, LogModel>> snapshots_;
+  uint64_t seq_ = 0;  // the last kSeqKey value submitted
 };
 
 TEST_P(IoErrorTest, FailedIoAcknowledgesNothingAndReopenRecovers) {
