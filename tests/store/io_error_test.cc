@@ -52,6 +52,7 @@
 #include <rocksdb/env.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -61,6 +62,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -746,6 +748,8 @@ class HoldingDevice final : public BlockDevice {
       if (hold_next_) {
         hold_next_ = false;
         held_ = std::move(done);
+        held_offset_ = offset;
+        held_buf_ = std::move(buf);
         return;
       }
     }
@@ -771,12 +775,27 @@ class HoldingDevice final : public BlockDevice {
     ASSERT_TRUE(done != nullptr) << "no write was held";
     done(std::move(error));
   }
+  // Lets the held write go to the device.
+  void ReleaseHeldWrite() {
+    IoCallback done;
+    std::shared_ptr<AlignedBuffer> buf;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      done = std::move(held_);
+      held_ = nullptr;
+      buf = std::move(held_buf_);
+    }
+    ASSERT_TRUE(done != nullptr) << "no write was held";
+    base_->WriteAsync(held_offset_, std::move(buf), std::move(done));
+  }
 
  private:
   std::shared_ptr<BlockDevice> base_;
   std::mutex mu_;
   bool hold_next_ = false;
   IoCallback held_;
+  uint64_t held_offset_ = 0;
+  std::shared_ptr<AlignedBuffer> held_buf_;
 };
 
 class QueuedWriteErrorTest : public ::testing::TestWithParam<StoreMode> {};
@@ -863,6 +882,73 @@ TEST_P(QueuedWriteErrorTest, ReadsOfAFailedWriteFailWithItsError) {
   ASSERT_OK(after);
   ASSERT_EQ(after->size(), 4u);
   for (const LogEntry& le : *after) EXPECT_EQ(le.payload, payload(le.version.version));
+}
+
+// The store fails (a write of one PG fails) while a write of another PG is
+// still in flight: Close must wait for it. Its completion calls back into
+// the store, which must still be there (returning first let the caller
+// destroy the store under the device's completion).
+TEST_P(QueuedWriteErrorTest, CloseWaitsForWritesInFlightWhenTheStoreFailed) {
+  std::shared_ptr<HoldingDevice> holder;
+  PowerLossRig rig(16 << 20, [&](std::shared_ptr<BlockDevice> base) {
+    holder = std::make_shared<HoldingDevice>(std::move(base));
+    return holder;
+  });
+  MkfsOptions m;
+  m.chunk_size = 64 << 10;
+  ASSERT_OK(rig.Mkfs(m));
+  Options o;
+  SetLayout(GetParam(), &o);
+  o.log_sink = NullLogSink();
+  ASSERT_OK(rig.Open(o));
+  Store* store = rig.store();
+  const PgId a{1, 1, -1}, b{1, 2, -1};
+  {
+    Transaction t;
+    t.CreatePg(a);
+    t.CreatePg(b);
+    ASSERT_OK(store->Commit(std::move(t)));
+  }
+  Watchdog dog(std::chrono::seconds(120), "Close of a failed store with a write in flight");
+  // T1 (PG a): its write is held (behind the stream: the stream's). T2
+  // (PG b): its write fails (behind the stream: the write homing its whole
+  // blocks, issued at once; its stream record waits for T1's).
+  holder->HoldNextWrite();
+  pgring::Notification n1, n2;
+  absl::Status r1, r2;
+  {
+    Transaction t;
+    t.AppendEntry(a, Version{1, 1}, std::string(500, 'a'));
+    ASSERT_OK(store->Submit(std::move(t), [&](absl::Status s) {
+      r1 = s;
+      n1.Notify();
+    }));
+  }
+  rig.crash_device()->FailOps(OpKind::kWrite, 0, 1, InjectedEio());
+  {
+    Transaction t;
+    t.AppendEntry(b, Version{1, 1}, std::string(12000, 'b'));
+    ASSERT_OK(store->Submit(std::move(t), [&](absl::Status s) {
+      r2 = s;
+      n2.Notify();
+    }));
+  }
+  n2.WaitForNotification();
+  EXPECT_FALSE(r2.ok());
+  std::atomic<bool> closed{false};
+  std::thread closer([&] {
+    store->Close().IgnoreError();
+    closed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(closed.load()) << "Close returned while a write of the store was in flight";
+  holder->ReleaseHeldWrite();
+  closer.join();
+  n1.WaitForNotification();
+  EXPECT_FALSE(r1.ok());
+  ASSERT_OK(rig.Open(o));
+  EXPECT_EQ(rig.store()->ReadEntries(a)->size(), 0u);
+  EXPECT_EQ(rig.store()->ReadEntries(b)->size(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, QueuedWriteErrorTest,

@@ -69,7 +69,7 @@ RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<Metada
       alloc_(label.chunk_count),
       meta_(meta),
       stream_layout_(options.log_layout == LogLayout::kStream),
-      stream_(device_.get(), geo_, &alloc_, options.stream.max_chunks, &seeks_,
+      stream_(device_.get(), geo_, &alloc_, options.stream.max_chunks, &seeks_, &writes_in_flight_,
               [this](std::vector<std::shared_ptr<CommitPipeline::Txn>> txns, absl::Status s) {
                 StreamWritten(std::move(txns), s);
               }) {}
@@ -771,7 +771,7 @@ void RingStore::StartWrites(const std::vector<std::shared_ptr<RingWrite>>& write
 }
 
 void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
-  WriteExtents(device_.get(), w->extents, w->buffer, &seeks_,
+  WriteExtents(device_.get(), w->extents, w->buffer, &seeks_, &writes_in_flight_,
                [this, w](absl::Status s) { WriteDone(w, s); });
 }
 
