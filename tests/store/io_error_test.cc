@@ -37,10 +37,12 @@
 // recovery policy (kMarkDamaged must not mark a PG for it), and changes
 // nothing: the next open finds every committed transaction.
 //
-// QueuedWriteErrorTest: a ring write fails while the PG's next write is
-// queued behind it and then succeeds (the fault device completes writes
-// inline, so the random workload never has two writes of a PG in flight):
-// reads of what the failed write carried get its error, not the hole.
+// QueuedWriteErrorTest holds writes (the fault device completes writes
+// inline, so the random workload never has two in flight): a ring write
+// fails while the PG's next write is queued behind it and then succeeds,
+// and reads of what the failed write carried get its error, not the hole;
+// a PG's write fails while another PG's is held, and Close waits for the
+// held one (its completion calls into the store).
 //
 // The partition is the in-memory FaultInjectionDevice (FailOps); RocksDB is
 // real, in a temporary directory, through FaultInjectionFileSystem
