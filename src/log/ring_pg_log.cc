@@ -137,7 +137,13 @@ absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLo
   }
   assert(unhomed.size() == p.tail - p.homed);
   // The image: the ring's part of homed's block, then the unhomed bytes.
-  ASSIGN_OR_RETURN(pg->image, ReadRingImage(device, geo, pg->chunks, p.homed, unhomed));
+  auto image = ReadRingImage(device, geo, pg->chunks, p.homed, unhomed);
+  if (!image.ok()) {
+    return absl::Status(image.status().code(),
+                        absl::StrFormat("PG %s: reading the block holding the homed position %u: %s",
+                                        pg->name, p.homed, image.status().message()));
+  }
+  pg->image = *std::move(image);
   RingReader reader(device, geo, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
   reader.SetOverlay(pg->ImageStart(), pg->image);
   RingRecord rec;

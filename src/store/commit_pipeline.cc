@@ -108,7 +108,7 @@ void CommitPipeline::FlushLoop() {
     unflushed_ = 0;
     if (covered.empty() || !failure_.ok()) continue;
     mu_.Unlock();
-    absl::Status s = device_->Flush();
+    absl::Status s = FlushPartition();
     mu_.Lock();
     if (!s.ok()) {
       SetFailure(s);
@@ -170,6 +170,14 @@ void CommitPipeline::AckLoop() {
   }
 }
 
+absl::Status CommitPipeline::FlushPartition() {
+  absl::Status s = device_->Flush();
+  if (s.ok()) return s;
+  // The device's error says what failed on it; the callbacks that get it
+  // (and Submit's refusals after it) say it was the flush.
+  return absl::Status(s.code(), absl::StrCat("partition flush: ", s.message()));
+}
+
 bool CommitPipeline::Committable(const Txn& t) const {
   if (!t.ready) return false;
   // Stopping: the committer flushes what the flusher has not.
@@ -200,7 +208,7 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
   // Records first: the pointers must never reach stable storage before the
   // records they cover.
   if (flush && device_ != nullptr) {
-    absl::Status s = device_->Flush();
+    absl::Status s = FlushPartition();
     if (!s.ok()) return s;
   }
   if (members_.empty()) return absl::OkStatus();

@@ -153,6 +153,8 @@ class CommitPipeline {
   // `*synced`: a synced RocksDB write was made (the group had keys).
   absl::Status WriteGroup(const std::vector<std::shared_ptr<Txn>>& group, bool flush,
                           bool* synced);
+  // Flushes the partition; an error is named as the flush's.
+  absl::Status FlushPartition();
   // The partition must be flushed before `t` commits.
   static bool NeedsFlush(const Txn& t);
   void SetFailure(const absl::Status& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -72,7 +72,9 @@ absl::StatusOr<std::string> ReadLabelRegion(BlockDevice* dev, std::string_view n
         "%s is %u bytes, too small to hold a pgring label", name, dev->size()));
   }
   AlignedBuffer buf(kLabelRegionSize);
-  RETURN_IF_ERROR(dev->Read(0, buf.span()));
+  if (absl::Status s = dev->Read(0, buf.span()); !s.ok()) {
+    return absl::Status(s.code(), absl::StrFormat("%s: reading the label: %s", name, s.message()));
+  }
   return std::string(buf.data(), kLabelRegionSize);
 }
 

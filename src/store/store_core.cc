@@ -159,6 +159,7 @@ absl::Status StoreCore::Close() {
   absl::Status s;
   if (pipeline_) {
     s = pipeline_->Sync();
+    WaitForWrites();
     pipeline_->Stop();
   }
   return s;

@@ -54,6 +54,11 @@ class StoreCore : public Store {
   // kFailedPrecondition once Close() has begun.
   absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
+  // Waits until no write the store issued is in flight (Close, after the
+  // pipeline's Sync: a failed store's transactions fail without waiting
+  // for their writes, whose completions call into the store).
+  virtual void WaitForWrites() {}
+
   // Adds the commit pipeline's and the partition device's counters to `s`.
   void AddCommitStats(StoreStats* s) const;
 

@@ -5,7 +5,8 @@
 #   tests/campaigns/run_campaigns.sh [--long] [campaign...]
 #
 # Campaigns: power_loss (tests/store/crash_test.cc), full_devices,
-# damage, concurrency (tests/campaigns/*_test.cc). Default: all four.
+# damage, concurrency (tests/campaigns/*_test.cc), io_errors
+# (tests/store/io_error_test.cc). Default: all five.
 # Without --long: the short forms (what ctest runs). With --long: the long
 # forms, i.e. the same binaries with the counts below (each can be
 # overridden by setting the variable before calling the script):
@@ -15,6 +16,7 @@
 #   damage        PGRING_DAMAGE_ITERATIONS=3000   (per case: per-PG rings and
 #                 the log stream, each under both tail-block policies)
 #   concurrency   PGRING_CONC_TXNS=3000 PGRING_CONC_EPOCHS=20
+#   io_errors     PGRING_IO_ERROR_ROUNDS=60   (fault points per case)
 #
 # Environment:
 #   PGRING_BUILD_DIR  build tree to use (default build/default; configured
@@ -35,11 +37,11 @@ for a in "$@"; do
   case "$a" in
     --long) LONG=1 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-    power_loss|full_devices|damage|concurrency) CAMPAIGNS+=("$a") ;;
-    *) echo "run_campaigns.sh: unknown campaign '$a' (power_loss full_devices damage concurrency)" >&2; exit 2 ;;
+    power_loss|full_devices|damage|concurrency|io_errors) CAMPAIGNS+=("$a") ;;
+    *) echo "run_campaigns.sh: unknown campaign '$a' (power_loss full_devices damage concurrency io_errors)" >&2; exit 2 ;;
   esac
 done
-[ ${#CAMPAIGNS[@]} -eq 0 ] && CAMPAIGNS=(power_loss full_devices damage concurrency)
+[ ${#CAMPAIGNS[@]} -eq 0 ] && CAMPAIGNS=(power_loss full_devices damage concurrency io_errors)
 
 BUILD=${PGRING_BUILD_DIR:-$ROOT/build/default}
 LOGS=${PGRING_CAMPAIGN_LOG_DIR:-$BUILD/campaign-logs}
@@ -54,12 +56,14 @@ declare -A TARGET=(
   [full_devices]=campaign_full_device_test
   [damage]=campaign_damage_test
   [concurrency]=campaign_concurrency_test
+  [io_errors]=io_error_test
 )
 declare -A BINARY=(
   [power_loss]=tests/crash_test
   [full_devices]=tests/campaigns/campaign_full_device_test
   [damage]=tests/campaigns/campaign_damage_test
   [concurrency]=tests/campaigns/campaign_concurrency_test
+  [io_errors]=tests/io_error_test
 )
 # name=value pairs of the long forms; a variable already set wins.
 declare -A LONG_ENV=(
@@ -67,6 +71,7 @@ declare -A LONG_ENV=(
   [full_devices]="PGRING_FULL_CYCLES=12 PGRING_FULL_ITERATIONS=12"
   [damage]="PGRING_DAMAGE_ITERATIONS=3000"
   [concurrency]="PGRING_CONC_TXNS=3000 PGRING_CONC_EPOCHS=20"
+  [io_errors]="PGRING_IO_ERROR_ROUNDS=60"
 )
 
 targets=()

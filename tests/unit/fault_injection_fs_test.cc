@@ -175,6 +175,39 @@ TEST_F(FaultInjectionFsTest, FsyncAndPositionedAppendAreTracked) {
   EXPECT_EQ(ReadWholeFile(Path("f")), "01234567");
 }
 
+TEST_F(FaultInjectionFsTest, InjectedAppendAndSyncErrorsFailOnlyTheMatchingCalls) {
+  auto log = NewFile("000004.log");
+  auto other = NewFile("MANIFEST-000001");
+  // The second append to a *.log file fails and writes nothing; the FS
+  // stays active and other files are untouched.
+  fs_->FailAppends(1, 1, ".log");
+  ASSERT_OK(Append(log.get(), "aaaa"));
+  ASSERT_OK(Append(other.get(), "mm"));
+  rocksdb::IOStatus s = Append(log.get(), "bbbb");
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.ToString().find("Input/output error"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(fs_->IsActive());
+  EXPECT_EQ(fs_->GetFileInfo(Path("000004.log"))->size, 4u);
+  ASSERT_OK(Append(log.get(), "cccc"));  // count 1: the next one works
+  EXPECT_EQ(fs_->injected_errors(), 1u);
+  // A failed sync makes nothing durable; the data stays (page cache).
+  fs_->FailSyncs(0, 2, ".log");
+  ASSERT_OK(other->Sync(IOOptions(), nullptr));
+  EXPECT_TRUE(log->Sync(IOOptions(), nullptr).IsIOError());
+  EXPECT_TRUE(log->Fsync(IOOptions(), nullptr).IsIOError());
+  EXPECT_EQ(fs_->GetFileInfo(Path("000004.log"))->synced_size, 0u);
+  EXPECT_EQ(fs_->GetFileInfo(Path("000004.log"))->size, 8u);
+  ASSERT_OK(log->Sync(IOOptions(), nullptr));
+  EXPECT_EQ(fs_->GetFileInfo(Path("000004.log"))->synced_size, 8u);
+  EXPECT_EQ(fs_->injected_errors(), 3u);
+  // count 0 clears a schedule.
+  fs_->FailAppends(0, 5);
+  fs_->FailAppends(0, 0);
+  ASSERT_OK(Append(other.get(), "nn"));
+  ASSERT_OK(log->Close(IOOptions(), nullptr));
+  ASSERT_OK(other->Close(IOOptions(), nullptr));
+}
+
 TEST_F(FaultInjectionFsTest, RangeSyncAndFlushAreNotDurable) {
   auto f = NewFile("f");
   ASSERT_OK(Append(f.get(), "abcdef"));

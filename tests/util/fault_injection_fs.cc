@@ -408,6 +408,8 @@ IOStatus FaultInjectionFileSystem::WriteThrough(
   }
   {
     std::lock_guard<std::mutex> l(mu_);
+    IOStatus injected = InjectedLocked(fail_appends_, st.path, "append");
+    if (!injected.ok()) return injected;
     if (space_budget_.has_value()) {
       if (data.size() > *space_budget_) {
         space_exhausted_ = true;
@@ -428,6 +430,40 @@ void FaultInjectionFileSystem::SetSpaceBudget(std::optional<uint64_t> bytes, boo
   space_budget_ = bytes;
   space_fail_syncs_ = fail_syncs;
   space_exhausted_ = false;
+}
+
+void FaultInjectionFileSystem::FailAppends(uint64_t skip, uint64_t count,
+                                           std::string name_suffix) {
+  std::lock_guard<std::mutex> l(mu_);
+  fail_appends_ = FailSchedule{skip, count, std::move(name_suffix)};
+}
+
+void FaultInjectionFileSystem::FailSyncs(uint64_t skip, uint64_t count,
+                                         std::string name_suffix) {
+  std::lock_guard<std::mutex> l(mu_);
+  fail_syncs_ = FailSchedule{skip, count, std::move(name_suffix)};
+}
+
+uint64_t FaultInjectionFileSystem::injected_errors() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return injected_errors_;
+}
+
+IOStatus FaultInjectionFileSystem::InjectedLocked(FailSchedule& f,
+                                                  const std::string& path,
+                                                  const char* what) {
+  if (f.count == 0) return IOStatus::OK();
+  if (path.size() < f.suffix.size() ||
+      path.compare(path.size() - f.suffix.size(), f.suffix.size(), f.suffix) != 0) {
+    return IOStatus::OK();
+  }
+  if (f.skip > 0) {
+    --f.skip;
+    return IOStatus::OK();
+  }
+  --f.count;
+  ++injected_errors_;
+  return IOStatus::IOError(absl::StrCat("Input/output error (injected at ", what, " of ", path, ")"));
 }
 
 uint64_t FaultInjectionFileSystem::no_space_errors() const {
@@ -452,6 +488,8 @@ IOStatus FaultInjectionFileSystem::SyncThrough(
   {
     // Everything written before the sync starts is covered by it.
     std::lock_guard<std::mutex> l(mu_);
+    IOStatus injected = InjectedLocked(fail_syncs_, st.path, "sync");
+    if (!injected.ok()) return injected;
     if (space_fail_syncs_ && space_exhausted_) {
       ++no_space_errors_;
       return IOStatus::NoSpace("No space left on device (simulated ENOSPC at sync)");

@@ -178,6 +178,22 @@ class FaultInjectionFileSystem : public rocksdb::FileSystemWrapper {
   // Writes (and syncs) refused with NoSpace since construction.
   uint64_t no_space_errors() const;
 
+  // --- Injected I/O errors (EIO) ----------------------------------------
+
+  // After `skip` more Append/PositionedAppend calls (FailAppends) or file
+  // Sync/Fsync calls (FailSyncs) on files whose name ends with
+  // `name_suffix` (".log": RocksDB's WAL; empty: every file) go through,
+  // the next `count` fail with IOError("Input/output error (injected ...)"),
+  // without a power loss: the FS stays active and every other call works.
+  // A failed append writes nothing; a failed sync makes nothing durable
+  // (what was written stays in the file, unsynced, as in a page cache
+  // after a failed fsync). count == 0 clears the schedule. Independent of
+  // power: kept by ResetState() and DropUnsyncedData().
+  void FailAppends(uint64_t skip, uint64_t count, std::string name_suffix = "");
+  void FailSyncs(uint64_t skip, uint64_t count, std::string name_suffix = "");
+  // Calls failed by FailAppends/FailSyncs since construction.
+  uint64_t injected_errors() const;
+
   // Tracking state of `path`, if it is tracked.
   std::optional<FileInfo> GetFileInfo(const std::string& path) const;
   // Directory operations (creates, renames) not yet made durable.
@@ -364,6 +380,16 @@ class FaultInjectionFileSystem : public rocksdb::FileSystemWrapper {
   bool space_fail_syncs_ = false;
   bool space_exhausted_ = false;          // a write was refused since set
   uint64_t no_space_errors_ = 0;
+  struct FailSchedule {
+    uint64_t skip = 0;
+    uint64_t count = 0;
+    std::string suffix;
+  };
+  // The injected error for a call on `path` under `f`, or OK. Needs mu_.
+  rocksdb::IOStatus InjectedLocked(FailSchedule& f, const std::string& path, const char* what);
+  FailSchedule fail_appends_;
+  FailSchedule fail_syncs_;
+  uint64_t injected_errors_ = 0;
   int open_writable_files_ = 0;
   uint64_t next_op_seq_ = 1;
   std::map<std::string, std::shared_ptr<FileState>> files_;

@@ -26,6 +26,13 @@ absl::Status PowerLossRig::Open(const Options& o) {
   return absl::OkStatus();
 }
 
+absl::Status PowerLossRig::Close() {
+  absl::Status s;
+  if (store_) s = store_->Close();
+  store_.reset();
+  return s;
+}
+
 absl::Status PowerLossRig::PowerLoss(FaultInjectionDevice::CrashImage image) {
   crash_dev_->CrashNow();
   fs_->SetActive(false);

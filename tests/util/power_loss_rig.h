@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "device/fault_injection_device.h"
@@ -33,12 +34,19 @@ class PowerLossRig {
   // keeps what `image` says, and RocksDB loses what it had not synced.
   absl::Status PowerLoss(FaultInjectionDevice::CrashImage image);
 
+  // Closes the open store, if any, and destroys it (which releases its
+  // RocksDB): Close()'s status.
+  absl::Status Close();
+
   Store* store() const { return store_.get(); }
   FaultInjectionDevice* crash_device() const { return crash_dev_.get(); }
   FaultInjectionFileSystem* fs() const { return fs_.get(); }
+  // The store's own RocksDB: its directory and the Env over fs().
+  std::string db_path() const { return dir_.Join("db"); }
+  rocksdb::Env* env() const { return env_.get(); }
 
  private:
-  MetadataLocation meta() const { return MetadataLocation::OwnDb(dir_.Join("db")); }
+  MetadataLocation meta() const { return MetadataLocation::OwnDb(db_path()); }
 
   TempDir dir_;
   std::shared_ptr<FaultInjectionDevice> crash_dev_;

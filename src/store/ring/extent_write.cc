@@ -11,18 +11,36 @@ void SeekCounter::Issued(uint64_t offset, uint64_t length) {
   if (end_.exchange(offset + length) != offset) seeks_.fetch_add(1);
 }
 
+void WritesInFlight::Begin() {
+  std::lock_guard<std::mutex> l(mu_);
+  ++n_;
+}
+
+void WritesInFlight::End() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (--n_ == 0) cv_.notify_all();
+}
+
+void WritesInFlight::WaitNone() {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [this] { return n_ == 0; });
+}
+
 void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
                   std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks,
-                  std::function<void(absl::Status)> done) {
+                  WritesInFlight* in_flight, std::function<void(absl::Status)> done) {
   struct Pending {
     std::atomic<int> left;
     Mutex mu;
     absl::Status status ABSL_GUARDED_BY(mu);
     std::function<void(absl::Status)> done;
+    WritesInFlight* in_flight;
   };
   auto p = std::make_shared<Pending>();
   p->left.store(static_cast<int>(extents.size()));
   p->done = std::move(done);
+  p->in_flight = in_flight;
+  if (!extents.empty()) in_flight->Begin();
   uint64_t buf_off = 0;
   for (const Extent& e : extents) {
     std::shared_ptr<AlignedBuffer> piece;
@@ -45,7 +63,12 @@ void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
           MutexLock l(&p->mu);
           st = p->status;
         }
-        p->done(st);
+        // `done` (and what it holds) goes before the count does: once it
+        // is zero the store may be destroyed.
+        std::function<void(absl::Status)> done = std::move(p->done);
+        done(st);
+        done = nullptr;
+        p->in_flight->End();
       }
     });
   }

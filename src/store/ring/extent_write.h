@@ -5,9 +5,11 @@
 #define PGRING_STORE_RING_EXTENT_WRITE_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -30,11 +32,29 @@ class SeekCounter {
   std::atomic<uint64_t> seeks_{0};
 };
 
+// A store's writes whose completion has not returned yet (WriteExtents
+// counts each from before it is issued until its `done` has returned).
+// Close waits for none to be left: a failed store fails its transactions
+// without waiting for their writes, and a completion must never run into
+// a store that is being destroyed.
+class WritesInFlight {
+ public:
+  void Begin();
+  void End();
+  void WaitNone();
+
+ private:
+  // std::mutex: End() may be the last touch before the waiter destroys it.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int64_t n_ = 0;
+};
+
 // Writes `buffer` (the extents' bytes, back to back) to `extents`; `done`
 // runs once, after the last extent's write completed, with the first error.
 void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
                   std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks,
-                  std::function<void(absl::Status)> done);
+                  WritesInFlight* in_flight, std::function<void(absl::Status)> done);
 
 }  // namespace pgring
 

@@ -13,12 +13,14 @@
 namespace pgring {
 
 LogStream::LogStream(BlockDevice* device, const Geometry& geo, ChunkAllocator* alloc,
-                     uint32_t max_chunks, SeekCounter* seeks, WrittenFn written)
+                     uint32_t max_chunks, SeekCounter* seeks, WritesInFlight* in_flight,
+                     WrittenFn written)
     : device_(device),
       geo_(geo),
       alloc_(alloc),
       max_chunks_(max_chunks),
       seeks_(seeks),
+      in_flight_writes_(in_flight),
       on_written_(std::move(written)) {}
 
 void LogStream::Load(const StreamPointer& p, PgChunkList chunks, std::string tail_block_prefix) {
@@ -168,7 +170,7 @@ void LogStream::Kick() {
   }
   writes_.fetch_add(1);
   bytes_written_.fetch_add(buffer->size());
-  WriteExtents(device_, extents, std::move(buffer), seeks_,
+  WriteExtents(device_, extents, std::move(buffer), seeks_, in_flight_writes_,
                [this, end](absl::Status s) { WriteDone(end, std::move(s)); });
 }
 

@@ -45,7 +45,7 @@ class LogStream {
       std::function<void(std::vector<std::shared_ptr<CommitPipeline::Txn>>, absl::Status)>;
 
   LogStream(BlockDevice* device, const Geometry& geo, ChunkAllocator* alloc, uint32_t max_chunks,
-            SeekCounter* seeks, WrittenFn written);
+            SeekCounter* seeks, WritesInFlight* in_flight, WrittenFn written);
 
   // Open: the stream as its keys describe it (`chunks` claimed by the
   // caller), and the bytes of the block holding its tail (kRewriteTailBlock
@@ -124,6 +124,7 @@ class LogStream {
   ChunkAllocator* const alloc_;
   const uint32_t max_chunks_;
   SeekCounter* const seeks_;
+  WritesInFlight* const in_flight_writes_;
   const WrittenFn on_written_;
 
   // Staged (the store's staging lock).

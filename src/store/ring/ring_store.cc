@@ -69,7 +69,7 @@ RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<Metada
       alloc_(label.chunk_count),
       meta_(meta),
       stream_layout_(options.log_layout == LogLayout::kStream),
-      stream_(device_.get(), geo_, &alloc_, options.stream.max_chunks, &seeks_,
+      stream_(device_.get(), geo_, &alloc_, options.stream.max_chunks, &seeks_, &writes_in_flight_,
               [this](std::vector<std::shared_ptr<CommitPipeline::Txn>> txns, absl::Status s) {
                 StreamWritten(std::move(txns), s);
               }) {}
@@ -241,7 +241,10 @@ absl::Status RingStore::Recover() {
       AlignedBuffer block(geo_.block_size);
       std::vector<Extent> ex;
       MapRange(stream_chunks, geo_, geo_.AlignDown(stream_ptr.tail), geo_.block_size, &ex);
-      RETURN_IF_ERROR(device_->Read(ex[0].device_offset, block.span()));
+      if (absl::Status s = device_->Read(ex[0].device_offset, block.span()); !s.ok()) {
+        return absl::Status(s.code(), absl::StrFormat("log stream: reading its tail block (lpos %u): %s",
+                                                      geo_.AlignDown(stream_ptr.tail), s.message()));
+      }
       prefix.assign(block.data(), stream_ptr.tail % geo_.block_size);
     }
     stream_.Load(stream_ptr, std::move(stream_chunks), std::move(prefix));
@@ -769,7 +772,7 @@ void RingStore::StartWrites(const std::vector<std::shared_ptr<RingWrite>>& write
 }
 
 void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
-  WriteExtents(device_.get(), w->extents, w->buffer, &seeks_,
+  WriteExtents(device_.get(), w->extents, w->buffer, &seeks_, &writes_in_flight_,
                [this, w](absl::Status s) { WriteDone(w, s); });
 }
 
@@ -780,12 +783,20 @@ void RingStore::StreamWritten(std::vector<std::shared_ptr<CommitPipeline::Txn>> 
 
 void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Status& s) {
   std::shared_ptr<RingWrite> next;
+  const absl::Status failure =
+      s.ok() ? s
+             : absl::Status(s.code(), absl::StrCat("ring write for PG ", w->pg->name, ": ",
+                                                   s.message()));
   {
     MutexLock io(&w->pg->io_mu);
-    if (s.ok()) {
-      w->pg->written_upto = std::max(w->pg->written_upto, w->end_lpos);
+    if (!s.ok()) {
+      if (w->pg->io_failure.ok()) w->pg->io_failure = failure;
     } else if (w->pg->io_failure.ok()) {
-      w->pg->io_failure = s;
+      // Not past a failed write: its bytes are not on the ring, and a read
+      // of them must get the write's error, not what the ring holds there
+      // (which it would take for damage). The PG's later writes may still
+      // succeed.
+      w->pg->written_upto = std::max(w->pg->written_upto, w->end_lpos);
     }
     if (!w->pg->write_queue.empty() && w->pg->write_queue.front() == w) {
       w->pg->write_queue.pop_front();
@@ -797,11 +808,7 @@ void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Statu
     }
     w->pg->written_cv.SignalAll();
   }
-  pipeline_->RingWriteDone(w->txn.get(),
-                           s.ok() ? s
-                                  : absl::Status(s.code(), absl::StrCat("ring write for PG ",
-                                                                        w->pg->name, ": ",
-                                                                        s.message())));
+  pipeline_->RingWriteDone(w->txn.get(), failure);
   if (next) StartWrite(next);
 }
 

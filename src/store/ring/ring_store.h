@@ -114,6 +114,7 @@ class RingStore final : public PgStore<RingPg> {
                      const absl::Status& s);
   void StartWrite(const std::shared_ptr<RingWrite>& w);
   void WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Status& s);
+  void WaitForWrites() override { writes_in_flight_.WaitNone(); }
   absl::Status WaitWritten(RingPg* pg, uint64_t lpos) const;
 
   // Reads the items of the records from `first` through the one at `last`.
@@ -135,6 +136,8 @@ class RingStore final : public PgStore<RingPg> {
   StoreMeta meta_ ABSL_GUARDED_BY(mu_);
   const bool stream_layout_;
   SeekCounter seeks_;
+  // Every ring and stream write, until its completion has returned.
+  WritesInFlight writes_in_flight_;
   // The log stream: used in LogLayout::kStream; in kPerPgRings only what a
   // store opened with one still has in it, until it is homed.
   LogStream stream_;
