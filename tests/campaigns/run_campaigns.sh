@@ -4,14 +4,17 @@
 #
 #   tests/campaigns/run_campaigns.sh [--long] [campaign...]
 #
-# Campaigns: power_loss (tests/store/crash_test.cc), full_devices,
-# damage, concurrency (tests/campaigns/*_test.cc), io_errors
-# (tests/store/io_error_test.cc). Default: all five.
+# Campaigns: power_loss (tests/store/crash_test.cc), power_loss_generations
+# (tests/store/crash_generations_test.cc), full_devices, damage,
+# concurrency (tests/campaigns/*_test.cc), io_errors
+# (tests/store/io_error_test.cc). Default: all six.
 # Without --long: the short forms (what ctest runs). With --long: the long
 # forms, i.e. the same binaries with the counts below (each can be
 # overridden by setting the variable before calling the script):
 #
 #   power_loss    PGRING_CRASH_POINTS=2000 PGRING_CRASH_TXNS=120
+#   power_loss_generations  PGRING_CRASH_GENERATIONS=2000 (per case: one
+#                 store crashed and recovered 2,000 times)
 #   full_devices  PGRING_FULL_CYCLES=12 PGRING_FULL_ITERATIONS=12
 #   damage        PGRING_DAMAGE_ITERATIONS=3000   (per case: per-PG rings and
 #                 the log stream, each under both tail-block policies)
@@ -37,11 +40,11 @@ for a in "$@"; do
   case "$a" in
     --long) LONG=1 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-    power_loss|full_devices|damage|concurrency|io_errors) CAMPAIGNS+=("$a") ;;
-    *) echo "run_campaigns.sh: unknown campaign '$a' (power_loss full_devices damage concurrency io_errors)" >&2; exit 2 ;;
+    power_loss|power_loss_generations|full_devices|damage|concurrency|io_errors) CAMPAIGNS+=("$a") ;;
+    *) echo "run_campaigns.sh: unknown campaign '$a' (power_loss power_loss_generations full_devices damage concurrency io_errors)" >&2; exit 2 ;;
   esac
 done
-[ ${#CAMPAIGNS[@]} -eq 0 ] && CAMPAIGNS=(power_loss full_devices damage concurrency io_errors)
+[ ${#CAMPAIGNS[@]} -eq 0 ] && CAMPAIGNS=(power_loss power_loss_generations full_devices damage concurrency io_errors)
 
 BUILD=${PGRING_BUILD_DIR:-$ROOT/build/default}
 LOGS=${PGRING_CAMPAIGN_LOG_DIR:-$BUILD/campaign-logs}
@@ -53,6 +56,7 @@ mkdir -p "$LOGS" "$BUILD/test-tmp"
 
 declare -A TARGET=(
   [power_loss]=crash_test
+  [power_loss_generations]=crash_generations_test
   [full_devices]=campaign_full_device_test
   [damage]=campaign_damage_test
   [concurrency]=campaign_concurrency_test
@@ -60,6 +64,7 @@ declare -A TARGET=(
 )
 declare -A BINARY=(
   [power_loss]=tests/crash_test
+  [power_loss_generations]=tests/crash_generations_test
   [full_devices]=tests/campaigns/campaign_full_device_test
   [damage]=tests/campaigns/campaign_damage_test
   [concurrency]=tests/campaigns/campaign_concurrency_test
@@ -68,6 +73,7 @@ declare -A BINARY=(
 # name=value pairs of the long forms; a variable already set wins.
 declare -A LONG_ENV=(
   [power_loss]="PGRING_CRASH_POINTS=2000 PGRING_CRASH_TXNS=120"
+  [power_loss_generations]="PGRING_CRASH_GENERATIONS=2000"
   [full_devices]="PGRING_FULL_CYCLES=12 PGRING_FULL_ITERATIONS=12"
   [damage]="PGRING_DAMAGE_ITERATIONS=3000"
   [concurrency]="PGRING_CONC_TXNS=3000 PGRING_CONC_EPOCHS=20"

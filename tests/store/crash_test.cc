@@ -57,6 +57,7 @@
 #include "store/open_store.h"
 #include "util/fault_injection_fs.h"
 #include "util/partition_view.h"
+#include "util/crash_rig.h"
 #include "util/power_loss_rig.h"
 #include "util/log_model.h"
 #include "util/random_workload.h"
@@ -76,42 +77,14 @@ int CrashTxns() {
   return n > 0 ? n : 60;
 }
 
-// Operation kinds for the tally: the transaction op types, then chunk grow
-// and shrink (observed at staging).
-enum TallyKind {
-  kTCreate, kTRemove, kTAppend, kTInfo, kTDup, kTTrimDups, kTTrim, kTRewind, kTReset,
-  kTChunkGrow, kTChunkShrink, kTallyKinds
-};
-constexpr const char* kTallyNames[kTallyKinds] = {
-    "create_pg", "remove_pg", "append", "set_info", "dup_append", "dup_trim",
-    "trim", "rewind", "reset_log", "chunk_grow", "chunk_shrink"};
-
-uint32_t OpMask(const Transaction& t) {
-  uint32_t m = 0;
-  for (const auto& op : t.ops()) {
-    switch (op.type) {
-      case Transaction::OpType::kCreatePg: m |= 1u << kTCreate; break;
-      case Transaction::OpType::kRemovePg: m |= 1u << kTRemove; break;
-      case Transaction::OpType::kAppendEntry: m |= 1u << kTAppend; break;
-      case Transaction::OpType::kSetInfo: m |= 1u << kTInfo; break;
-      case Transaction::OpType::kAppendDup: m |= 1u << kTDup; break;
-      case Transaction::OpType::kTrimDups: m |= 1u << kTTrimDups; break;
-      case Transaction::OpType::kTrim: m |= 1u << kTTrim; break;
-      case Transaction::OpType::kRewind: m |= 1u << kTRewind; break;
-      case Transaction::OpType::kResetLog: m |= 1u << kTReset; break;
-    }
-  }
-  return m;
-}
-
 // Figures of the whole run, printed once at the end.
 struct Tally {
   std::mutex mu;
   uint64_t cases = 0, points = 0, device_points = 0, torn_points = 0, rocksdb_points = 0;
   uint64_t tears_fired = 0, after_end = 0, recovered = 0, lost = 0;
   uint64_t durable_checked = 0, txns_submitted = 0;
-  std::array<uint64_t, kTallyKinds> in_flight{};
-  std::array<uint64_t, kTallyKinds> submitted{};
+  std::array<uint64_t, kCrashTallyKinds> in_flight{};
+  std::array<uint64_t, kCrashTallyKinds> submitted{};
 };
 Tally& GlobalTally() {
   static Tally* t = new Tally;
@@ -124,11 +97,7 @@ class TallyPrinter : public ::testing::Environment {
     Tally& t = GlobalTally();
     std::lock_guard<std::mutex> l(t.mu);
     if (t.cases == 0) return;
-    std::string kinds, subm;
-    for (int k = 0; k < kTallyKinds; ++k) {
-      kinds += std::string(k ? "," : "") + kTallyNames[k] + "=" + std::to_string(t.in_flight[k]);
-      subm += std::string(k ? "," : "") + kTallyNames[k] + "=" + std::to_string(t.submitted[k]);
-    }
+    const std::string kinds = CrashTallyKinds(t.in_flight), subm = CrashTallyKinds(t.submitted);
     std::printf("CAMPAIGN power_loss: cases=%llu crash_points=%llu device=%llu torn=%llu "
                 "(tears_fired=%llu) rocksdb_sync=%llu after_workload=%llu recovered=%llu "
                 "durable_txns_checked=%llu lost=%llu in_flight_op_kinds{%s} "
@@ -175,246 +144,27 @@ std::string Name(const ::testing::TestParamInfo<Case>& i) {
 
 class CrashTest : public ::testing::TestWithParam<Case> {
  protected:
-  const int kTxns = CrashTxns();
-  static constexpr uint64_t kDeviceSize = 32ull << 20;
+  const size_t kTxns = static_cast<size_t>(CrashTxns());
 
-  struct Run {
-    // The disk: the partition alone, or (shared flush) partition + data.
-    std::shared_ptr<FaultInjectionDevice> dev;
-    std::shared_ptr<BlockDevice> partition;  // what the store opens
-    std::shared_ptr<BlockDevice> data;       // shared flush: the data partition
-    std::shared_ptr<FaultInjectionFileSystem> fs;
-    std::unique_ptr<rocksdb::Env> env;
-    std::unique_ptr<Store> store;
-    std::string db;
-  };
-
-  Options StoreOptions() const {
-    Options o;
-    o.durability = GetParam().mode;
-    o.tail_block_policy = GetParam().policy;
-    o.reserve_chunks_per_pg = 1;
-    o.unsynced_max_delay = std::chrono::milliseconds(5);
-    o.log_sink = NullLogSink();
-    o.limits.max_payload_bytes = 64 << 10;
-    o.gated_writes_share_flush = GetParam().shared_flush;
-    o.metadata_sync_flushes_partition = GetParam().sync_covers;
-    // Groups of at most two: the workload submits up to four transactions
-    // at a time, so some of them commit in a group after the first one's,
-    // on that group's RocksDB sync. (Its waves wait for their commits, so
-    // a ring write completing during a sync is left to commit_pipeline_test's
-    // SyncCoversTest, which holds one there.)
-    if (GetParam().sync_covers) o.max_group_size = 2;
-    // The stream: small, homing a block at a time and force-homing early,
-    // so power goes during homes, forced partial homes and full-stream
-    // fallbacks within the short form (and during wraps in the long one).
-    o.log_layout = GetParam().layout;
-    o.stream.max_chunks = 2;
-    o.stream.home_blocks = 1;
-    o.stream.force_home_percent = 5;
-    o.stream.max_forced_homes = 2;
-    o.stream.bypass_when_idle = false;  // the stream takes every transaction
-    return o;
+  static CrashConfig Config() {
+    const Case& c = GetParam();
+    CrashConfig cfg;
+    cfg.backend = c.backend;
+    cfg.mode = c.mode;
+    cfg.policy = c.policy;
+    cfg.layout = c.layout;
+    cfg.shared_flush = c.shared_flush;
+    cfg.sync_covers = c.sync_covers;
+    return cfg;
   }
 
-  // Shared flush: transaction i's data block (its own block, so a later
-  // write cannot hide a lost one).
-  static constexpr uint64_t kDataBlock = 4096;
-  static uint64_t DataOffset(size_t i) { return (i % (kDeviceSize / kDataBlock)) * kDataBlock; }
-  static std::string DataBlock(uint64_t seed, size_t i) {
-    std::string b(kDataBlock, '\0');
-    for (size_t j = 0; j < b.size(); ++j) b[j] = static_cast<char>((seed * 131 + i * 31 + j) % 251);
-    return b;
-  }
-
-  void Fresh(Run* r, const std::string& db) {
-    r->db = db;
-    const bool shared = GetParam().shared_flush;
-    r->dev = std::make_shared<FaultInjectionDevice>(
-        std::make_shared<MemoryBlockDevice>(shared ? 2 * kDeviceSize : kDeviceSize));
-    r->partition = r->dev;
-    if (shared) {
-      r->partition = std::make_shared<PartitionView>(r->dev, 0, kDeviceSize);
-      r->data = std::make_shared<PartitionView>(r->dev, kDeviceSize, kDeviceSize);
-    }
-    r->fs = std::make_shared<FaultInjectionFileSystem>();
-    r->fs->set_skip_real_syncs(true);
-    if (GetParam().sync_covers) {
-      // One disk cache: a RocksDB sync flushes the partition (and the data
-      // partition) too. A flush after the power loss fails, and changes
-      // nothing.
-      r->fs->SetSyncFlushesAlso([dev = r->dev.get()] { dev->Flush().IgnoreError(); });
-    }
-    r->env = rocksdb::NewCompositeEnv(r->fs);
-    MkfsOptions m;
-    m.chunk_size = 64 << 10;
-    m.backend = GetParam().backend;
-    OpenHooks h{r->partition, r->env.get()};
-    ASSERT_OK(MkfsWithHooks("mem", MetadataLocation::OwnDb(db), m, h));
-    auto s = OpenWithHooks("mem", MetadataLocation::OwnDb(db), StoreOptions(), h);
-    ASSERT_OK(s);
-    r->store = std::move(s).value();
-    ASSERT_EQ(r->store->backend(), GetParam().backend);
-  }
-
-  // Runs the workload until it ends or the power goes. Fills `snapshots`
-  // with the model after each submitted transaction from the durable
-  // watermark on; returns the index of the first snapshot that must be
-  // covered (every transaction before it was acknowledged durable).
-  // `masks` (if given) gets each submitted transaction's TallyKind mask;
-  // `before_submit` (if given) runs before the submission of transaction i.
-  size_t Work(Run* r, uint64_t seed, std::deque<std::pair<size_t, LogModel>>* snapshots,
-              std::vector<uint32_t>* masks = nullptr,
-              const std::function<void(size_t)>& before_submit = {}) {
-    Limits limits = StoreOptions().limits;
-    LogModel model(limits);
-    WorkloadParams wp;
-    wp.max_pgs = 6;
-    wp.keep_entries = 30;
-    wp.keep_dups = 20;
-    wp.max_payload = 400;
-    wp.large_payload_rate = 0.03;
-    RandomWorkload work(seed, wp);
-    snapshots->emplace_back(0, model);
-    size_t durable = 0;  // transactions [0, durable) are durable
-    size_t submitted = 0;
-    const bool unsynced = GetParam().mode == DurabilityMode::kUnsynced;
-    while (submitted < kTxns) {
-      int depth = 1 + static_cast<int>(work.rng()() % 4);
-      std::vector<std::unique_ptr<pgring::Notification>> done;
-      std::vector<absl::Status> results(depth);
-      size_t first = submitted;
-      bool stop = false;
-      for (int d = 0; d < depth && submitted < kTxns; ++d) {
-        Transaction t = work.Next(model);
-        LogModel next = model;
-        if (next.Apply(t) != absl::StatusCode::kOk) continue;  // crash test: valid ones only
-        done.push_back(std::make_unique<pgring::Notification>());
-        pgring::Notification* n = done.back().get();
-        absl::Status* res = &results[done.size() - 1];
-        uint32_t mask = OpMask(t);
-        std::vector<PgId> touched;
-        for (const auto& op : t.ops()) touched.push_back(op.pg);
-        auto chunks = [&]() {
-          uint64_t c = 0;
-          for (const PgId& id : touched) {
-            auto st = r->store->GetPgStats(id);
-            if (st.ok()) c += st->chunks;
-          }
-          return c;
-        };
-        const uint64_t chunks_before = masks != nullptr ? chunks() : 0;
-        if (before_submit) before_submit(submitted);
-        std::shared_ptr<CommitGate> gate;
-        if (r->data) {
-          gate = std::make_shared<CommitGate>();
-          t.WaitFor(gate);
-        }
-        absl::Status s = r->store->Submit(std::move(t), [n, res](absl::Status st) {
-          *res = st;
-          n->Notify();
-        });
-        if (!s.ok()) {
-          done.pop_back();
-          stop = true;
-          break;
-        }
-        if (gate) {
-          // The OSD's data write, in parallel with the log write; the gate
-          // opens when it completes, before any flush.
-          const std::string block = DataBlock(seed, submitted);
-          auto buf = std::make_shared<AlignedBuffer>(block.size());
-          std::memcpy(buf->data(), block.data(), block.size());
-          r->data->WriteAsync(DataOffset(submitted), std::move(buf),
-                              [gate](absl::Status st) { gate->Open(st); });
-        }
-        if (masks != nullptr) {
-          const uint64_t chunks_after = chunks();
-          if (chunks_after > chunks_before) mask |= 1u << kTChunkGrow;
-          if (chunks_after < chunks_before) mask |= 1u << kTChunkShrink;
-          masks->push_back(mask);
-        }
-        model = std::move(next);
-        ++submitted;
-        snapshots->emplace_back(submitted, model);
-      }
-      bool all_ok = true;
-      for (size_t d = 0; d < done.size(); ++d) {
-        done[d]->WaitForNotification();
-        all_ok &= results[d].ok();
-        // A durable mode's OK is the promise that the transaction survives
-        // any crash after it: the recovered state must hold it, and with
-        // it every transaction before it. Also in the batch the power went
-        // in: that ack-versus-crash window is the one that matters most.
-        if (!unsynced && results[d].ok()) durable = std::max(durable, first + d + 1);
-      }
-      // kUnsynced promises nothing of an acknowledged transaction until a
-      // Sync() returns OK: what it loses is a suffix (Verify takes prefixes
-      // only) that starts after the last Sync().
-      if (unsynced && all_ok && work.rng()() % 3 == 0) {
-        if (r->store->Sync().ok()) durable = submitted;
-      }
-      if (!all_ok || stop) break;
-      while (snapshots->size() > 1 && snapshots->front().first < durable) snapshots->pop_front();
-    }
-    return durable;
-  }
-
-  // Reopens after the crash and checks the state against the snapshots.
-  void Verify(Run* r, size_t durable, const std::deque<std::pair<size_t, LogModel>>& snapshots,
-              const std::string& what, uint64_t seed) {
-    OpenHooks h{r->partition, r->env.get()};
-    auto s = OpenWithHooks("mem", MetadataLocation::OwnDb(r->db), StoreOptions(), h);
-    ASSERT_TRUE(s.ok()) << what << ": " << s.status();
-    r->store = std::move(s).value();
-    std::string diffs;
-    const LogModel* match = nullptr;
-    size_t match_index = 0;
-    for (const auto& [index, model] : snapshots) {
-      if (index < durable) continue;
-      std::string d = model.Diff(*r->store);
-      if (d.empty()) {
-        match = &model;
-        match_index = index;
-        break;
-      }
-      diffs += "\n  vs state after " + std::to_string(index) + " txns: " + d;
-    }
-    ASSERT_NE(match, nullptr) << what << ": recovered state is no prefix covering the "
-                              << durable << " durable transactions:" << diffs;
-    // What no read shows: each PG's version floor and trim points.
-    ASSERT_EQ(match->ProbeFloors(*r->store), "") << what;
-    // Chunks: owned once (open checks) and none leaked.
-    auto pgs = r->store->ListPgs();
-    ASSERT_OK(pgs);
-    uint64_t owned = 0;
-    for (const auto& id : *pgs) owned += r->store->GetPgStats(id)->chunks;
-    StoreStats st = r->store->GetStoreStats();
-    ASSERT_EQ(owned + st.stream_chunks + st.free_chunks, st.total_chunks) << what;
-    // Shared flush: every committed transaction's data write is durable.
-    if (r->data) {
-      AlignedBuffer buf(kDataBlock);
-      for (size_t i = 0; i < match_index; ++i) {
-        ASSERT_OK(r->data->Read(DataOffset(i), buf.span()));
-        ASSERT_TRUE(std::string(buf.data(), buf.size()) == DataBlock(seed, i))
-            << what << ": transaction " << i << " committed (the log holds the state after "
-            << match_index << " transactions) but its data write was lost";
-      }
-    }
-    // The embedder's keys come from the same prefix.
-    ASSERT_OK(r->store->Close());
-    r->store.reset();
-    rocksdb::Options o;
-    o.env = r->env.get();
-    rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::OpenForReadOnly(o, r->db, &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    std::map<std::string, std::string> kv;
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
-    for (it->Seek("osd."); it->Valid() && it->key().starts_with("osd."); it->Next()) {
-      kv[it->key().ToString()] = it->value().ToString();
-    }
-    ASSERT_EQ(kv, match->kv()) << what << ": embedder keys are from another prefix";
+  // The case's workload from a fresh store (model empty, index 0).
+  CrashWorkResult Work(CrashRig* r, CrashSnapshots* snapshots,
+                       std::vector<uint32_t>* masks = nullptr,
+                       const std::function<void(size_t)>& before_submit = {}) {
+    RandomWorkload work(GetParam().seed, CrashWorkloadParams());
+    return r->Work(&work, LogModel(r->options().limits), 0, kTxns, snapshots, masks,
+                   before_submit, GetParam().seed);
   }
 };
 
@@ -424,13 +174,14 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
   // A dry run counts the I/O points of the workload.
   uint64_t total_ops;
   {
-    Run r;
-    Fresh(&r, dir.Join("dry"));
-    std::deque<std::pair<size_t, LogModel>> snaps;
-    uint64_t before = c.crash_in_rocksdb ? r.fs->sync_count() : r.dev->op_count();
-    Work(&r, c.seed, &snaps);
-    ASSERT_OK(r.store->Close());
-    total_ops = (c.crash_in_rocksdb ? r.fs->sync_count() : r.dev->op_count()) - before;
+    CrashRig r(Config());
+    r.Fresh(dir.Join("dry"));
+    ASSERT_FALSE(HasFatalFailure());
+    CrashSnapshots snaps;
+    uint64_t before = c.crash_in_rocksdb ? r.fs()->sync_count() : r.dev()->op_count();
+    Work(&r, &snaps);
+    ASSERT_OK(r.store()->Close());
+    total_ops = (c.crash_in_rocksdb ? r.fs()->sync_count() : r.dev()->op_count()) - before;
   }
   ASSERT_GT(total_ops, 3u);
   const int points = CrashPoints();
@@ -452,10 +203,11 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
                             : "crash point " + std::to_string(k) + " of " +
                                   std::to_string(total_ops);
     SCOPED_TRACE(what);
-    Run r;
-    Fresh(&r, dir.Join("p" + std::to_string(p)));
-    FaultInjectionDevice* dev = r.dev.get();
-    FaultInjectionFileSystem* fs = r.fs.get();
+    CrashRig r(Config());
+    r.Fresh(dir.Join("p" + std::to_string(p)));
+    ASSERT_FALSE(HasFatalFailure());
+    FaultInjectionDevice* dev = r.dev();
+    FaultInjectionFileSystem* fs = r.fs();
     std::function<void(size_t)> before;
     if (c.crash_in_rocksdb) {
       fs->SetCrashAfterSyncs(k, [dev] { dev->CrashNow(); });
@@ -469,20 +221,13 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
         dev->SetCrashAfterOps(k);
       }
     }
-    std::deque<std::pair<size_t, LogModel>> snaps;
+    CrashSnapshots snaps;
     std::vector<uint32_t> masks;
-    size_t durable = Work(&r, c.seed, &snaps, &masks, before);
+    const size_t durable = Work(&r, &snaps, &masks, before).durable;
     // Power is lost (if the workload finished first, now).
     const bool crashed_in_workload = dev->crashed() || fs->crashed();
-    if (!dev->crashed()) dev->CrashNow();
-    fs->SetActive(false);
-    r.store->Close().IgnoreError();
-    r.store.reset();
-    auto image = static_cast<FaultInjectionDevice::CrashImage>(p % 3);
-    ASSERT_OK(dev->MakeCrashImage(image, c.seed + p));
-    ASSERT_OK(p % 2 ? fs->DropRandomUnsyncedData(c.seed + p) : fs->DropUnsyncedData());
-    fs->SetActive(true);
-    fs->ResetState();
+    r.PowerLoss(static_cast<FaultInjectionDevice::CrashImage>(p % 3), c.seed + p, p % 2);
+    ASSERT_FALSE(HasFatalFailure());
     {
       Tally& t = GlobalTally();
       std::lock_guard<std::mutex> l(t.mu);
@@ -491,17 +236,17 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
       if (tear && crashed_in_workload) ++t.tears_fired;
       t.txns_submitted += masks.size();
       for (uint32_t m : masks) {
-        for (int kind = 0; kind < kTallyKinds; ++kind) t.submitted[kind] += (m >> kind) & 1;
+        for (int kind = 0; kind < kCrashTallyKinds; ++kind) t.submitted[kind] += (m >> kind) & 1;
       }
       if (!crashed_in_workload || durable >= masks.size()) {
         ++t.after_end;
       } else {
         uint32_t u = 0;
         for (size_t i = durable; i < masks.size(); ++i) u |= masks[i];
-        for (int kind = 0; kind < kTallyKinds; ++kind) t.in_flight[kind] += (u >> kind) & 1;
+        for (int kind = 0; kind < kCrashTallyKinds; ++kind) t.in_flight[kind] += (u >> kind) & 1;
       }
     }
-    Verify(&r, durable, snaps, what, c.seed);
+    r.Verify(durable, snaps, what, c.seed);
     {
       Tally& t = GlobalTally();
       std::lock_guard<std::mutex> l(t.mu);

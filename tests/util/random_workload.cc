@@ -56,7 +56,7 @@ Transaction RandomWorkload::Next(const LogModel& model) {
   std::vector<PgId> ids;
   for (const auto& [id, pg] : pgs) ids.push_back(id);
   auto pick = [&]() { return ids[Uniform(0, ids.size() - 1)]; };
-  if (Chance(0.01) && ids.size() > 1) {
+  if (Chance(p_.remove_rate) && ids.size() > 1) {
     t.RemovePg(pick());
     return t;
   }

@@ -20,6 +20,7 @@ struct WorkloadParams {
   double invalid_rate = 0.03; // share of transactions with a bad op
   size_t max_payload = 700;
   double large_payload_rate = 0.02;  // payloads of 4-40 KiB
+  double remove_rate = 0.01;         // share of transactions removing a PG
   // Pool of the PGs it creates. Workloads with different pools touch
   // disjoint PGs (and, for pool != 1, disjoint embedder keys
   // "osd.key.<pool>.N"), so several can run against one store at once.
