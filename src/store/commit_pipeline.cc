@@ -85,7 +85,7 @@ void CommitPipeline::FlushLoop() {
     // adding more flushes to the disk than there are commit groups.
     const absl::Time deadline = absl::Now() + kFlushCoalesce;
     const size_t in_flight = queue_.size();
-    auto joined = [&] {
+    auto joined = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       size_t n = 0;
       for (const auto& t : queue_) {
         if (n++ == in_flight) break;

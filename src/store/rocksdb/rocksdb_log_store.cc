@@ -249,7 +249,7 @@ absl::Status RocksDbLogStore::Load() {
     return absl::OkStatus();
   };
   RETURN_IF_ERROR(db_->Scan(kLogKeyPrefix, [&](std::string_view k, std::string_view v)
-                                               ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                               ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     PgId id;
     std::string_view name;
     if (!SplitPgLogKey(k, &id, &name)) {
