@@ -59,6 +59,7 @@
 
 #include "device/fault_injection_device.h"
 #include "format/metadata_keys.h"
+#include "util/campaign_tally.h"
 #include "util/crash_rig.h"
 #include "util/log_model.h"
 #include "util/random_workload.h"
@@ -87,41 +88,31 @@ struct Tally {
   std::array<uint64_t, kCrashTallyKinds> in_flight{};
   std::array<uint64_t, kCrashTallyKinds> submitted{};
 };
-Tally& GlobalTally() {
-  static Tally* t = new Tally;
-  return *t;
-}
+Tally& GlobalTally() { return TallyOf<Tally>(); }
 
-class TallyPrinter : public ::testing::Environment {
- public:
-  void TearDown() override {
-    Tally& t = GlobalTally();
-    std::lock_guard<std::mutex> l(t.mu);
-    if (t.cases == 0) return;
-    const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-    std::printf(
-        "CAMPAIGN power_loss_generations: cases=%llu generations=%llu device=%llu torn=%llu "
-        "(tears_fired=%llu) rocksdb_sync=%llu after_workload=%llu recovered=%llu lost=%llu "
-        "durable_txns_checked=%llu txns_submitted=%llu txns_recovered=%llu "
-        "reopens_changing{mode=%llu,policy=%llu,layout=%llu} pgs_created=%llu pgs_removed=%llu "
-        "chunk_allocs>=%llu partition_chunks=%llu (laps>=%.1f) "
-        "chunks_reused_seen{other_owner=%llu,same_owner_other_lap=%llu} home_writes=%llu "
-        "forced_homes=%llu stream_full_fallbacks=%llu in_flight_op_kinds{%s} "
-        "submitted_op_kinds{%s}\n",
-        u(t.cases), u(t.generations), u(t.device_points), u(t.torn_points), u(t.tears_fired),
-        u(t.rocksdb_points), u(t.after_end), u(t.recovered), u(t.lost), u(t.durable_checked),
-        u(t.txns_submitted), u(t.txns_recovered), u(t.mode_changes), u(t.policy_changes),
-        u(t.layout_changes), u(t.pgs_created), u(t.pgs_removed), u(t.chunk_allocs),
-        u(t.partition_chunks),
-        t.partition_chunks ? static_cast<double>(t.chunk_allocs) / t.partition_chunks : 0.0,
-        u(t.chunk_owner_reuses), u(t.chunk_lap_reuses),
-        u(t.home_writes), u(t.forced_homes), u(t.stream_full_fallbacks),
-        CrashTallyKinds(t.in_flight).c_str(), CrashTallyKinds(t.submitted).c_str());
-    std::fflush(stdout);
-  }
-};
-[[maybe_unused]] ::testing::Environment* const kTallyEnv =
-    ::testing::AddGlobalTestEnvironment(new TallyPrinter);
+void PrintTally(const Tally& t) {
+  if (t.cases == 0) return;
+  const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  std::printf(
+      "CAMPAIGN power_loss_generations: cases=%llu generations=%llu device=%llu torn=%llu "
+      "(tears_fired=%llu) rocksdb_sync=%llu after_workload=%llu recovered=%llu lost=%llu "
+      "durable_txns_checked=%llu txns_submitted=%llu txns_recovered=%llu "
+      "reopens_changing{mode=%llu,policy=%llu,layout=%llu} pgs_created=%llu pgs_removed=%llu "
+      "chunk_allocs>=%llu partition_chunks=%llu (laps>=%.1f) "
+      "chunks_reused_seen{other_owner=%llu,same_owner_other_lap=%llu} home_writes=%llu "
+      "forced_homes=%llu stream_full_fallbacks=%llu in_flight_op_kinds{%s} "
+      "submitted_op_kinds{%s}\n",
+      u(t.cases), u(t.generations), u(t.device_points), u(t.torn_points), u(t.tears_fired),
+      u(t.rocksdb_points), u(t.after_end), u(t.recovered), u(t.lost), u(t.durable_checked),
+      u(t.txns_submitted), u(t.txns_recovered), u(t.mode_changes), u(t.policy_changes),
+      u(t.layout_changes), u(t.pgs_created), u(t.pgs_removed), u(t.chunk_allocs),
+      u(t.partition_chunks),
+      t.partition_chunks ? static_cast<double>(t.chunk_allocs) / t.partition_chunks : 0.0,
+      u(t.chunk_owner_reuses), u(t.chunk_lap_reuses),
+      u(t.home_writes), u(t.forced_homes), u(t.stream_full_fallbacks),
+      CrashTallyKinds(t.in_flight).c_str(), CrashTallyKinds(t.submitted).c_str());
+}
+[[maybe_unused]] const bool kTallyPrinted = PrintTallyAtEnd<Tally>(PrintTally);
 
 struct GenCase {
   std::string name;

@@ -57,6 +57,7 @@
 #include "store/open_store.h"
 #include "util/fault_injection_fs.h"
 #include "util/partition_view.h"
+#include "util/campaign_tally.h"
 #include "util/crash_rig.h"
 #include "util/power_loss_rig.h"
 #include "util/log_model.h"
@@ -86,33 +87,23 @@ struct Tally {
   std::array<uint64_t, kCrashTallyKinds> in_flight{};
   std::array<uint64_t, kCrashTallyKinds> submitted{};
 };
-Tally& GlobalTally() {
-  static Tally* t = new Tally;
-  return *t;
-}
+Tally& GlobalTally() { return TallyOf<Tally>(); }
 
-class TallyPrinter : public ::testing::Environment {
- public:
-  void TearDown() override {
-    Tally& t = GlobalTally();
-    std::lock_guard<std::mutex> l(t.mu);
-    if (t.cases == 0) return;
-    const std::string kinds = CrashTallyKinds(t.in_flight), subm = CrashTallyKinds(t.submitted);
-    std::printf("CAMPAIGN power_loss: cases=%llu crash_points=%llu device=%llu torn=%llu "
-                "(tears_fired=%llu) rocksdb_sync=%llu after_workload=%llu recovered=%llu "
-                "durable_txns_checked=%llu lost=%llu in_flight_op_kinds{%s} "
-                "submitted_txns=%llu submitted_op_kinds{%s}\n",
-                (unsigned long long)t.cases, (unsigned long long)t.points,
-                (unsigned long long)t.device_points, (unsigned long long)t.torn_points,
-                (unsigned long long)t.tears_fired, (unsigned long long)t.rocksdb_points,
-                (unsigned long long)t.after_end, (unsigned long long)t.recovered,
-                (unsigned long long)t.durable_checked, (unsigned long long)t.lost, kinds.c_str(),
-                (unsigned long long)t.txns_submitted, subm.c_str());
-    std::fflush(stdout);
-  }
-};
-[[maybe_unused]] ::testing::Environment* const kTallyEnv =
-    ::testing::AddGlobalTestEnvironment(new TallyPrinter);
+void PrintTally(const Tally& t) {
+  if (t.cases == 0) return;
+  const std::string kinds = CrashTallyKinds(t.in_flight), subm = CrashTallyKinds(t.submitted);
+  std::printf("CAMPAIGN power_loss: cases=%llu crash_points=%llu device=%llu torn=%llu "
+              "(tears_fired=%llu) rocksdb_sync=%llu after_workload=%llu recovered=%llu "
+              "durable_txns_checked=%llu lost=%llu in_flight_op_kinds{%s} "
+              "submitted_txns=%llu submitted_op_kinds{%s}\n",
+              (unsigned long long)t.cases, (unsigned long long)t.points,
+              (unsigned long long)t.device_points, (unsigned long long)t.torn_points,
+              (unsigned long long)t.tears_fired, (unsigned long long)t.rocksdb_points,
+              (unsigned long long)t.after_end, (unsigned long long)t.recovered,
+              (unsigned long long)t.durable_checked, (unsigned long long)t.lost, kinds.c_str(),
+              (unsigned long long)t.txns_submitted, subm.c_str());
+}
+[[maybe_unused]] const bool kTallyPrinted = PrintTallyAtEnd<Tally>(PrintTally);
 
 struct Case {
   DurabilityMode mode;

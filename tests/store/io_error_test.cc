@@ -70,6 +70,8 @@
 
 #include "device/fault_injection_device.h"
 #include "util/log_model.h"
+#include "util/campaign_tally.h"
+#include "util/held_write_device.h"
 #include "util/power_loss_rig.h"
 #include "util/random_workload.h"
 #include "util/sync.h"
@@ -156,34 +158,24 @@ struct Tally {
   uint64_t read_errors = 0, open_read_errors = 0, opens_past_fault = 0;
   uint64_t restarts[3] = {};
 };
-Tally& GlobalTally() {
-  static Tally* t = new Tally;
-  return *t;
-}
+Tally& GlobalTally() { return TallyOf<Tally>(); }
 
-class TallyPrinter : public ::testing::Environment {
- public:
-  void TearDown() override {
-    Tally& t = GlobalTally();
-    std::lock_guard<std::mutex> l(t.mu);
-    if (t.rounds == 0) return;
-    std::printf("CAMPAIGN io_error: rounds=%llu store_failures=%llu txns_submitted=%llu "
-                "failed_txns=%llu refused_submits=%llu acked_txns_checked=%llu "
-                "recovered_beyond_ack=%llu read_errors=%llu open_read_errors=%llu "
-                "opens_past_fault=%llu restarts{process=%llu,power_drop=%llu,"
-                "power_random=%llu}\n",
-                (unsigned long long)t.rounds, (unsigned long long)t.store_failures,
-                (unsigned long long)t.txns_submitted, (unsigned long long)t.failed_txns,
-                (unsigned long long)t.refused_submits, (unsigned long long)t.acked_then_checked,
-                (unsigned long long)t.recovered_beyond_ack, (unsigned long long)t.read_errors,
-                (unsigned long long)t.open_read_errors, (unsigned long long)t.opens_past_fault,
-                (unsigned long long)t.restarts[0], (unsigned long long)t.restarts[1],
-                (unsigned long long)t.restarts[2]);
-    std::fflush(stdout);
-  }
-};
-[[maybe_unused]] ::testing::Environment* const kTallyEnv =
-    ::testing::AddGlobalTestEnvironment(new TallyPrinter);
+void PrintTally(const Tally& t) {
+  if (t.rounds == 0) return;
+  std::printf("CAMPAIGN io_error: rounds=%llu store_failures=%llu txns_submitted=%llu "
+              "failed_txns=%llu refused_submits=%llu acked_txns_checked=%llu "
+              "recovered_beyond_ack=%llu read_errors=%llu open_read_errors=%llu "
+              "opens_past_fault=%llu restarts{process=%llu,power_drop=%llu,"
+              "power_random=%llu}\n",
+              (unsigned long long)t.rounds, (unsigned long long)t.store_failures,
+              (unsigned long long)t.txns_submitted, (unsigned long long)t.failed_txns,
+              (unsigned long long)t.refused_submits, (unsigned long long)t.acked_then_checked,
+              (unsigned long long)t.recovered_beyond_ack, (unsigned long long)t.read_errors,
+              (unsigned long long)t.open_read_errors, (unsigned long long)t.opens_past_fault,
+              (unsigned long long)t.restarts[0], (unsigned long long)t.restarts[1],
+              (unsigned long long)t.restarts[2]);
+}
+[[maybe_unused]] const bool kTallyPrinted = PrintTallyAtEnd<Tally>(PrintTally);
 
 // The embedder's key every transaction of a round writes, with its number.
 constexpr char kSeqKey[] = "osd.seq";
@@ -735,77 +727,12 @@ INSTANTIATE_TEST_SUITE_P(Faults, IoErrorTest, ::testing::ValuesIn(Cases()), Case
 // the failed one left: a read of the entries the failed write carried must
 // fail with the write's error, not read the hole and call it damage
 // (kDataLoss) or, worse, answer something else.
-class HoldingDevice final : public BlockDevice {
- public:
-  explicit HoldingDevice(std::shared_ptr<BlockDevice> base) : base_(std::move(base)) {}
-  uint64_t size() const override { return base_->size(); }
-  uint32_t logical_block_size() const override { return base_->logical_block_size(); }
-  absl::Status Read(uint64_t offset, absl::Span<char> buf) override {
-    return base_->Read(offset, buf);
-  }
-  void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf,
-                  IoCallback done) override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      if (hold_next_) {
-        hold_next_ = false;
-        held_ = std::move(done);
-        held_offset_ = offset;
-        held_buf_ = std::move(buf);
-        return;
-      }
-    }
-    base_->WriteAsync(offset, std::move(buf), std::move(done));
-  }
-  absl::Status Flush() override { return base_->Flush(); }
-  uint64_t bytes_written() const override { return base_->bytes_written(); }
-  uint64_t flushes() const override { return base_->flushes(); }
-  uint64_t writes() const override { return base_->writes(); }
-
-  void HoldNextWrite() {
-    std::lock_guard<std::mutex> l(mu_);
-    hold_next_ = true;
-  }
-  // Completes the held write with `error`, writing nothing.
-  void FailHeldWrite(absl::Status error) {
-    IoCallback done;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      done = std::move(held_);
-      held_ = nullptr;
-    }
-    ASSERT_TRUE(done != nullptr) << "no write was held";
-    done(std::move(error));
-  }
-  // Lets the held write go to the device.
-  void ReleaseHeldWrite() {
-    IoCallback done;
-    std::shared_ptr<AlignedBuffer> buf;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      done = std::move(held_);
-      held_ = nullptr;
-      buf = std::move(held_buf_);
-    }
-    ASSERT_TRUE(done != nullptr) << "no write was held";
-    base_->WriteAsync(held_offset_, std::move(buf), std::move(done));
-  }
-
- private:
-  std::shared_ptr<BlockDevice> base_;
-  std::mutex mu_;
-  bool hold_next_ = false;
-  IoCallback held_;
-  uint64_t held_offset_ = 0;
-  std::shared_ptr<AlignedBuffer> held_buf_;
-};
-
 class QueuedWriteErrorTest : public ::testing::TestWithParam<StoreMode> {};
 
 TEST_P(QueuedWriteErrorTest, ReadsOfAFailedWriteFailWithItsError) {
-  std::shared_ptr<HoldingDevice> holder;
+  std::shared_ptr<HeldWriteDevice> holder;
   PowerLossRig rig(16 << 20, [&](std::shared_ptr<BlockDevice> base) {
-    holder = std::make_shared<HoldingDevice>(std::move(base));
+    holder = std::make_shared<HeldWriteDevice>(std::move(base));
     return holder;
   });
   MkfsOptions m;
@@ -891,9 +818,9 @@ TEST_P(QueuedWriteErrorTest, ReadsOfAFailedWriteFailWithItsError) {
 // the store, which must still be there (returning first let the caller
 // destroy the store under the device's completion).
 TEST_P(QueuedWriteErrorTest, CloseWaitsForWritesInFlightWhenTheStoreFailed) {
-  std::shared_ptr<HoldingDevice> holder;
+  std::shared_ptr<HeldWriteDevice> holder;
   PowerLossRig rig(16 << 20, [&](std::shared_ptr<BlockDevice> base) {
-    holder = std::make_shared<HoldingDevice>(std::move(base));
+    holder = std::make_shared<HeldWriteDevice>(std::move(base));
     return holder;
   });
   MkfsOptions m;

@@ -360,7 +360,7 @@ absl::Status RingStore::ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32
     }
     if (c.chunks.size() >= options_.limits.max_chunks_per_pg) {
       return absl::ResourceExhaustedError(absl::StrFormat(
-          "PG %s: its ring is full (%u chunks, the per-PG limit limits.max_chunks_per_pg) "
+          "PG %s: its ring is full (%u chunks, the per-PG limit, limits.max_chunks_per_pg) "
           "and cannot reuse a chunk until the log is trimmed",
           pg->name, c.chunks.size()));
     }
