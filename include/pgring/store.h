@@ -30,6 +30,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "pgring/metrics.h"
 #include "pgring/options.h"
 #include "pgring/transaction.h"
 #include "pgring/types.h"
@@ -147,6 +148,11 @@ class Store {
   virtual absl::StatusOr<PgStats> GetPgStats(const PgId& pg) const = 0;
   virtual StoreStats GetStoreStats() const = 0;
   virtual Backend backend() const = 0;
+
+  // Every counter and distribution an OSD turns into perf counters, in one
+  // snapshot (pgring/metrics.h). Cheap enough to call every second: no PG is
+  // walked beyond what GetStoreStats() walks.
+  virtual StoreMetrics GetMetrics() const = 0;
 
   // Counters and statistics by name, as RocksDB's DB::GetProperty and
   // GetMapProperty give them: true and `*value` set for a property the store

@@ -56,6 +56,7 @@ void CommitPipeline::SetFailure(const absl::Status& s) {
 }
 
 void CommitPipeline::Enqueue(std::shared_ptr<Txn> t) {
+  t->enqueue_time = absl::Now();
   MutexLock l(&mu_);
   ++enqueued_;
   if (mode_ == DurabilityMode::kUnsynced) unacked_.push_back(t);
@@ -66,6 +67,7 @@ void CommitPipeline::RingWriteDone(Txn* t, const absl::Status& s) {
   if (t->pending_writes.fetch_sub(1) == 1) {
     MutexLock l(&mu_);
     t->written = true;
+    t->written_time = absl::Now();
     if (eager_flush_) {
       ++unflushed_;
       flush_cv_.Signal();
@@ -129,6 +131,11 @@ void CommitPipeline::IoDone(Txn* t, const absl::Status& s) {
   MutexLock l(&mu_);
   t->ready = true;
   t->ready_time = absl::Now();
+  if (t->gates > 0) {
+    const absl::Time own_done = t->written ? t->written_time : t->enqueue_time;
+    gate_wait_.Record(static_cast<uint64_t>(
+        std::max<int64_t>(0, absl::ToInt64Nanoseconds(t->ready_time - own_done))));
+  }
   work_cv_.Signal();
   // kUnsynced: acknowledged once its writes are done, by the acker, never
   // here: this may be an I/O completion thread (see the header comment).
@@ -159,9 +166,7 @@ void CommitPipeline::AckLoop() {
       unacked_.pop_front();
     }
     mu_.Unlock();
-    for (auto& [t, status] : batch) {
-      if (t->done) t->done(status);
-    }
+    for (auto& [t, status] : batch) Finish(t.get(), status);
     mu_.Lock();
     // Counted only after the callbacks ran: Sync() returns after them.
     acked_ += batch.size();
@@ -170,8 +175,24 @@ void CommitPipeline::AckLoop() {
   }
 }
 
+void CommitPipeline::Finish(Txn* t, const absl::Status& s) {
+  commit_latency_.Record(
+      static_cast<uint64_t>(absl::ToInt64Nanoseconds(absl::Now() - t->enqueue_time)));
+  if (t->done) t->done(s);
+}
+
+void CommitPipeline::AddMetrics(StoreMetrics* m) const {
+  m->commit_latency_ns = commit_latency_.Snapshot();
+  m->flush_latency_ns = flush_latency_.Snapshot();
+  m->rocksdb_write_latency_ns = rocksdb_write_latency_.Snapshot();
+  m->gate_wait_ns = gate_wait_.Snapshot();
+  m->group_size = group_size_.Snapshot();
+}
+
 absl::Status CommitPipeline::FlushPartition() {
+  const absl::Time start = absl::Now();
   absl::Status s = device_->Flush();
+  flush_latency_.Record(static_cast<uint64_t>(absl::ToInt64Nanoseconds(absl::Now() - start)));
   if (s.ok()) return s;
   // The device's error says what failed on it; the callbacks that get it
   // (and Submit's refusals after it) say it was the flush.
@@ -234,7 +255,10 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
   }
   rocksdb::WriteOptions wo;
   wo.sync = true;
+  const absl::Time start = absl::Now();
   rocksdb::Status rs = db_->Write(wo, batch);
+  rocksdb_write_latency_.Record(
+      static_cast<uint64_t>(absl::ToInt64Nanoseconds(absl::Now() - start)));
   if (!rs.ok()) {
     if (rs.IsNoSpace()) return absl::ResourceExhaustedError(absl::StrCat("RocksDB write: ", rs.ToString()));
     return absl::InternalError(absl::StrCat("RocksDB write: ", rs.ToString()));
@@ -297,10 +321,11 @@ void CommitPipeline::Run() {
     if (status.ok()) {
       commit_groups_.fetch_add(1);
       committed_txns_.fetch_add(group.size());
+      group_size_.Record(group.size());
     }
     for (auto& t : group) {
       if (status.ok() && t->on_durable) t->on_durable();
-      if (t->done && mode_ != DurabilityMode::kUnsynced) t->done(status);
+      if (mode_ != DurabilityMode::kUnsynced) Finish(t.get(), status);
     }
     mu_.Lock();
     if (mode_ == DurabilityMode::kUnsynced) {

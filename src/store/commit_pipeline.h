@@ -63,9 +63,11 @@
 #include "absl/time/time.h"
 #include "device/block_device.h"
 #include "pgring/log_sink.h"
+#include "pgring/metrics.h"
 #include "pgring/options.h"
 #include "pgring/store.h"
 #include "store/group_batch.h"
+#include "util/histogram.h"
 #include "util/sync.h"
 
 namespace rocksdb {
@@ -109,6 +111,12 @@ class CommitPipeline {
     bool flush_started = false;    // a flush covering them has started
     bool records_durable = false;  // ... and has finished
     absl::Time ready_time;
+    // For the metrics: when it was enqueued (Submit accepted it), when its
+    // ring writes had all completed (with `written`), and how many gates it
+    // waits for (set before the submitter's guard is dropped).
+    absl::Time enqueue_time;
+    absl::Time written_time;
+    size_t gates = 0;
   };
 
   // `device` may be null (nothing to flush: the RocksDB backend).
@@ -137,6 +145,10 @@ class CommitPipeline {
   // Commits what can be committed, fails the rest, stops the thread.
   void Stop();
 
+  // The pipeline's distributions (pgring/metrics.h): commit latency, flush
+  // latency, RocksDB write latency, gate wait, group size.
+  void AddMetrics(StoreMetrics* m) const;
+
   uint64_t committed_txns() const { return committed_txns_.load(); }
   uint64_t commit_groups() const { return commit_groups_.load(); }
   // Store-key writes a later write of the same key in their group replaced.
@@ -157,6 +169,8 @@ class CommitPipeline {
   absl::Status FlushPartition();
   // The partition must be flushed before `t` commits.
   static bool NeedsFlush(const Txn& t);
+  // Fires `t`'s callback with `s`, timing its commit latency.
+  void Finish(Txn* t, const absl::Status& s);
   void SetFailure(const absl::Status& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   rocksdb::DB* const db_;
@@ -195,6 +209,11 @@ class CommitPipeline {
   std::atomic<uint64_t> committed_txns_{0};
   std::atomic<uint64_t> commit_groups_{0};
   std::atomic<uint64_t> superseded_store_writes_{0};
+  Histogram commit_latency_;
+  Histogram flush_latency_;
+  Histogram rocksdb_write_latency_;
+  Histogram gate_wait_;
+  Histogram group_size_;
   // The committer's alone.
   std::vector<GroupMember> members_;
   std::vector<std::shared_ptr<Txn>> covered_;

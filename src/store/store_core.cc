@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "util/store_stats_fields.h"
 
 namespace pgring {
 namespace {
@@ -15,42 +16,6 @@ constexpr std::string_view kRocksDbPrefix = "rocksdb.";
 constexpr std::string_view kStorePrefix = "pgring.";
 constexpr std::string_view kStatsProperty = "pgring.stats";
 constexpr std::string_view kTickersProperty = "pgring.rocksdb_tickers";
-
-// The StoreStats counters under their property names.
-struct StatsField {
-  const char* name;
-  uint64_t StoreStats::*field;
-};
-constexpr StatsField kStatsFields[] = {
-    {"pgs", &StoreStats::pgs},
-    {"total_chunks", &StoreStats::total_chunks},
-    {"free_chunks", &StoreStats::free_chunks},
-    {"chunk_size", &StoreStats::chunk_size},
-    {"live_entries", &StoreStats::live_entries},
-    {"live_dups", &StoreStats::live_dups},
-    {"transactions_committed", &StoreStats::transactions_committed},
-    {"commit_groups", &StoreStats::commit_groups},
-    {"superseded_key_writes", &StoreStats::superseded_key_writes},
-    {"record_bytes_appended", &StoreStats::record_bytes_appended},
-    {"payload_bytes_appended", &StoreStats::payload_bytes_appended},
-    {"device_bytes_written", &StoreStats::device_bytes_written},
-    {"device_flushes", &StoreStats::device_flushes},
-    {"mapping_table_bytes", &StoreStats::mapping_table_bytes},
-    {"device_writes", &StoreStats::device_writes},
-    {"device_seeks", &StoreStats::device_seeks},
-    {"stream_chunks", &StoreStats::stream_chunks},
-    {"stream_max_chunks", &StoreStats::stream_max_chunks},
-    {"stream_bytes_used", &StoreStats::stream_bytes_used},
-    {"stream_records", &StoreStats::stream_records},
-    {"stream_writes", &StoreStats::stream_writes},
-    {"stream_bytes_written", &StoreStats::stream_bytes_written},
-    {"home_writes", &StoreStats::home_writes},
-    {"home_bytes_written", &StoreStats::home_bytes_written},
-    {"forced_homes", &StoreStats::forced_homes},
-    {"stream_full_fallbacks", &StoreStats::stream_full_fallbacks},
-};
-// A counter added to StoreStats must get a name here too.
-static_assert(sizeof(StoreStats) == std::size(kStatsFields) * sizeof(uint64_t));
 
 rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 
@@ -84,6 +49,7 @@ absl::Status StoreCore::CheckOpen() const {
 
 void StoreCore::WaitForGatesAndRelease(const std::shared_ptr<CommitPipeline::Txn>& ctxn,
                                        const std::vector<std::shared_ptr<CommitGate>>& gates) {
+  ctxn->gates = gates.size();
   for (const auto& gate : gates) {
     gate->OnOpen([this, ctxn](absl::Status s) {
       pipeline_->IoDone(ctxn.get(), s.ok() ? s
@@ -103,6 +69,18 @@ void StoreCore::AddCommitStats(StoreStats* s) const {
   s->device_writes = device_->writes();
 }
 
+StoreMetrics StoreCore::GetMetrics() const {
+  StoreMetrics m;
+  m.stats = GetStoreStats();
+  if (pipeline_) pipeline_->AddMetrics(&m);
+  if (const auto& st = db_->statistics(); st != nullptr) {
+    m.rocksdb_bytes_written = st->getTickerCount(rocksdb::BYTES_WRITTEN);
+    m.rocksdb_keys_written = st->getTickerCount(rocksdb::NUMBER_KEYS_WRITTEN);
+    m.rocksdb_wal_bytes = st->getTickerCount(rocksdb::WAL_FILE_BYTES);
+  }
+  return m;
+}
+
 bool StoreCore::GetProperty(std::string_view property, std::string* value) const {
   if (property.starts_with(kRocksDbPrefix)) {
     return db_->db()->GetProperty(db_->cf(), ToSlice(property), value);
@@ -112,11 +90,11 @@ bool StoreCore::GetProperty(std::string_view property, std::string* value) const
   if (property == kStatsProperty) {
     const StoreStats stats = GetStoreStats();
     value->clear();
-    for (const StatsField& f : kStatsFields) absl::StrAppend(value, f.name, ": ", stats.*f.field, "\n");
+    for (const StoreStatsField& f : kStoreStatsFields) absl::StrAppend(value, f.name, ": ", stats.*f.field, "\n");
     return true;
   }
   const std::string_view name = property.substr(kStorePrefix.size());
-  for (const StatsField& f : kStatsFields) {
+  for (const StoreStatsField& f : kStoreStatsFields) {
     if (name == f.name) {
       *value = absl::StrCat(GetStoreStats().*f.field);
       return true;
@@ -133,7 +111,7 @@ bool StoreCore::GetMapProperty(std::string_view property,
   if (property == kStatsProperty) {
     const StoreStats stats = GetStoreStats();
     value->clear();
-    for (const StatsField& f : kStatsFields) {
+    for (const StoreStatsField& f : kStoreStatsFields) {
       (*value)[std::string(f.name)] = absl::StrCat(stats.*f.field);
     }
     return true;

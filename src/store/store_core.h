@@ -32,6 +32,8 @@ class StoreCore : public Store {
   // and stops the pipeline. Idempotent.
   absl::Status Close() final;
 
+  StoreMetrics GetMetrics() const final;
+
   // The names are documented in pgring/store.h.
   bool GetProperty(std::string_view property, std::string* value) const final;
   bool GetMapProperty(std::string_view property,

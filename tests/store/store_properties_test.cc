@@ -3,7 +3,8 @@
 // tickers against the keys a transaction is known to write, RocksDB's own
 // properties passed through on the column family that holds pgring's keys
 // (in pgring's own RocksDB and in an embedder's), and false for every name
-// or form the store does not have.
+// or form the store does not have; Store::GetMetrics against the same
+// counts and the commit path's distributions.
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/statistics.h>
@@ -14,9 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "pgring/device.h"
+#include "pgring/metrics.h"
 #include "pgring/store.h"
 #include "store/store_core.h"
+#include "util/histogram.h"
+#include "util/sync.h"
 #include "util/store_fixture.h"
 
 namespace pgring::testing {
@@ -158,6 +163,88 @@ TEST_P(StorePropertiesTest, UnknownNamesAndFormsAreFalse) {
                            "rocksdb.nope", "rocksdb.stats"}) {
     EXPECT_FALSE(store_->GetMapProperty(name, &m)) << name;
   }
+}
+
+// Store::GetMetrics (pgring/metrics.h): one snapshot with every counter
+// under its name and the commit path's distributions, each counting what
+// was done: a latency per transaction, a group size per commit group that
+// adds up to the transactions, a RocksDB write per group, a partition flush
+// per flush the device saw, and a gate wait per gated transaction that
+// covers the time its gate was held shut.
+TEST_P(StorePropertiesTest, MetricsCountWhatTheCommitPathDid) {
+  const StoreMetrics before = store_->GetMetrics();
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Append(Pg(1), 1, 4));
+  // A gated transaction whose gate opens 20 ms after its own writes can.
+  auto gate = std::make_shared<CommitGate>();
+  Transaction txn;
+  txn.AppendEntry(Pg(1), V(1, 5), TestPayload(5));
+  txn.WaitFor(gate);
+  Notification committed;
+  absl::Status outcome = absl::UnknownError("no callback");
+  ASSERT_OK(store_->Submit(std::move(txn), [&](absl::Status st) {
+    outcome = st;
+    committed.Notify();
+  }));
+  absl::SleepFor(absl::Milliseconds(20));
+  gate->Open();
+  committed.WaitForNotification();
+  ASSERT_OK(outcome);
+
+  const StoreMetrics m = store_->GetMetrics();
+  const uint64_t txns = m.stats.transactions_committed - before.stats.transactions_committed;
+  EXPECT_EQ(txns, 3u);  // the create, the append of 1..4, the gated one
+  EXPECT_EQ(m.commit_latency_ns.count - before.commit_latency_ns.count, txns);
+  EXPECT_GE(m.commit_latency_ns.max, 20'000'000u);
+  EXPECT_EQ(m.group_size.count - before.group_size.count,
+            m.stats.commit_groups - before.stats.commit_groups);
+  EXPECT_EQ(m.group_size.sum - before.group_size.sum, txns);
+  EXPECT_EQ(m.rocksdb_write_latency_ns.count - before.rocksdb_write_latency_ns.count,
+            m.stats.commit_groups - before.stats.commit_groups);
+  EXPECT_EQ(m.flush_latency_ns.count, m.stats.device_flushes - before.stats.device_flushes);
+  if (GetParam() == Backend::kRing) EXPECT_GT(m.flush_latency_ns.count, 0u);
+  ASSERT_EQ(m.gate_wait_ns.count, 1u);
+  EXPECT_GE(m.gate_wait_ns.max, 15'000'000u);
+  EXPECT_GT(m.rocksdb_keys_written, before.rocksdb_keys_written);
+  EXPECT_GT(m.rocksdb_bytes_written, before.rocksdb_bytes_written);
+  EXPECT_GT(m.rocksdb_wal_bytes, before.rocksdb_wal_bytes);
+  EXPECT_GE(m.commit_latency_ns.Percentile(0.99), m.commit_latency_ns.Percentile(0.5));
+
+  // Visit names every counter (the StoreStats fields and RocksDB's three)
+  // and every distribution once, with the snapshot's values.
+  std::map<std::string, uint64_t> counters;
+  std::vector<std::string> histograms;
+  m.Visit([&](std::string_view n, uint64_t v) { counters[std::string(n)] = v; },
+          [&](std::string_view n, const HistogramData& h) {
+            histograms.emplace_back(n);
+            if (n == "group_size") EXPECT_EQ(h.sum, m.group_size.sum);
+          });
+  EXPECT_EQ(counters.size(), MapProperty("pgring.stats").size() + 3);
+  EXPECT_EQ(counters.at("transactions_committed"), m.stats.transactions_committed);
+  EXPECT_EQ(counters.at("rocksdb_keys_written"), m.rocksdb_keys_written);
+  EXPECT_EQ(histograms, (std::vector<std::string>{"commit_latency_ns", "flush_latency_ns",
+                                                  "rocksdb_write_latency_ns", "gate_wait_ns",
+                                                  "group_size"}));
+}
+
+// The histogram's percentiles are within its 3% bucket width of the truth.
+TEST(HistogramTest, PercentilesAreWithinTheBucketWidth) {
+  Histogram h;
+  for (uint64_t v = 1; v <= 100000; ++v) h.Record(v * 1000);
+  const HistogramData d = h.Snapshot();
+  EXPECT_EQ(d.count, 100000u);
+  EXPECT_EQ(d.max, 100000u * 1000);
+  for (double q : {0.5, 0.9, 0.99, 0.999}) {
+    const double truth = q * 100000 * 1000;
+    EXPECT_GE(static_cast<double>(d.Percentile(q)), truth * 0.999) << q;
+    EXPECT_LE(static_cast<double>(d.Percentile(q)), truth * 1.04) << q;
+  }
+  EXPECT_EQ(HistogramData().Percentile(0.5), 0u);
+  // Small values are exact.
+  Histogram small;
+  for (uint64_t v : {0, 1, 2, 31}) small.Record(v);
+  EXPECT_EQ(small.Snapshot().Percentile(1.0), 31u);
+  EXPECT_EQ(small.Snapshot().Percentile(0.25), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StorePropertiesTest,

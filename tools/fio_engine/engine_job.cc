@@ -86,10 +86,9 @@ absl::Status EngineJob::QueueWrite(void* token, DataFile* file, uint64_t offset,
     std::lock_guard<std::mutex> lk(cq_->mu);
     ++cq_->in_flight;
   }
-  auto done = [cq = cq_, token, start, &stats](OsdModel::WriteOp, absl::Status s) {
+  auto done = [cq = cq_, token, &stats](OsdModel::WriteOp, absl::Status s) {
     const int64_t now = EngineStats::NowNs();
     if (s.ok()) {
-      stats.commit_latency.Record(static_cast<uint64_t>(now - start));
       stats.writes_committed.fetch_add(1, std::memory_order_relaxed);
       stats.NoteCommit(now);
     } else {

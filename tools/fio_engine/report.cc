@@ -13,33 +13,40 @@ namespace {
 
 using nlohmann::json;
 
-json StoreStatsJson(const StoreStats& s) {
-  return json{{"pgs", s.pgs},
-              {"total_chunks", s.total_chunks},
-              {"free_chunks", s.free_chunks},
-              {"chunk_size", s.chunk_size},
-              {"live_entries", s.live_entries},
-              {"live_dups", s.live_dups},
-              {"transactions_committed", s.transactions_committed},
-              {"commit_groups", s.commit_groups},
-              {"superseded_key_writes", s.superseded_key_writes},
-              {"record_bytes_appended", s.record_bytes_appended},
-              {"payload_bytes_appended", s.payload_bytes_appended},
-              {"device_bytes_written", s.device_bytes_written},
-              {"device_flushes", s.device_flushes},
-              {"mapping_table_bytes", s.mapping_table_bytes},
-              {"device_writes", s.device_writes},
-              {"device_seeks", s.device_seeks},
-              {"stream_chunks", s.stream_chunks},
-              {"stream_max_chunks", s.stream_max_chunks},
-              {"stream_bytes_used", s.stream_bytes_used},
-              {"stream_records", s.stream_records},
-              {"stream_writes", s.stream_writes},
-              {"stream_bytes_written", s.stream_bytes_written},
-              {"home_writes", s.home_writes},
-              {"home_bytes_written", s.home_bytes_written},
-              {"forced_homes", s.forced_homes},
-              {"stream_full_fallbacks", s.stream_full_fallbacks}};
+// Every counter of the snapshot under its StoreMetrics name.
+json StoreStatsJson(const StoreMetrics& m) {
+  json j = json::object();
+  m.Visit([&](std::string_view name, uint64_t v) { j[std::string(name)] = v; }, nullptr);
+  return j;
+}
+
+// The values recorded between two snapshots of one histogram: counts and
+// sums subtract; the maximum is the later snapshot's (since open).
+HistogramData HistogramDelta(const HistogramData& start, const HistogramData& end) {
+  HistogramData d;
+  d.count = end.count - std::min(end.count, start.count);
+  d.sum = end.sum - std::min(end.sum, start.sum);
+  d.max = end.max;
+  size_t k = 0;
+  for (const HistogramData::Bucket& b : end.buckets) {
+    while (k < start.buckets.size() && start.buckets[k].upper < b.upper) ++k;
+    const uint64_t before =
+        (k < start.buckets.size() && start.buckets[k].upper == b.upper) ? start.buckets[k].count : 0;
+    if (b.count > before) d.buckets.push_back({b.upper, b.count - before});
+  }
+  return d;
+}
+
+// A distribution in the report: count, mean and percentiles, divided by
+// `scale` (1e3: nanoseconds shown as microseconds).
+json HistogramJson(const HistogramData& h, double scale) {
+  return json{{"count", h.count},
+              {"mean", h.Mean() / scale},
+              {"p50", h.Percentile(0.50) / scale},
+              {"p90", h.Percentile(0.90) / scale},
+              {"p99", h.Percentile(0.99) / scale},
+              {"p99.9", h.Percentile(0.999) / scale},
+              {"max", h.max / scale}};
 }
 
 uint64_t Delta(uint64_t start, uint64_t end) { return end >= start ? end - start : 0; }
@@ -220,14 +227,20 @@ json BuildReport(const ReportInputs& in) {
   report["reads"] = json{{"count", s.reads.load()}, {"bytes", s.read_bytes.load()}};
   report["syncs"] = s.syncs.load();
   report["trims"] = s.trims.load();
-  const LatencyHistogram& h = s.commit_latency;
-  report["commit_latency_us"] = json{{"count", h.count()},
-                                     {"mean", h.mean() / 1e3},
-                                     {"p50", h.Percentile(0.50) / 1e3},
-                                     {"p90", h.Percentile(0.90) / 1e3},
-                                     {"p99", h.Percentile(0.99) / 1e3},
-                                     {"p99.9", h.Percentile(0.999) / 1e3},
-                                     {"max", h.max() / 1e3}};
+  // The store's own distributions over the run (Store::GetMetrics), the
+  // same an OSD would turn into its perf counters.
+  const StoreMetrics& m0 = in.after_setup.metrics;
+  const StoreMetrics& m1 = in.at_end.metrics;
+  report["commit_latency_us"] =
+      HistogramJson(HistogramDelta(m0.commit_latency_ns, m1.commit_latency_ns), 1e3);
+  report["store_latency"] = json{
+      {"flush_latency_us",
+       HistogramJson(HistogramDelta(m0.flush_latency_ns, m1.flush_latency_ns), 1e3)},
+      {"rocksdb_write_latency_us",
+       HistogramJson(HistogramDelta(m0.rocksdb_write_latency_ns, m1.rocksdb_write_latency_ns),
+                     1e3)},
+      {"gate_wait_us", HistogramJson(HistogramDelta(m0.gate_wait_ns, m1.gate_wait_ns), 1e3)},
+      {"group_size", HistogramJson(HistogramDelta(m0.group_size, m1.group_size), 1)}};
   report["osd_model"] = json{{"entries", m.entries.load()},
                              {"entry_bytes", m.entry_bytes.load()},
                              {"dups", m.dups.load()},
@@ -239,7 +252,7 @@ json BuildReport(const ReportInputs& in) {
                              {"onode_bytes", m.onode_bytes.load()},
                              {"prefill_entries", m.prefill_entries.load()},
                              {"prefill_dups", m.prefill_dups.load()}};
-  report["store"] = json{{"at_end", StoreStatsJson(in.at_end.store)},
+  report["store"] = json{{"at_end", StoreStatsJson(in.at_end.metrics)},
                          {"run", StoreRunJson(in.after_setup.store, in.at_end.store)}};
   report["rocksdb"] = json{{"run", RocksDbJson(in.after_setup, in.at_end, committed)},
                            {"setup", RocksDbJson(IoSnapshot{}, in.after_setup, 0)}};

@@ -27,11 +27,17 @@
 //                                /proc/self/task (thread_cpu.h);
 //                                null if no write committed
 //   writes, reads, syncs, trims  what fio asked for; writes.iops over run.seconds
-//   commit_latency_us            Submit → commit callback: count, mean, p50,
-//                                p90, p99, p99.9, max (LatencyHistogram: ±3%)
+//   commit_latency_us            Submit → commit callback over the run: count,
+//                                mean, p50, p90, p99, p99.9, max (since open),
+//                                from Store::GetMetrics (pgring/metrics.h: ±3%)
+//   store_latency                the store's other distributions over the run
+//                                (GetMetrics): flush_latency_us,
+//                                rocksdb_write_latency_us, gate_wait_us (the
+//                                data write after the log's), group_size
 //   osd_model                    what the OSD model put into transactions:
 //                                entries, dups, trims, full/fast infos, onodes
-//   store.at_end                 Store::GetStoreStats() after the final Sync
+//   store.at_end                 every counter of Store::GetMetrics() after
+//                                the final Sync, by StoreMetrics::Visit name
 //   store.run                    the cumulative StoreStats counters minus
 //                                their values after setup (mkfs, PG creation,
 //                                prefill), i.e. what the fio writes cost

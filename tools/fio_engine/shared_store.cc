@@ -99,7 +99,8 @@ IoSnapshot SharedStore::Snapshot() {
     std::lock_guard<std::mutex> lock(threads_mu_);
     s.threads = seen_threads_;
   }
-  s.store = store_->GetStoreStats();
+  s.metrics = store_->GetMetrics();
+  s.store = s.metrics.stats;
   const auto& c = rocksdb_io_->counts();
   for (int k = 0; k < RocksDbIoCounter::kKinds; ++k) {
     s.rocksdb_bytes[k] = c.bytes[k].load();

@@ -22,7 +22,6 @@
 #include "absl/status/statusor.h"
 #include "ack_record.h"
 #include "engine_config.h"
-#include "latency_histogram.h"
 #include "osd_model.h"
 #include "pgring/store.h"
 #include "rocksdb_io_counter.h"
@@ -32,7 +31,6 @@ namespace pgring::fio {
 
 // What the engine counts while fio runs (all jobs together).
 struct EngineStats {
-  LatencyHistogram commit_latency;          // Submit → commit callback
   std::atomic<uint64_t> writes_submitted{0};
   std::atomic<uint64_t> writes_committed{0};
   std::atomic<uint64_t> writes_failed{0};   // refused at Submit or failed commits
@@ -66,7 +64,9 @@ struct EngineStats {
 // CPU time at one moment, so the report can show what the run itself cost
 // (the setup — mkfs, PG creation, prefill — excluded).
 struct IoSnapshot {
-  StoreStats store;
+  // Store::GetMetrics: the counters and the commit path's distributions.
+  StoreMetrics metrics;
+  StoreStats store;  // metrics.stats
   // getrusage(RUSAGE_SELF): every thread of the fio process — fio's jobs,
   // the engine, the store's and RocksDB's threads — since it started.
   uint64_t cpu_user_us = 0;
