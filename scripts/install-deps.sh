@@ -51,6 +51,7 @@ PACKAGES=(
   clang                # clang 14 (fuzzers, second compiler)
   libclang-rt-14-dev   # clang's sanitizer/libFuzzer runtimes
   util-linux           # losetup, blkdiscard, setarch
+  dmsetup              # flush_domain_test: two LVs on one loop device (where the kernel has device-mapper)
   gnuplot-nox          # bench/report.sh: plots (SVG)
   e2fsprogs            # filefrag: fio-jobs/run.sh finds unwritten extents in partition files
 )

@@ -41,6 +41,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -51,6 +52,7 @@
 #include "pgring/log_sink.h"
 #include "pgring/options.h"
 #include "pgring/store.h"
+#include "pgring/version.h"
 #include "pgring/transaction.h"
 #include "pgring/types.h"
 #include "rocksdb/db.h"
@@ -444,6 +446,12 @@ absl::Status Verify(const pgring::Store& store, const OsdDb& osd,
 
 absl::Status Run(const std::string& partition, const std::string& data_path,
                  const std::string& db_path, Model& model) {
+  // The library linked in must be the one whose headers this was built with.
+  if (std::string_view(pgring::LibraryVersion()) != PGRING_VERSION_STRING) {
+    return absl::FailedPreconditionError(
+        std::string("built against pgring " PGRING_VERSION_STRING ", linked with ") +
+        pgring::LibraryVersion());
+  }
   RETURN_IF_ERROR(CreatePartitionFile(partition, kPartitionBytes));
   RETURN_IF_ERROR(CreatePartitionFile(data_path, kDataBytes));
   // Once the files are laid out; RocksDB's directory is judged by its

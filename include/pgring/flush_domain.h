@@ -6,7 +6,10 @@
 //
 // Two places share a flush when both sit behind the same volatile write
 // cache, i.e. on the same whole disk, and the writes need no file-system
-// metadata to be found again. A flush of a block device, or fdatasync of a
+// metadata to be found again. Logical volumes and other stacked devices
+// (device-mapper, md) are the disks under them, found through sysfs
+// `slaves/`: the block and DB LVs that ceph-volume makes on one disk share
+// its cache, and a flush of a device spanning several disks reaches each. A flush of a block device, or fdatasync of a
 // file, ends with a cache flush of the disk under it (REQ_PREFLUSH), which
 // makes every write completed before it durable, whichever partition or file
 // it went to. For a regular file that is only the whole story when the write

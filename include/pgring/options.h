@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "pgring/log_sink.h"
 #include "pgring/types.h"  // Backend
@@ -14,6 +15,20 @@ class Env;
 }  // namespace rocksdb
 
 namespace pgring {
+
+// The RocksDB options of a RocksDB pgring opens itself: Ceph's default
+// bluestore_rocksdb_options (Reef), then the option bluestore_rocksdb_cfs
+// gives the column family that holds BlueStore's PG log ("P"), so pgring's
+// keys, of either backend, live as BlueStore's PG log does. Why each:
+// docs/ROCKSDB_BACKEND.md.
+inline constexpr char kBlueStoreRocksDbOptions[] =
+    "compression=kNoCompression,max_write_buffer_number=64,"
+    "min_write_buffer_number_to_merge=6,compaction_style=kCompactionStyleLevel,"
+    "write_buffer_size=16777216,max_background_jobs=4,"
+    "level0_file_num_compaction_trigger=8,max_bytes_for_level_base=1073741824,"
+    "max_bytes_for_level_multiplier=8,compaction_readahead_size=2MB,"
+    "max_total_wal_size=1073741824,writable_file_max_buffer_size=0,"
+    "min_write_buffer_number_to_merge=32";
 
 // When a transaction's commit callback fires, and what a crash can take.
 // Every mode keeps the store consistent after any crash: a transaction is
@@ -138,6 +153,8 @@ struct MkfsOptions {
   uint64_t size = 0;
   // Replace an existing pgring label instead of refusing.
   bool force = false;
+  // As Options::rocksdb_options, for the RocksDB mkfs creates.
+  std::string rocksdb_options = kBlueStoreRocksDbOptions;
   // The Env (and through it the FileSystem) of pgring's own RocksDB, as for
   // Options::rocksdb_env.
   std::shared_ptr<rocksdb::Env> rocksdb_env;
@@ -203,6 +220,16 @@ struct Options {
   // destroyed. Null: rocksdb::Env::Default(). An embedder's RocksDB has the
   // Env of its own options; Mkfs and Open refuse this one with it.
   std::shared_ptr<rocksdb::Env> rocksdb_env;
+  // The RocksDB options of pgring's own RocksDB (MetadataLocation::OwnDb):
+  // RocksDB's "name=value" pairs, separated by ',' (as Ceph writes
+  // bluestore_rocksdb_options) or ';', applied over RocksDB's defaults; a
+  // later pair wins. Not recorded: each open applies its own. Options
+  // RocksDB does not know are refused (kInvalidArgument, naming them). An
+  // embedder's RocksDB has the options it was opened with; Mkfs and Open
+  // refuse anything but the default with it.
+  //   options.rocksdb_options = std::string(pgring::kBlueStoreRocksDbOptions) +
+  //                             ",compression=kLZ4Compression";   // as Squid
+  std::string rocksdb_options = kBlueStoreRocksDbOptions;
 };
 
 }  // namespace pgring

@@ -8,15 +8,18 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace pgring {
 namespace {
@@ -33,28 +36,89 @@ struct Fd {
 
 }  // namespace
 
-absl::StatusOr<std::string> WholeDiskOf(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
-  }
-  const dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+namespace {
+
+// Stacks deeper than this are refused: sysfs cannot make a cycle, but a
+// test's tree (or a broken one) could.
+constexpr int kMaxStackDepth = 16;
+
+// Adds to *disks the whole disks under the block device whose sysfs
+// directory is `sys` (canonical). A stacked device (its `slaves/` lists the
+// devices it is built on) is the union of theirs: a flush of a
+// device-mapper or md device is passed down to every device under it. A
+// partition's directory sits inside its disk's and has a "partition"
+// attribute; a disk's "dev" attribute names it.
+absl::Status AddDisksUnder(const std::filesystem::path& sys, int depth,
+                           std::set<std::string>* disks) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path sys = fs::canonical(fs::path("/sys/dev/block") / DevName(dev), ec);
-  if (ec) {
-    return absl::NotFoundError(absl::StrCat(path, " is on device ", DevName(dev),
-                                            ", which is no disk (no /sys/dev/block entry)"));
+  if (depth > kMaxStackDepth) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        sys.string(), ": block devices stacked more than ", kMaxStackDepth, " deep"));
   }
-  // A partition's sysfs directory sits inside its disk's and has a
-  // "partition" attribute; the disk's "dev" attribute names it.
-  if (fs::exists(sys / "partition", ec)) sys = sys.parent_path();
+  std::error_code ec;
+  std::vector<fs::path> slaves;
+  for (fs::directory_iterator it(sys / "slaves", ec), end; !ec && it != end; it.increment(ec)) {
+    slaves.push_back(it->path());
+  }
+  if (!slaves.empty()) {
+    for (const fs::path& slave : slaves) {
+      fs::path target = fs::canonical(slave, ec);
+      if (ec) {
+        return absl::NotFoundError(
+            absl::StrCat("cannot follow ", slave.string(), ": ", ec.message()));
+      }
+      if (absl::Status s = AddDisksUnder(target, depth + 1, disks); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  if (fs::exists(sys / "partition", ec)) return AddDisksUnder(sys.parent_path(), depth + 1, disks);
   std::ifstream in(sys / "dev");
   std::string disk;
   if (!(in >> disk)) {
     return absl::NotFoundError(absl::StrCat("cannot read ", (sys / "dev").string()));
   }
-  return disk;
+  disks->insert(disk);
+  return absl::OkStatus();
+}
+
+std::string DiskList(const std::vector<std::string>& disks) {
+  return disks.size() == 1 ? absl::StrCat("disk ", disks[0])
+                           : absl::StrCat("disks ", absl::StrJoin(disks, ", "));
+}
+
+// Whether every disk in `inner` is in `outer` (both sorted).
+bool Covers(const std::vector<std::string>& outer, const std::vector<std::string>& inner) {
+  return std::includes(outer.begin(), outer.end(), inner.begin(), inner.end());
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> DisksUnderDevice(const std::string& sysfs_root,
+                                                          const std::string& majmin) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path sys = fs::canonical(fs::path(sysfs_root) / "dev" / "block" / majmin, ec);
+  if (ec) {
+    return absl::NotFoundError(absl::StrCat(
+        "device ", majmin, " is no disk (no ", sysfs_root, "/dev/block entry)"));
+  }
+  std::set<std::string> disks;
+  if (absl::Status s = AddDisksUnder(sys, 0, &disks); !s.ok()) return s;
+  return std::vector<std::string>(disks.begin(), disks.end());
+}
+
+absl::StatusOr<std::vector<std::string>> DisksUnder(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
+  }
+  const dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+  auto disks = DisksUnderDevice("/sys", DevName(dev));
+  if (!disks.ok()) {
+    return absl::Status(disks.status().code(),
+                        absl::StrCat(path, " is on ", disks.status().message()));
+  }
+  return disks;
 }
 
 absl::Status CheckFullyWritten(const std::string& path) {
@@ -215,13 +279,15 @@ absl::Status CheckWritesNeedNoMetadata(const std::string& path, bool* is_file) {
 }  // namespace
 
 FlushDomainCheck CheckSharedFlush(const std::string& data_path, const std::string& log_path) {
-  auto data_disk = WholeDiskOf(data_path);
-  if (!data_disk.ok()) return {false, std::string(data_disk.status().message())};
-  auto log_disk = WholeDiskOf(log_path);
-  if (!log_disk.ok()) return {false, std::string(log_disk.status().message())};
-  if (*data_disk != *log_disk) {
-    return {false, absl::StrCat(data_path, " is on disk ", *data_disk, " and ", log_path,
-                                " on disk ", *log_disk, ": separate caches")};
+  auto data_disks = DisksUnder(data_path);
+  if (!data_disks.ok()) return {false, std::string(data_disks.status().message())};
+  auto log_disks = DisksUnder(log_path);
+  if (!log_disks.ok()) return {false, std::string(log_disks.status().message())};
+  // A flush of the partition reaches every disk under it; the data's writes
+  // are durable after it only if each of their disks is one of those.
+  if (!Covers(*log_disks, *data_disks)) {
+    return {false, absl::StrCat(data_path, " is on ", DiskList(*data_disks), " and ", log_path,
+                                " on ", DiskList(*log_disks), ": separate caches")};
   }
   bool files = false;
   for (const std::string* p : {&data_path, &log_path}) {
@@ -230,7 +296,7 @@ FlushDomainCheck CheckSharedFlush(const std::string& data_path, const std::strin
     if (!s.ok()) return {false, std::string(s.message())};
     files |= is_file;
   }
-  return {true, absl::StrCat(data_path, " and ", log_path, " are on disk ", *data_disk,
+  return {true, absl::StrCat(data_path, " and ", log_path, " are on ", DiskList(*data_disks),
                              files ? ", behind one cache, and every file is fully written"
                                    : ", behind one cache")};
 }
@@ -245,19 +311,21 @@ FlushDomainCheck CheckSyncCoversPartition(const std::string& db_dir, const std::
     dir = dir.parent_path();
   }
   const std::string where = dir.string();
-  auto db_disk = WholeDiskOf(where);
-  if (!db_disk.ok()) return {false, std::string(db_disk.status().message())};
-  auto log_disk = WholeDiskOf(log_path);
-  if (!log_disk.ok()) return {false, std::string(log_disk.status().message())};
-  if (*db_disk != *log_disk) {
-    return {false, absl::StrCat("RocksDB (", where, ") is on disk ", *db_disk, " and ", log_path,
-                                " on disk ", *log_disk, ": separate caches")};
+  auto db_disks = DisksUnder(where);
+  if (!db_disks.ok()) return {false, std::string(db_disks.status().message())};
+  auto log_disks = DisksUnder(log_path);
+  if (!log_disks.ok()) return {false, std::string(log_disks.status().message())};
+  // RocksDB's sync flushes the disks under its file system; the partition's
+  // writes are durable after it only if each of their disks is one of those.
+  if (!Covers(*db_disks, *log_disks)) {
+    return {false, absl::StrCat("RocksDB (", where, ") is on ", DiskList(*db_disks), " and ",
+                                log_path, " on ", DiskList(*log_disks), ": separate caches")};
   }
   bool is_file = false;
   absl::Status s = CheckWritesNeedNoMetadata(log_path, &is_file);
   if (s.ok()) s = CheckSyncFlushesTheCache(where);
   if (!s.ok()) return {false, std::string(s.message())};
-  return {true, absl::StrCat("RocksDB (", where, ") and ", log_path, " are on disk ", *db_disk,
+  return {true, absl::StrCat("RocksDB (", where, ") and ", log_path, " are on ", DiskList(*log_disks),
                              ", and a RocksDB sync there flushes that disk's cache")};
 }
 

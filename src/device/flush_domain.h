@@ -7,6 +7,7 @@
 #define PGRING_DEVICE_FLUSH_DOMAIN_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -14,11 +15,22 @@
 
 namespace pgring {
 
-// "MAJ:MIN" of the whole disk under `path`: the disk of a block device (its
-// parent if it is a partition), or of the file system holding a file.
-// kNotFound when sysfs has no such disk (tmpfs, overlay, btrfs subvolumes:
-// anonymous devices).
-absl::StatusOr<std::string> WholeDiskOf(const std::string& path);
+// The whole disks ("MAJ:MIN", sorted, no repeats) whose caches the writes
+// to `path` pass through: the disk of a block device (its parent if it is a
+// partition), or of the file system holding a file; for a stacked device
+// (device-mapper: LVM's logical volumes, dm-crypt; md RAID) the disks under
+// every device it is built on, found through sysfs `slaves/` (two LVs of one
+// volume group on one disk are that one disk, as ceph-volume lays out an
+// OSD's block and DB). kNotFound when sysfs has no such device (tmpfs,
+// overlay, btrfs subvolumes: anonymous devices).
+absl::StatusOr<std::vector<std::string>> DisksUnder(const std::string& path);
+
+// The same for the block device "MAJ:MIN", looked up in the sysfs tree at
+// `sysfs_root`: "/sys" for the running system, a tree of a test's making
+// otherwise (sysfs's links: dev/block/MAJ:MIN -> the device's directory,
+// its slaves/NAME -> each device it is stacked on).
+absl::StatusOr<std::vector<std::string>> DisksUnderDevice(const std::string& sysfs_root,
+                                                          const std::string& majmin);
 
 // OK when every byte of the regular file `path` is in an allocated, written,
 // unshared extent; kFailedPrecondition naming the first hole, unwritten or

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "pgring/types.h"
+#include "pgring/version.h"
 
 namespace pgring {
 
@@ -24,12 +25,14 @@ struct Uuid {
 };
 
 inline constexpr char kLabelMagic[8] = {'P', 'G', 'R', 'I', 'N', 'G', 'L', 'B'};
-// The format version mkfs writes. A ring store whose log stream has held
-// records is version 2 (docs/FORMAT.md, "Format versions"): a version-1
-// reader refuses it by its label. This version reads both.
-inline constexpr uint32_t kFormatVersion = 1;
-inline constexpr uint32_t kStreamFormatVersion = 2;
-inline constexpr uint32_t kMaxFormatVersion = kStreamFormatVersion;
+// The format versions (pgring/version.h says what each means): the one mkfs
+// writes, the one a store whose log stream has held records carries, and
+// the newest this library reads.
+inline constexpr uint32_t kFormatVersion = kFormatVersionWritten;
+inline constexpr uint32_t kStreamFormatVersion = kFormatVersionStream;
+inline constexpr uint32_t kMaxFormatVersion = kFormatVersionMaxRead;
+static_assert(kFormatVersionMinRead == kFormatVersion,
+              "label.cc's check reads from kFormatVersion up");
 // The label region: the first 4 KiB of the partition. Chunks start after it.
 inline constexpr uint32_t kLabelRegionSize = 4096;
 // Bytes of the label that are encoded (the rest of the region is zero).

@@ -12,12 +12,12 @@
 namespace pgring {
 namespace {
 
-// pgring's own RocksDB is configured as BlueStore configures the RocksDB that
-// holds the PG log, for both backends, so the two are compared with RocksDB
-// at its best for this data. The string is Ceph's default
-// bluestore_rocksdb_options (src/common/options/global.yaml.in, Reef v18.2;
-// ceph/ceph PR #51821), verbatim; Ceph separates options with ',', RocksDB's
-// parser with ';'. Why each (docs/ROCKSDB_BACKEND.md has the table):
+// Why each of Ceph's bluestore_rocksdb_options (the default of
+// Options::rocksdb_options, pgring/options.h; src/common/options/
+// global.yaml.in, Reef v18.2; ceph/ceph PR #51821; docs/ROCKSDB_BACKEND.md
+// has the table). pgring's own RocksDB is configured as BlueStore configures
+// the RocksDB that holds the PG log, for both backends, so the two are
+// compared with RocksDB at its best for this data:
 //   compression=kNoCompression        Reef's default. Squid (v19) switched to
 //                                     kLZ4Compression to save metadata space;
 //                                     kept off here: the brief says measure
@@ -42,31 +42,28 @@ namespace {
 //                                     forces a flush to trim it
 //   writable_file_max_buffer_size=0   no user-space write buffer in front of
 //                                     the WAL/SST files (BlueFS buffers)
-constexpr char kBlueStoreRocksDbOptions[] =
-    "compression=kNoCompression,max_write_buffer_number=64,"
-    "min_write_buffer_number_to_merge=6,compaction_style=kCompactionStyleLevel,"
-    "write_buffer_size=16777216,max_background_jobs=4,"
-    "level0_file_num_compaction_trigger=8,max_bytes_for_level_base=1073741824,"
-    "max_bytes_for_level_multiplier=8,compaction_readahead_size=2MB,"
-    "max_total_wal_size=1073741824,writable_file_max_buffer_size=0";
-// BlueStore keeps the PG log in the pgmeta omap column family "P", which
-// bluestore_rocksdb_cfs (same PR) configures with
-// "P=min_write_buffer_number_to_merge=32": 32 x 16 MiB of memtables are
-// merged at flush, so most log entries are deleted by their trim before they
-// are ever flushed. pgring's keys (either backend's) play the part of that
-// column family, so its setting applies to the column family pgring uses.
-constexpr char kBlueStorePgMetaCfOptions[] = "min_write_buffer_number_to_merge=32";
+//   min_write_buffer_number_to_merge=32  BlueStore keeps the PG log in the
+//                                     pgmeta omap column family "P", which
+//                                     bluestore_rocksdb_cfs configures so:
+//                                     32 x 16 MiB of memtables are merged at
+//                                     flush, so most log entries are deleted
+//                                     by their trim before they are ever
+//                                     flushed. pgring's keys (either
+//                                     backend's) play that family's part.
 
-absl::Status ApplyBlueStoreOptions(rocksdb::Options* o) {
+// Applies `text` (RocksDB's "name=value" pairs, separated by ',' as Ceph
+// writes them or ';' as RocksDB does) to *o; later pairs win.
+absl::Status ApplyRocksDbOptions(std::string_view text, rocksdb::Options* o) {
   rocksdb::ConfigOptions config;
   config.ignore_unknown_options = false;
   config.input_strings_escaped = false;
-  std::string opts = absl::StrReplaceAll(kBlueStoreRocksDbOptions, {{",", ";"}});
-  absl::StrAppend(&opts, ";", kBlueStorePgMetaCfOptions);
+  const std::string given(text);
+  const std::string opts = absl::StrReplaceAll(given, {{",", ";"}});
   rocksdb::Options out;
   rocksdb::Status s = rocksdb::GetOptionsFromString(config, *o, opts, &out);
   if (!s.ok()) {
-    return absl::InternalError(absl::StrCat("RocksDB rejects BlueStore's options: ", s.ToString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("rocksdb_options \"", given, "\": RocksDB refuses it: ", s.ToString()));
   }
   *o = out;
   return absl::OkStatus();
@@ -91,7 +88,8 @@ absl::Status FromRocks(const void* p, std::string_view context) {
 
 absl::StatusOr<std::unique_ptr<MetadataDb>> MetadataDb::Open(const MetadataLocation& meta,
                                                              bool create, bool read_only,
-                                                             rocksdb::Env* env) {
+                                                             rocksdb::Env* env,
+                                                             std::string_view rocksdb_options) {
   std::unique_ptr<MetadataDb> m(new MetadataDb);
   if (meta.db != nullptr) {
     m->db_ = meta.db;
@@ -105,7 +103,7 @@ absl::StatusOr<std::unique_ptr<MetadataDb>> MetadataDb::Open(const MetadataLocat
     return absl::InvalidArgumentError("no metadata location: give a RocksDB path or a DB");
   }
   rocksdb::Options o;
-  if (absl::Status s = ApplyBlueStoreOptions(&o); !s.ok()) return s;
+  if (absl::Status s = ApplyRocksDbOptions(rocksdb_options, &o); !s.ok()) return s;
   o.statistics = rocksdb::CreateDBStatistics();
   o.create_if_missing = create;
   // A torn WAL tail is the end of the log, never a partial write batch.

@@ -27,11 +27,13 @@ namespace pgring {
 class MetadataDb {
  public:
   // Opens (`create`: creates if missing) pgring's own DB at meta.db_path, or
-  // wraps the embedder's DB and column family. `env` (tests) replaces the
-  // RocksDB Env of an own DB.
-  static absl::StatusOr<std::unique_ptr<MetadataDb>> Open(const MetadataLocation& meta,
-                                                          bool create, bool read_only,
-                                                          rocksdb::Env* env = nullptr);
+  // wraps the embedder's DB and column family. `env` replaces the RocksDB
+  // Env of an own DB; `rocksdb_options` are its RocksDB options
+  // (Options::rocksdb_options; kInvalidArgument naming them if RocksDB
+  // refuses them).
+  static absl::StatusOr<std::unique_ptr<MetadataDb>> Open(
+      const MetadataLocation& meta, bool create, bool read_only, rocksdb::Env* env = nullptr,
+      std::string_view rocksdb_options = kBlueStoreRocksDbOptions);
   ~MetadataDb();
   MetadataDb(const MetadataDb&) = delete;
   MetadataDb& operator=(const MetadataDb&) = delete;

@@ -48,6 +48,17 @@ absl::StatusOr<rocksdb::Env*> MetadataEnv(const MetadataLocation& meta,
   return hooks.env != nullptr ? hooks.env : option.get();
 }
 
+// The embedder's RocksDB was opened with its own options: only the default
+// (nothing asked for) goes with it.
+absl::Status CheckRocksDbOptions(const MetadataLocation& meta, const std::string& options) {
+  if (meta.db != nullptr && options != kBlueStoreRocksDbOptions) {
+    return absl::InvalidArgumentError(
+        "rocksdb_options are for the RocksDB pgring opens itself; the embedder's RocksDB has "
+        "the options it was opened with");
+  }
+  return absl::OkStatus();
+}
+
 // Hooks that put the caller's device under the store, claimed for it.
 absl::StatusOr<OpenHooks> DeviceHooks(const std::shared_ptr<Device>& device, bool for_writing) {
   OpenHooks h;
@@ -97,7 +108,9 @@ absl::Status MkfsWithHooks(const std::string& device_path, const MetadataLocatio
   ASSIGN_OR_RETURN(Label label, MakeLabel(dev->size(), dev->logical_block_size(), options.size,
                                           options.chunk_size, options.backend));
   ASSIGN_OR_RETURN(rocksdb::Env* env, MetadataEnv(meta, options.rocksdb_env, hooks));
-  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, /*create=*/true, false, env));
+  RETURN_IF_ERROR(CheckRocksDbOptions(meta, options.rocksdb_options));
+  ASSIGN_OR_RETURN(auto db,
+                   MetadataDb::Open(meta, /*create=*/true, false, env, options.rocksdb_options));
   rocksdb::WriteBatch batch;
   // Drop whatever an earlier store left in this DB (only with force).
   std::vector<std::string> old_keys;
@@ -140,7 +153,9 @@ absl::StatusOr<std::unique_ptr<Store>> OpenWithHooks(const std::string& device_p
   }
   // The store's copy of `options` holds the Env while the DB is open.
   ASSIGN_OR_RETURN(rocksdb::Env* env, MetadataEnv(meta, options.rocksdb_env, hooks));
-  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, false, options.read_only, env));
+  RETURN_IF_ERROR(CheckRocksDbOptions(meta, options.rocksdb_options));
+  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, false, options.read_only, env,
+                                             options.rocksdb_options));
   ASSIGN_OR_RETURN(auto value, db->Get(kMetaKey));
   if (!value) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -2,7 +2,11 @@
 // RocksDB pgring opens itself does its file I/O through the given Env — the
 // files it creates go through a wrapping FileSystem, an in-memory Env keeps
 // them off the disk — and the store holds the Env while it is open. An
-// embedder's RocksDB keeps its own Env: the option is refused with it.
+// embedder's RocksDB keeps its own Env: the option is refused with it. The
+// same for MkfsOptions::rocksdb_options and Options::rocksdb_options: the
+// RocksDB options of pgring's own RocksDB (BlueStore's by default), applied
+// at mkfs and at each open, refused by name when RocksDB does not know them,
+// and refused with an embedder's RocksDB.
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
 #include <rocksdb/file_system.h>
@@ -16,6 +20,7 @@
 
 #include "pgring/device.h"
 #include "pgring/store.h"
+#include "store/store_core.h"
 #include "util/test_util.h"
 
 namespace pgring::testing {
@@ -160,6 +165,66 @@ TEST_F(RocksDbEnvTest, AnEmbeddersDbRefusesIt) {
   options_.rocksdb_env = mem;
   EXPECT_CODE(Store::Open(device_, shared, options_), kInvalidArgument);
   options_.rocksdb_env = nullptr;
+  EXPECT_OK(Store::Open(device_, shared, options_));
+}
+
+// Each open applies its own options over RocksDB's defaults: BlueStore's
+// unless told otherwise, a later pair overriding an earlier one.
+TEST_F(RocksDbEnvTest, RocksDbOptionsApplyAtEachOpen) {
+  mkfs_.rocksdb_options = std::string(kBlueStoreRocksDbOptions) + ",write_buffer_size=1048576";
+  ASSERT_OK(Mkfs(device_, Meta(), mkfs_));
+  {
+    auto store = Store::Open(device_, Meta(), options_);
+    ASSERT_OK(store);
+    const rocksdb::Options o = CoreOf(**store).metadata_db().db()->GetOptions();
+    EXPECT_EQ(o.write_buffer_size, 16u << 20);  // BlueStore's, not mkfs's
+    EXPECT_EQ(o.compression, rocksdb::kNoCompression);
+    EXPECT_EQ(o.min_write_buffer_number_to_merge, 32);
+    ASSERT_OK(CreateAndAppend(store->get()));
+  }
+  options_.rocksdb_options = std::string(kBlueStoreRocksDbOptions) +
+                             ",compression=kLZ4Compression;write_buffer_size=4194304";
+  auto store = Store::Open(device_, Meta(), options_);
+  ASSERT_OK(store);
+  const rocksdb::Options o = CoreOf(**store).metadata_db().db()->GetOptions();
+  EXPECT_EQ(o.compression, rocksdb::kLZ4Compression);
+  EXPECT_EQ(o.write_buffer_size, 4u << 20);
+  EXPECT_EQ(o.max_write_buffer_number, 64);
+  auto entries = (*store)->ReadEntries(PgId{1, 1, -1});
+  ASSERT_OK(entries);
+  EXPECT_EQ(entries->size(), 1u);
+}
+
+TEST_F(RocksDbEnvTest, UnknownRocksDbOptionsAreRefusedByName) {
+  mkfs_.rocksdb_options = "write_buffer_size=1048576,no_such_option=1";
+  absl::Status s = Mkfs(device_, Meta(), mkfs_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("no_such_option"), std::string::npos) << s;
+  mkfs_.rocksdb_options = kBlueStoreRocksDbOptions;
+  ASSERT_OK(Mkfs(device_, Meta(), mkfs_));
+  options_.rocksdb_options = "write_buffer_size=lots";
+  auto store = Store::Open(device_, Meta(), options_);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kInvalidArgument) << store.status();
+  EXPECT_NE(store.status().message().find("write_buffer_size=lots"), std::string::npos)
+      << store.status();
+  options_.rocksdb_options = kBlueStoreRocksDbOptions;
+  EXPECT_OK(Store::Open(device_, Meta(), options_));
+}
+
+TEST_F(RocksDbEnvTest, AnEmbeddersDbRefusesRocksDbOptions) {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(o, db_path_, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  const MetadataLocation shared = MetadataLocation::SharedDb(db.get(), db->DefaultColumnFamily());
+  mkfs_.rocksdb_options = "write_buffer_size=1048576";
+  EXPECT_CODE(Mkfs(device_, shared, mkfs_), kInvalidArgument);
+  mkfs_.rocksdb_options = kBlueStoreRocksDbOptions;
+  ASSERT_OK(Mkfs(device_, shared, mkfs_));
+  options_.rocksdb_options = "";
+  EXPECT_CODE(Store::Open(device_, shared, options_), kInvalidArgument);
+  options_.rocksdb_options = kBlueStoreRocksDbOptions;
   EXPECT_OK(Store::Open(device_, shared, options_));
 }
 

@@ -3,7 +3,9 @@
 // and written share a flush; holes, fallocated (unwritten) extents, a
 // missing path, ext4's data=journal are refused, naming why; a RocksDB sync
 // covers the partition only on a file system whose fdatasync flushes the
-// disk's cache (ext4 barrier=0 is refused). How the fio engine resolves its
+// disk's cache (ext4 barrier=0 is refused); stacked devices (LVs) are the
+// disks under them, on a sysfs tree of the test's making and, where the
+// kernel has device-mapper, on two real linear targets. How the fio engine resolves its
 // options from these checks is tested in tests/fio/shared_flush_test.cc.
 #include "device/flush_domain.h"
 
@@ -13,8 +15,12 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "pgring/flush_domain.h"
@@ -73,8 +79,10 @@ TEST_F(FlushDomainTest, AMissingPathIsNotShared) {
 TEST_F(FlushDomainTest, AFileIsOnTheWholeDiskOfItsFileSystem) {
   struct stat st;
   ASSERT_EQ(::stat(dir_.path().c_str(), &st), 0);
-  auto disk = WholeDiskOf(dir_.path());
-  ASSERT_TRUE(disk.ok()) << disk.status();
+  auto disks = DisksUnder(dir_.path());
+  ASSERT_TRUE(disks.ok()) << disks.status();
+  ASSERT_EQ(disks->size(), 1u) << "a test file system on a stacked device";
+  const std::string* disk = &disks->front();
   // Either the file system's own device is a whole disk, or it is a
   // partition and the disk is another device.
   const std::string own = absl::StrFormat("%u:%u", major(st.st_dev), minor(st.st_dev));
@@ -84,6 +92,133 @@ TEST_F(FlushDomainTest, AFileIsOnTheWholeDiskOfItsFileSystem) {
   } else {
     EXPECT_EQ(*disk, own);
   }
+}
+
+// A sysfs tree laid out as the kernel lays out ceph-volume's usual OSD: two
+// disks, sda (8:0, partitions sda1 8:1 and sda2 8:2) and sdb (8:16,
+// partition sdb1 8:17); LVs dm-0 (253:0, "block") and dm-1 (253:1, "db") in
+// one volume group on sda2; dm-2 (253:2) on sdb1; dm-3 (253:3) striped over
+// sda1 and sdb1; dm-4 (253:4), a dm-crypt device over dm-0. Links as sysfs
+// has them: dev/block/MAJ:MIN -> the device's directory, slaves/NAME -> the
+// directory of each device it is stacked on.
+class SysfsTreeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    namespace fs = std::filesystem;
+    root_ = dir_.Join("sys");
+    const fs::path block = fs::path(root_) / "devices" / "block";
+    Device(block / "sda", "8:0");
+    Device(block / "sda" / "sda1", "8:1", /*partition=*/true);
+    Device(block / "sda" / "sda2", "8:2", true);
+    Device(block / "sdb", "8:16");
+    Device(block / "sdb" / "sdb1", "8:17", true);
+    const fs::path virt = fs::path(root_) / "devices" / "virtual" / "block";
+    Device(virt / "dm-0", "253:0", false, {block / "sda" / "sda2"});
+    Device(virt / "dm-1", "253:1", false, {block / "sda" / "sda2"});
+    Device(virt / "dm-2", "253:2", false, {block / "sdb" / "sdb1"});
+    Device(virt / "dm-3", "253:3", false, {block / "sda" / "sda1", block / "sdb" / "sdb1"});
+    Device(virt / "dm-4", "253:4", false, {virt / "dm-0"});
+  }
+  void Device(const std::filesystem::path& dir, const std::string& majmin, bool partition = false,
+              std::vector<std::filesystem::path> slaves = {}) {
+    namespace fs = std::filesystem;
+    fs::create_directories(dir / "slaves");
+    std::ofstream(dir / "dev") << majmin << "\n";
+    if (partition) std::ofstream(dir / "partition") << "1\n";
+    for (const fs::path& s : slaves) fs::create_directory_symlink(s, dir / "slaves" / s.filename());
+    fs::create_directories(fs::path(root_) / "dev" / "block");
+    fs::create_directory_symlink(dir, fs::path(root_) / "dev" / "block" / majmin);
+  }
+  std::vector<std::string> Disks(const std::string& majmin) {
+    auto d = DisksUnderDevice(root_, majmin);
+    EXPECT_TRUE(d.ok()) << majmin << ": " << d.status();
+    return d.ok() ? *d : std::vector<std::string>{"error"};
+  }
+  TempDir dir_;
+  std::string root_;
+};
+
+TEST_F(SysfsTreeTest, DisksAndPartitionsAreTheirDisk) {
+  EXPECT_EQ(Disks("8:0"), std::vector<std::string>{"8:0"});
+  EXPECT_EQ(Disks("8:2"), std::vector<std::string>{"8:0"});
+  EXPECT_EQ(Disks("8:17"), std::vector<std::string>{"8:16"});
+}
+
+// Two LVs of one volume group on one disk are that disk: one cache.
+TEST_F(SysfsTreeTest, LogicalVolumesAreTheDisksUnderThem) {
+  EXPECT_EQ(Disks("253:0"), std::vector<std::string>{"8:0"});
+  EXPECT_EQ(Disks("253:1"), std::vector<std::string>{"8:0"});
+  EXPECT_EQ(Disks("253:2"), std::vector<std::string>{"8:16"});
+  EXPECT_EQ(Disks("253:3"), (std::vector<std::string>{"8:0", "8:16"}));
+  EXPECT_EQ(Disks("253:4"), std::vector<std::string>{"8:0"});  // stacked twice
+}
+
+TEST_F(SysfsTreeTest, AnUnknownDeviceOrABrokenSlaveIsNamed) {
+  auto none = DisksUnderDevice(root_, "7:99");
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(none.status().message().find("7:99"), std::string::npos) << none.status();
+  namespace fs = std::filesystem;
+  const fs::path dm0 = fs::path(root_) / "devices" / "virtual" / "block" / "dm-0";
+  fs::create_directory_symlink(dir_.Join("gone"), dm0 / "slaves" / "gone");
+  auto broken = DisksUnderDevice(root_, "253:0");
+  EXPECT_EQ(broken.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(broken.status().message().find("slaves/gone"), std::string::npos) << broken.status();
+}
+
+TEST_F(SysfsTreeTest, AStackingCycleIsRefused) {
+  namespace fs = std::filesystem;
+  const fs::path virt = fs::path(root_) / "devices" / "virtual" / "block";
+  Device(virt / "dm-5", "253:5");
+  Device(virt / "dm-6", "253:6", false, {virt / "dm-5"});
+  fs::create_directory_symlink(virt / "dm-6", virt / "dm-5" / "slaves" / "dm-6");
+  auto cycle = DisksUnderDevice(root_, "253:5");
+  EXPECT_EQ(cycle.status().code(), absl::StatusCode::kFailedPrecondition) << cycle.status();
+  EXPECT_NE(cycle.status().message().find("stacked more than"), std::string::npos)
+      << cycle.status();
+}
+
+// Two linear device-mapper targets over one loop device: the block and DB
+// LVs of one disk. Needs root and a kernel with device-mapper; skipped, with
+// the reason, where either is missing.
+TEST(DeviceMapperTest, TwoLinearTargetsOnOneLoopDeviceShareAFlush) {
+  if (::geteuid() != 0) GTEST_SKIP() << "device-mapper and loop devices need root";
+  auto run = [](const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; };
+  if (!run("command -v dmsetup") || !run("command -v losetup")) {
+    GTEST_SKIP() << "dmsetup or losetup is missing";
+  }
+  if (!run("dmsetup version")) {
+    GTEST_SKIP() << "the kernel has no device-mapper here (dmsetup version fails: no "
+                    "/dev/mapper/control); the sysfs walk is tested on a tree (SysfsTreeTest)";
+  }
+  TempDir dir;
+  const std::string image = dir.Join("disk.img");
+  ASSERT_TRUE(run("truncate -s 64M " + image));
+  FILE* p = ::popen(("losetup --find --show " + image).c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[64] = {};
+  const bool got = std::fgets(buf, sizeof(buf), p) != nullptr;
+  ::pclose(p);
+  if (!got) GTEST_SKIP() << "no free loop device";
+  std::string loop(buf);
+  loop.erase(loop.find_last_not_of("\n") + 1);
+  const std::string a = "pgring-test-block-" + std::to_string(::getpid());
+  const std::string b = "pgring-test-db-" + std::to_string(::getpid());
+  // 64 MiB = 131072 sectors: two LVs of 65536 sectors each.
+  const bool made = run("dmsetup create " + a + " --table '0 65536 linear " + loop + " 0'") &&
+                    run("dmsetup create " + b + " --table '0 65536 linear " + loop + " 65536'");
+  auto disks_a = DisksUnder("/dev/mapper/" + a);
+  auto disks_b = DisksUnder("/dev/mapper/" + b);
+  auto disks_loop = DisksUnder(loop);
+  FlushDomainCheck c = CheckSharedFlush("/dev/mapper/" + a, "/dev/mapper/" + b);
+  run("dmsetup remove " + a);
+  run("dmsetup remove " + b);
+  run("losetup -d " + loop);
+  ASSERT_TRUE(made) << "dmsetup create failed on " << loop;
+  ASSERT_TRUE(disks_a.ok()) << disks_a.status();
+  ASSERT_TRUE(disks_loop.ok()) << disks_loop.status();
+  EXPECT_EQ(*disks_a, *disks_loop);
+  EXPECT_EQ(*disks_b, *disks_loop);
+  EXPECT_TRUE(c.shared) << c.why;
 }
 
 // A RocksDB directory on the partition's disk: its syncs flush that disk,

@@ -318,5 +318,14 @@ TEST(MakeLabel, UnsupportedBlockSize) {
               "logical block size 0 is not supported");
 }
 
+// pgring/version.h is the one place the versions are written: the label's
+// constants are its, and the library's compiled version is the headers'.
+TEST(VersionTest, LabelUsesThePublicFormatVersions) {
+  EXPECT_EQ(kFormatVersionWritten, kFormatVersion);
+  EXPECT_EQ(kFormatVersionStream, kStreamFormatVersion);
+  EXPECT_EQ(kFormatVersionMaxRead, kMaxFormatVersion);
+  EXPECT_STREQ(PGRING_VERSION_STRING, LibraryVersion());
+}
+
 }  // namespace
 }  // namespace pgring

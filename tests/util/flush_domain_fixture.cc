@@ -21,7 +21,7 @@ void WriteFile(const std::string& path, size_t bytes) {
 void FlushDomainTest::SetUp() {
   // The checks need a disk-backed file system with FIEMAP and unwritten
   // extents (ext4, xfs); tmpfs or overlay cannot show either.
-  auto disk = WholeDiskOf(dir_.path());
+  auto disk = DisksUnder(dir_.path());
   if (!disk.ok()) GTEST_SKIP() << "the test directory is on no disk: " << disk.status();
   WriteFile(dir_.Join("probe"), 1 << 16);
   if (!CheckFullyWritten(dir_.Join("probe")).ok()) {
