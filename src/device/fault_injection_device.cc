@@ -188,6 +188,7 @@ void FaultInjectionDevice::WriteAsync(uint64_t offset,
         id = next_write_id_++;
         status = cache_.Issue(id, offset, data, length, base_.get());
         if (!status.ok()) id = 0;
+        max_in_flight_ = std::max(max_in_flight_, cache_.in_flight());
       }
     }
     if (!complete_inline) {
@@ -347,6 +348,11 @@ uint64_t FaultInjectionDevice::flushes_in_progress_at_crash() const {
 uint64_t FaultInjectionDevice::writes_in_flight() const {
   std::lock_guard<std::mutex> lock(mu_);
   return cache_.in_flight();
+}
+
+uint64_t FaultInjectionDevice::max_writes_in_flight() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return max_in_flight_;
 }
 
 }  // namespace pgring

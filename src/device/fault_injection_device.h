@@ -175,8 +175,10 @@ class FaultInjectionDevice final : public BlockDevice {
   // either.
   uint64_t writes_in_flight_at_crash() const;
   uint64_t flushes_in_progress_at_crash() const;
-  // Timed: writes issued and not yet completed, now.
+  // Timed: writes issued and not yet completed, now, and the most there
+  // ever were at once.
   uint64_t writes_in_flight() const;
+  uint64_t max_writes_in_flight() const;
 
   const std::shared_ptr<BlockDevice>& base() const { return base_; }
 
@@ -234,6 +236,7 @@ class FaultInjectionDevice final : public BlockDevice {
   uint64_t flushes_running_ = 0;
   uint64_t in_flight_at_crash_ = 0;
   uint64_t flushes_at_crash_ = 0;
+  uint64_t max_in_flight_ = 0;
   // Timed: runs the completions. Declared last, so destroyed first, while
   // everything its tasks touch is still there.
   std::unique_ptr<DelayedTaskThread> completions_;
