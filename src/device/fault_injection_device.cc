@@ -305,7 +305,7 @@ absl::Status FaultInjectionDevice::MakeCrashImage(CrashImage mode,
     completions_->WaitIdle();
   }
   std::lock_guard<std::mutex> lock(mu_);
-  absl::Status s = cache_.WriteImage(mode, seed, base_.get());
+  absl::Status s = cache_.WriteImage(mode, seed, base_.get(), &torn_inside_);
   if (!s.ok()) return s;
   crashed_ = false;
   crash_at_op_ = 0;
@@ -348,6 +348,11 @@ uint64_t FaultInjectionDevice::flushes_in_progress_at_crash() const {
 uint64_t FaultInjectionDevice::writes_in_flight() const {
   std::lock_guard<std::mutex> lock(mu_);
   return cache_.in_flight();
+}
+
+uint64_t FaultInjectionDevice::blocks_torn_inside_by_last_image() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return torn_inside_;
 }
 
 uint64_t FaultInjectionDevice::max_writes_in_flight() const {

@@ -175,6 +175,9 @@ class FaultInjectionDevice final : public BlockDevice {
   // either.
   uint64_t writes_in_flight_at_crash() const;
   uint64_t flushes_in_progress_at_crash() const;
+  // Blocks the last MakeCrashImage() tore inside (the tear unit being
+  // smaller than the block): their image is no version whole.
+  uint64_t blocks_torn_inside_by_last_image() const;
   // Timed: writes issued and not yet completed, now, and the most there
   // ever were at once.
   uint64_t writes_in_flight() const;
@@ -237,6 +240,7 @@ class FaultInjectionDevice final : public BlockDevice {
   uint64_t in_flight_at_crash_ = 0;
   uint64_t flushes_at_crash_ = 0;
   uint64_t max_in_flight_ = 0;
+  uint64_t torn_inside_ = 0;
   // Timed: runs the completions. Declared last, so destroyed first, while
   // everything its tasks touch is still there.
   std::unique_ptr<DelayedTaskThread> completions_;

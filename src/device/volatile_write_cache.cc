@@ -93,7 +93,8 @@ void VolatileWriteCache::FlushDone(uint64_t mark) {
 }
 
 absl::Status VolatileWriteCache::WriteImage(CrashImageMode mode, uint64_t seed,
-                                            BlockDevice* base) {
+                                            BlockDevice* base, uint64_t* torn_inside) {
+  if (torn_inside != nullptr) *torn_inside = 0;
   // mt19937_64 is specified exactly by the standard, so a seed names the
   // same image on every platform (absl::BitGen makes no such promise).
   std::mt19937_64 rng(seed);
@@ -116,6 +117,11 @@ absl::Status VolatileWriteCache::WriteImage(CrashImageMode mode, uint64_t seed,
           const uint64_t k = rng() % (b.versions.size() + 1);
           const std::string& from = k == 0 ? b.durable : b.versions[k - 1].data;
           image.replace(at, tear_unit_, from, at, tear_unit_);
+        }
+        if (torn_inside != nullptr && tear_unit_ < block_size_ && image != b.durable &&
+            std::none_of(b.versions.begin(), b.versions.end(),
+                         [&](const Version& v) { return v.data == image; })) {
+          ++*torn_inside;
         }
         break;
     }

@@ -71,8 +71,11 @@ class VolatileWriteCache {
 
   // Writes `mode`'s image of every tracked block to `base` and forgets them
   // all (the power is back: the base is the medium). Fails only if the base
-  // refuses a write.
-  absl::Status WriteImage(CrashImageMode mode, uint64_t seed, BlockDevice* base);
+  // refuses a write. Sets *torn_inside (if given) to the blocks whose image
+  // is none of their candidates whole: torn inside by a tear unit smaller
+  // than the block.
+  absl::Status WriteImage(CrashImageMode mode, uint64_t seed, BlockDevice* base,
+                          uint64_t* torn_inside = nullptr);
 
   // Blocks tracked (written since they were last durable).
   uint64_t blocks() const { return blocks_.size(); }

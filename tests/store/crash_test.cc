@@ -88,6 +88,7 @@ struct Tally {
   // many writes), and with a flush in progress.
   uint64_t timed_points = 0, points_writes_in_flight = 0, writes_in_flight = 0;
   uint64_t points_flush_in_progress = 0;
+  uint64_t blocks_torn_inside = 0;  // the sub-block model's torn blocks
   std::array<uint64_t, kCrashTallyKinds> in_flight{};
   std::array<uint64_t, kCrashTallyKinds> submitted{};
 };
@@ -100,7 +101,8 @@ void PrintTally(const Tally& t) {
               "(tears_fired=%llu) rocksdb_sync=%llu after_workload=%llu recovered=%llu "
               "durable_txns_checked=%llu lost=%llu in_flight_op_kinds{%s} "
               "submitted_txns=%llu submitted_op_kinds{%s} timed{points=%llu,"
-              "with_writes_in_flight=%llu,writes_in_flight=%llu,with_flush_in_progress=%llu}\n",
+              "with_writes_in_flight=%llu,writes_in_flight=%llu,with_flush_in_progress=%llu,"
+              "blocks_torn_inside=%llu}\n",
               (unsigned long long)t.cases, (unsigned long long)t.points,
               (unsigned long long)t.device_points, (unsigned long long)t.torn_points,
               (unsigned long long)t.tears_fired, (unsigned long long)t.rocksdb_points,
@@ -109,7 +111,8 @@ void PrintTally(const Tally& t) {
               (unsigned long long)t.txns_submitted, subm.c_str(),
               (unsigned long long)t.timed_points, (unsigned long long)t.points_writes_in_flight,
               (unsigned long long)t.writes_in_flight,
-              (unsigned long long)t.points_flush_in_progress);
+              (unsigned long long)t.points_flush_in_progress,
+              (unsigned long long)t.blocks_torn_inside);
 }
 [[maybe_unused]] const bool kTallyPrinted = PrintTallyAtEnd<Tally>(PrintTally);
 
@@ -258,6 +261,7 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
         t.points_writes_in_flight += in_flight > 0;
         t.writes_in_flight += in_flight;
         t.points_flush_in_progress += dev->flushes_in_progress_at_crash() > 0;
+        t.blocks_torn_inside += dev->blocks_torn_inside_by_last_image();
       }
       t.txns_submitted += masks.size();
       for (uint32_t m : masks) {

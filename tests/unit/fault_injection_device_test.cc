@@ -670,6 +670,7 @@ TEST_F(TimedFaultInjectionDeviceTest, SubBlockTearMixesSectorsOfOneBlock) {
         fresh += sector[0] == char('A' + i);
       }
       saw_mixed |= fresh > 0 && fresh < 8;
+      EXPECT_EQ(dev_->blocks_torn_inside_by_last_image(), fresh > 0 && fresh < 8 ? 1u : 0u);
     }
     // Torn inside the block only when the unit is smaller than it.
     EXPECT_EQ(saw_mixed, unit == 512u) << "tear unit " << unit;
