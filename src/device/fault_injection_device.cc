@@ -44,8 +44,8 @@ std::chrono::microseconds FaultInjectionDevice::DelayLocked(std::chrono::microse
 
 void FaultInjectionDevice::LoseDataLocked() {
   crashed_ = true;
-  in_flight_at_crash_ = cache_.in_flight();
-  flushes_at_crash_ = flushes_running_;
+  stats_.writes_in_flight_at_crash = cache_.in_flight();
+  stats_.flushes_in_progress_at_crash = flushes_running_;
 }
 
 absl::Status FaultInjectionDevice::PowerLostError(const char* what,
@@ -188,7 +188,7 @@ void FaultInjectionDevice::WriteAsync(uint64_t offset,
         id = next_write_id_++;
         status = cache_.Issue(id, offset, data, length, base_.get());
         if (!status.ok()) id = 0;
-        max_in_flight_ = std::max(max_in_flight_, cache_.in_flight());
+        stats_.max_writes_in_flight = std::max(stats_.max_writes_in_flight, cache_.in_flight());
       }
     }
     if (!complete_inline) {
@@ -305,7 +305,8 @@ absl::Status FaultInjectionDevice::MakeCrashImage(CrashImage mode,
     completions_->WaitIdle();
   }
   std::lock_guard<std::mutex> lock(mu_);
-  absl::Status s = cache_.WriteImage(mode, seed, base_.get(), &torn_inside_);
+  absl::Status s = cache_.WriteImage(mode, seed, base_.get(),
+                                     &stats_.blocks_torn_inside_by_last_image);
   if (!s.ok()) return s;
   crashed_ = false;
   crash_at_op_ = 0;
@@ -335,29 +336,11 @@ std::vector<std::string> FaultInjectionDevice::BlockCandidates(
   return cache_.Candidates(offset / block_size_);
 }
 
-uint64_t FaultInjectionDevice::writes_in_flight_at_crash() const {
+FaultInjectionDevice::ModelStats FaultInjectionDevice::model_stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return in_flight_at_crash_;
-}
-
-uint64_t FaultInjectionDevice::flushes_in_progress_at_crash() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return flushes_at_crash_;
-}
-
-uint64_t FaultInjectionDevice::writes_in_flight() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return cache_.in_flight();
-}
-
-uint64_t FaultInjectionDevice::blocks_torn_inside_by_last_image() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return torn_inside_;
-}
-
-uint64_t FaultInjectionDevice::max_writes_in_flight() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return max_in_flight_;
+  ModelStats st = stats_;
+  st.writes_in_flight = cache_.in_flight();
+  return st;
 }
 
 }  // namespace pgring

@@ -169,19 +169,22 @@ class FaultInjectionDevice final : public BlockDevice {
   // if the block was not written since it was last durable.
   std::vector<std::string> BlockCandidates(uint64_t offset) const;
 
-  // What the last power loss fell on (zero before the first; kept across
-  // MakeCrashImage): writes issued and not completed, and flushes begun and
-  // not finished, at the instant the power went. Only the timed device has
-  // either.
-  uint64_t writes_in_flight_at_crash() const;
-  uint64_t flushes_in_progress_at_crash() const;
-  // Blocks the last MakeCrashImage() tore inside (the tear unit being
-  // smaller than the block): their image is no version whole.
-  uint64_t blocks_torn_inside_by_last_image() const;
-  // Timed: writes issued and not yet completed, now, and the most there
-  // ever were at once.
-  uint64_t writes_in_flight() const;
-  uint64_t max_writes_in_flight() const;
+  // What the model reached, for tests to show a campaign covered it.
+  struct ModelStats {
+    // At the instant the last power loss fell (zero before the first; kept
+    // across MakeCrashImage): writes issued and not completed, and flushes
+    // begun and not finished. Only the timed device has either.
+    uint64_t writes_in_flight_at_crash = 0;
+    uint64_t flushes_in_progress_at_crash = 0;
+    // Blocks the last MakeCrashImage() tore inside (the tear unit being
+    // smaller than the block): their image is no version whole.
+    uint64_t blocks_torn_inside_by_last_image = 0;
+    // Timed: writes issued and not yet completed, now, and the most there
+    // ever were at once.
+    uint64_t writes_in_flight = 0;
+    uint64_t max_writes_in_flight = 0;
+  };
+  ModelStats model_stats() const;
 
   const std::shared_ptr<BlockDevice>& base() const { return base_; }
 
@@ -237,10 +240,7 @@ class FaultInjectionDevice final : public BlockDevice {
   std::mt19937_64 rng_;
   uint64_t next_write_id_ = 1;
   uint64_t flushes_running_ = 0;
-  uint64_t in_flight_at_crash_ = 0;
-  uint64_t flushes_at_crash_ = 0;
-  uint64_t max_in_flight_ = 0;
-  uint64_t torn_inside_ = 0;
+  ModelStats stats_;  // all but writes_in_flight
   // Timed: runs the completions. Declared last, so destroyed first, while
   // everything its tasks touch is still there.
   std::unique_ptr<DelayedTaskThread> completions_;

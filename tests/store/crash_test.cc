@@ -199,7 +199,7 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
     // The timed device really kept writes in flight together (so they
     // could complete out of order, and flushes overlap them).
     if (c.timed) {
-      EXPECT_GE(r.dev()->max_writes_in_flight(), 2u);
+      EXPECT_GE(r.dev()->model_stats().max_writes_in_flight, 2u);
     }
   }
   ASSERT_GT(total_ops, 3u);
@@ -257,11 +257,11 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
       if (tear && crashed_in_workload) ++t.tears_fired;
       if (c.timed) {
         ++t.timed_points;
-        const uint64_t in_flight = dev->writes_in_flight_at_crash();
-        t.points_writes_in_flight += in_flight > 0;
-        t.writes_in_flight += in_flight;
-        t.points_flush_in_progress += dev->flushes_in_progress_at_crash() > 0;
-        t.blocks_torn_inside += dev->blocks_torn_inside_by_last_image();
+        const FaultInjectionDevice::ModelStats st = dev->model_stats();
+        t.points_writes_in_flight += st.writes_in_flight_at_crash > 0;
+        t.writes_in_flight += st.writes_in_flight_at_crash;
+        t.points_flush_in_progress += st.flushes_in_progress_at_crash > 0;
+        t.blocks_torn_inside += st.blocks_torn_inside_by_last_image;
       }
       t.txns_submitted += masks.size();
       for (uint32_t m : masks) {

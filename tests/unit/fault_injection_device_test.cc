@@ -480,7 +480,7 @@ TEST_F(TimedFaultInjectionDeviceTest, WritesCompleteLaterOnAnotherThreadOutOfOrd
   EXPECT_NE(c.order, in_order) << "the writes completed in the order they were issued";
   EXPECT_EQ(Raw(0, 2), Blocks('A') + Blocks('B'));
   EXPECT_EQ(dev_->writes(), uint64_t{kWrites});
-  EXPECT_EQ(dev_->writes_in_flight(), 0u);
+  EXPECT_EQ(dev_->model_stats().writes_in_flight, 0u);
 }
 
 TEST_F(TimedFaultInjectionDeviceTest, AWriteIsReadableOnlyOnceItCompleted) {
@@ -490,7 +490,7 @@ TEST_F(TimedFaultInjectionDeviceTest, AWriteIsReadableOnlyOnceItCompleted) {
   AlignedBuffer buf(kBlock);
   ASSERT_OK(dev_->Read(0, buf.span()));
   EXPECT_EQ(std::string(buf.data(), kBlock), Blocks('\0'));
-  EXPECT_EQ(dev_->writes_in_flight(), 1u);
+  EXPECT_EQ(dev_->model_stats().writes_in_flight, 1u);
   c.WaitAll();
   ASSERT_OK(c.status[0]);
   ASSERT_OK(dev_->Read(0, buf.span()));
@@ -547,8 +547,8 @@ TEST_F(TimedFaultInjectionDeviceTest, PowerLossWithWritesInFlight) {
                      c.For(i));
   }
   dev_->CrashNow();
-  EXPECT_EQ(dev_->writes_in_flight_at_crash(), uint64_t{kWrites});
-  EXPECT_EQ(dev_->flushes_in_progress_at_crash(), 0u);
+  EXPECT_EQ(dev_->model_stats().writes_in_flight_at_crash, uint64_t{kWrites});
+  EXPECT_EQ(dev_->model_stats().flushes_in_progress_at_crash, 0u);
   c.WaitAll();
   for (int i = 0; i < kWrites; ++i) {
     EXPECT_CODE(c.status[i], kUnavailable);
@@ -600,7 +600,7 @@ TEST_F(TimedFaultInjectionDeviceTest, PowerLossWithAFlushInProgress) {
   if (flushed.ok()) GTEST_SKIP() << "seed 3's flush delay was shorter than 1 ms";
   EXPECT_CODE(flushed, kUnavailable);
   EXPECT_NE(flushed.message().find("in progress"), std::string::npos) << flushed;
-  EXPECT_EQ(dev_->flushes_in_progress_at_crash(), 1u);
+  EXPECT_EQ(dev_->model_stats().flushes_in_progress_at_crash, 1u);
   EXPECT_EQ(dev_->flushes(), 0u);
   // The flush never finished: 'a' is as volatile as before it.
   ASSERT_OK(dev_->MakeCrashImage(CrashImage::kDropUnflushed, 0));
@@ -670,7 +670,8 @@ TEST_F(TimedFaultInjectionDeviceTest, SubBlockTearMixesSectorsOfOneBlock) {
         fresh += sector[0] == char('A' + i);
       }
       saw_mixed |= fresh > 0 && fresh < 8;
-      EXPECT_EQ(dev_->blocks_torn_inside_by_last_image(), fresh > 0 && fresh < 8 ? 1u : 0u);
+      EXPECT_EQ(dev_->model_stats().blocks_torn_inside_by_last_image,
+                fresh > 0 && fresh < 8 ? 1u : 0u);
     }
     // Torn inside the block only when the unit is smaller than it.
     EXPECT_EQ(saw_mixed, unit == 512u) << "tear unit " << unit;
