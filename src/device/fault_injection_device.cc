@@ -218,9 +218,11 @@ absl::Status FaultInjectionDevice::Flush() {
   bool crashed_now = false;
   absl::Status status;
   uint64_t mark = 0;
+  uint64_t power_on = 0;
   std::chrono::microseconds delay{0};
   {
     std::lock_guard<std::mutex> lock(mu_);
+    power_on = power_ons_;
     status = BeginOpLocked("flush", 0, &crashed_now);
     if (status.ok()) status = InjectedFailureLocked(OpKind::kFlush);
     if (status.ok()) {
@@ -242,7 +244,8 @@ absl::Status FaultInjectionDevice::Flush() {
   std::this_thread::sleep_for(delay);
   std::lock_guard<std::mutex> lock(mu_);
   --flushes_running_;
-  if (crashed_) {
+  // The power went meanwhile (and may even be back, after a crash image).
+  if (crashed_ || power_ons_ != power_on) {
     return absl::UnavailableError(absl::StrFormat(
         "flush %s was in progress: power lost (simulated) at op %d", kDeviceName, op_count_));
   }
@@ -309,6 +312,7 @@ absl::Status FaultInjectionDevice::MakeCrashImage(CrashImage mode,
                                      &stats_.blocks_torn_inside_by_last_image);
   if (!s.ok()) return s;
   crashed_ = false;
+  ++power_ons_;
   crash_at_op_ = 0;
   tear_armed_ = false;
   for (FailSchedule& f : fail_) f = FailSchedule{};

@@ -240,6 +240,7 @@ class FaultInjectionDevice final : public BlockDevice {
   std::mt19937_64 rng_;
   uint64_t next_write_id_ = 1;
   uint64_t flushes_running_ = 0;
+  uint64_t power_ons_ = 0;  // MakeCrashImage calls: a flush spanning one fails
   ModelStats stats_;  // all but writes_in_flight
   // Timed: runs the completions. Declared last, so destroyed first, while
   // everything its tasks touch is still there.
