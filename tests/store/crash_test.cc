@@ -20,8 +20,15 @@
 // must make it durable. Besides the log state, every transaction in the
 // recovered prefix must find its data block on the disk.
 //
+// Timing cases (issue 14, item 3; docs/RELIABILITY.md, "Real timing"): the
+// same on the fault device's timed mode (writes complete out of order after
+// delays, a flush covers only what completed before it began, the power
+// goes with writes in flight and flushes in progress), at 512 and 4096-byte
+// blocks and with 512-byte tears inside 4096-byte blocks, over every
+// layout, tail-block policy and durability mode; same oracle.
+//
 // PGRING_CRASH_POINTS (default 24) sets how many crash points each case
-// tries; the long campaign raises it (see the README and
+// tries (a Timing case a sixth of them, at least 4); the long campaign raises it (see the README and
 // docs/RELIABILITY.md, "2. Power loss"). PGRING_CRASH_TXNS (default 60) sets
 // the length of each case's workload.
 //
