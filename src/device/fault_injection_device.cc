@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -19,10 +20,33 @@ int KindIndex(FaultInjectionDevice::OpKind kind) {
 
 }  // namespace
 
-FaultInjectionDevice::FaultInjectionDevice(std::shared_ptr<BlockDevice> base)
+FaultInjectionDevice::FaultInjectionDevice(std::shared_ptr<BlockDevice> base,
+                                           const Options& options)
     : base_(std::move(base)),
       size_(base_->size()),
-      block_size_(base_->logical_block_size()) {}
+      block_size_(base_->logical_block_size()),
+      options_(options),
+      cache_(block_size_, options.tear_unit),
+      rng_(options.seed) {
+  if (options_.timed) completions_ = std::make_unique<DelayedTaskThread>("fault-complete");
+}
+
+FaultInjectionDevice::~FaultInjectionDevice() {
+  // Every write's `done` runs exactly once, before the device goes.
+  if (completions_) completions_->WaitIdle();
+}
+
+std::chrono::microseconds FaultInjectionDevice::DelayLocked(std::chrono::microseconds lo,
+                                                            std::chrono::microseconds hi) {
+  if (hi <= lo) return lo;
+  return lo + std::chrono::microseconds(rng_() % static_cast<uint64_t>((hi - lo).count() + 1));
+}
+
+void FaultInjectionDevice::LoseDataLocked() {
+  crashed_ = true;
+  stats_.writes_in_flight_at_crash = cache_.in_flight();
+  stats_.flushes_in_progress_at_crash = flushes_running_;
+}
 
 absl::Status FaultInjectionDevice::PowerLostError(const char* what,
                                                   uint64_t offset) const {
@@ -38,7 +62,7 @@ absl::Status FaultInjectionDevice::BeginOpLocked(const char* what,
   if (crashed_) return PowerLostError(what, offset);
   if (crash_at_op_ != 0 && op_count_ == crash_at_op_) {
     crash_at_op_ = 0;
-    crashed_ = true;
+    LoseDataLocked();
     *crashed_now = true;
     return PowerLostError(what, offset);
   }
@@ -84,36 +108,43 @@ absl::Status FaultInjectionDevice::TrackedWriteLocked(uint64_t offset,
                                                       const char* data,
                                                       uint64_t length) {
   if (length == 0) return absl::OkStatus();
-  const uint64_t first = offset / block_size_;
-  const uint64_t blocks = length / block_size_;
-
-  // The durable content of each block this write touches first since the
-  // last flush: what the disk holds if the write never reaches it.
-  bool any_new = false;
-  for (uint64_t b = first; b < first + blocks && !any_new; ++b) {
-    any_new = history_.find(b) == history_.end();
+  const uint64_t id = next_write_id_++;
+  absl::Status s = cache_.Issue(id, offset, data, length, base_.get());
+  if (!s.ok()) return s;
+  s = base_->Write(offset, absl::MakeConstSpan(data, length));
+  if (!s.ok()) {
+    cache_.Abandon(id);
+    return s;
   }
-  if (any_new) {
-    AlignedBuffer before(length);
-    absl::Status s = base_->Read(offset, before.span());
-    if (!s.ok()) return s;
-    for (uint64_t i = 0; i < blocks; ++i) {
-      if (history_.find(first + i) == history_.end()) {
-        history_[first + i].durable.assign(before.data() + i * block_size_,
-                                           block_size_);
+  cache_.Complete(id);
+  bytes_written_.fetch_add(length, std::memory_order_relaxed);
+  writes_.fetch_add(1, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+void FaultInjectionDevice::CompleteTimedWrite(uint64_t id, uint64_t offset,
+                                              const std::shared_ptr<AlignedBuffer>& buf,
+                                              const IoCallback& done) {
+  absl::Status status;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (crashed_) {
+      // Lost in flight: the crash image decides whether it landed.
+      status = absl::UnavailableError(absl::StrFormat(
+          "write %s at offset %d (%d bytes) was in flight: power lost (simulated) at op %d",
+          kDeviceName, offset, buf->size(), op_count_));
+    } else {
+      status = base_->Write(offset, absl::MakeConstSpan(buf->data(), buf->size()));
+      if (status.ok()) {
+        cache_.Complete(id);
+        bytes_written_.fetch_add(buf->size(), std::memory_order_relaxed);
+        writes_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        cache_.Abandon(id);
       }
     }
   }
-
-  absl::Status s = base_->Write(offset, absl::MakeConstSpan(data, length));
-  if (!s.ok()) return s;
-  bytes_written_.fetch_add(length, std::memory_order_relaxed);
-  writes_.fetch_add(1, std::memory_order_relaxed);
-  for (uint64_t i = 0; i < blocks; ++i) {
-    history_[first + i].versions.emplace_back(data + i * block_size_,
-                                              block_size_);
-  }
-  return absl::OkStatus();
+  done(std::move(status));
 }
 
 void FaultInjectionDevice::WriteAsync(uint64_t offset,
@@ -122,13 +153,19 @@ void FaultInjectionDevice::WriteAsync(uint64_t offset,
   const uint64_t length = buf == nullptr ? 0 : buf->size();
   const char* data = buf == nullptr ? nullptr : buf->data();
   bool crashed_now = false;
+  bool complete_inline = !options_.timed;
   absl::Status status;
+  // Timed: the write in flight (id != 0) and when it completes.
+  uint64_t id = 0;
+  std::chrono::microseconds delay{0};
   {
     std::lock_guard<std::mutex> lock(mu_);
     status = BeginOpLocked("write", offset, &crashed_now);
     if (status.ok()) {
       status = CheckIoArgs(kDeviceName, "write", offset, length, data,
                            block_size_, size_);
+      // Argument errors are reported inline, as by every device.
+      complete_inline |= !status.ok();
     }
     if (status.ok()) status = InjectedFailureLocked(OpKind::kWrite);
     if (status.ok()) {
@@ -138,38 +175,89 @@ void FaultInjectionDevice::WriteAsync(uint64_t offset,
         const uint64_t kept = uint64_t{tear_keep_blocks_} * block_size_;
         status = TrackedWriteLocked(offset, data, kept);
         if (status.ok()) {
-          crashed_ = true;
+          LoseDataLocked();
           crashed_now = true;
           status = absl::UnavailableError(absl::StrFormat(
               "write %s at offset %d (%d bytes) torn after %d blocks: power "
               "lost (simulated) at op %d",
               kDeviceName, offset, length, tear_keep_blocks_, op_count_));
         }
-      } else {
+      } else if (!options_.timed) {
         status = TrackedWriteLocked(offset, data, length);
+      } else if (length > 0) {
+        id = next_write_id_++;
+        status = cache_.Issue(id, offset, data, length, base_.get());
+        if (!status.ok()) id = 0;
+        stats_.max_writes_in_flight = std::max(stats_.max_writes_in_flight, cache_.in_flight());
       }
+    }
+    if (!complete_inline) {
+      delay = DelayLocked(options_.min_write_delay, options_.max_write_delay);
     }
   }
   if (crashed_now) RunOnCrash();
-  done(std::move(status));
+  if (complete_inline) {
+    done(std::move(status));
+    return;
+  }
+  const auto due = DelayedTaskThread::Clock::now() + delay;
+  if (id == 0) {
+    // Refused (power lost, injected failure, tear) or empty: reported from
+    // the completion thread like any completion.
+    completions_->Schedule(due, [done = std::move(done), status = std::move(status)]() mutable {
+      done(std::move(status));
+    });
+    return;
+  }
+  completions_->Schedule(due, [this, id, offset, buf = std::move(buf), done = std::move(done)] {
+    CompleteTimedWrite(id, offset, buf, done);
+  });
 }
 
 absl::Status FaultInjectionDevice::Flush() {
   bool crashed_now = false;
   absl::Status status;
+  uint64_t mark = 0;
+  uint64_t power_on = 0;
+  std::chrono::microseconds delay{0};
   {
     std::lock_guard<std::mutex> lock(mu_);
+    power_on = power_ons_;
     status = BeginOpLocked("flush", 0, &crashed_now);
     if (status.ok()) status = InjectedFailureLocked(OpKind::kFlush);
     if (status.ok()) {
-      status = base_->Flush();
-      if (status.ok()) {
-        history_.clear();  // everything written so far is durable now
-        flushes_.fetch_add(1, std::memory_order_relaxed);
+      // Covers what completed before now, and nothing after.
+      mark = cache_.FlushBegin();
+      if (options_.timed) {
+        delay = DelayLocked(std::chrono::microseconds(0), options_.max_flush_delay);
+        ++flushes_running_;
+      } else {
+        // Inline: the flush is one instant (no crash falls inside it).
+        status = FinishFlushLocked(mark);
       }
     }
   }
   if (crashed_now) RunOnCrash();
+  if (!status.ok() || !options_.timed) return status;
+  // The flush in progress: writes go on completing (not covered), and the
+  // power may go.
+  std::this_thread::sleep_for(delay);
+  std::lock_guard<std::mutex> lock(mu_);
+  --flushes_running_;
+  // The power went meanwhile (and may even be back, after a crash image).
+  if (crashed_ || power_ons_ != power_on) {
+    return absl::UnavailableError(absl::StrFormat(
+        "flush %s was in progress: power lost (simulated) at op %d", kDeviceName, op_count_));
+  }
+  return FinishFlushLocked(mark);
+}
+
+absl::Status FaultInjectionDevice::FinishFlushLocked(uint64_t mark) {
+  absl::Status status = base_->Flush();
+  if (status.ok()) {
+    cache_.FlushDone(mark);
+    flushes_.fetch_add(1, std::memory_order_relaxed);
+  }
   return status;
 }
 
@@ -188,7 +276,7 @@ void FaultInjectionDevice::CrashNow() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (crashed_) return;
-    crashed_ = true;
+    LoseDataLocked();
   }
   RunOnCrash();
 }
@@ -209,29 +297,22 @@ void FaultInjectionDevice::FailOps(OpKind kind, uint64_t skip, uint64_t count,
 
 absl::Status FaultInjectionDevice::MakeCrashImage(CrashImage mode,
                                                   uint64_t seed) {
-  std::lock_guard<std::mutex> lock(mu_);
-  // mt19937_64 is specified exactly by the standard, so a seed names the
-  // same image on every platform (absl::BitGen makes no such promise).
-  std::mt19937_64 rng(seed);
-  for (const auto& [block, h] : history_) {
-    const std::string* pick = &h.durable;
-    switch (mode) {
-      case CrashImage::kDropUnflushed:
-        break;
-      case CrashImage::kKeepAll:
-        if (!h.versions.empty()) pick = &h.versions.back();
-        break;
-      case CrashImage::kRandomPerBlock: {
-        const uint64_t k = rng() % (h.versions.size() + 1);
-        if (k > 0) pick = &h.versions[k - 1];
-        break;
-      }
+  if (options_.timed) {
+    // The power goes first, so that no write completes while the image is
+    // made; then every completion (the power-lost errors) is delivered, so
+    // that none runs into the revived device.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!crashed_) LoseDataLocked();
     }
-    absl::Status s = base_->Write(block * block_size_, *pick);
-    if (!s.ok()) return s;
+    completions_->WaitIdle();
   }
-  history_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Status s = cache_.WriteImage(mode, seed, base_.get(),
+                                     &stats_.blocks_torn_inside_by_last_image);
+  if (!s.ok()) return s;
   crashed_ = false;
+  ++power_ons_;
   crash_at_op_ = 0;
   tear_armed_ = false;
   for (FailSchedule& f : fail_) f = FailSchedule{};
@@ -250,18 +331,20 @@ bool FaultInjectionDevice::crashed() const {
 
 uint64_t FaultInjectionDevice::unflushed_blocks() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return history_.size();
+  return cache_.blocks();
 }
 
 std::vector<std::string> FaultInjectionDevice::BlockCandidates(
     uint64_t offset) const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::string> out;
-  auto it = history_.find(offset / block_size_);
-  if (it == history_.end()) return out;
-  out.push_back(it->second.durable);
-  out.insert(out.end(), it->second.versions.begin(), it->second.versions.end());
-  return out;
+  return cache_.Candidates(offset / block_size_);
+}
+
+FaultInjectionDevice::ModelStats FaultInjectionDevice::model_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  ModelStats st = stats_;
+  st.writes_in_flight = cache_.in_flight();
+  return st;
 }
 
 }  // namespace pgring

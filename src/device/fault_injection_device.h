@@ -1,49 +1,72 @@
 // fault_injection_device.h — a BlockDevice wrapper for tests that models what
 // a real disk does on power loss (unflushed writes lost, reordered, or torn
-// between logical blocks) and fails chosen operations on demand.
+// between logical blocks or inside one; writes in flight, completing out of
+// order, and flushes in progress, in its timed mode) and fails chosen
+// operations on demand.
 #ifndef PGRING_DEVICE_FAULT_INJECTION_DEVICE_H_
 #define PGRING_DEVICE_FAULT_INJECTION_DEVICE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "device/block_device.h"
+#include "device/delayed_task_thread.h"
+#include "device/volatile_write_cache.h"
 
 namespace pgring {
 
 // Wraps a base device (usually a MemoryBlockDevice) and passes I/O through,
-// while remembering, for every logical block written since the last
-// successful Flush(), its durable content (read from the base before the
-// first such write) and each version written to it since, in order.
+// while modelling the disk's volatile write cache (VolatileWriteCache): for
+// every logical block written since it was last made durable, its durable
+// content and each version written to it since, in flight or completed.
 //
 // Power loss is modelled in two steps, like a real crash and reboot:
 //   1. The crash: SetCrashAfterOps(), TearNextWrite() or CrashNow(). From
 //      then on every operation (reads too) fails with kUnavailable
 //      "... power lost (simulated) ...", and the on-crash hook runs once.
 //   2. The reboot: MakeCrashImage() rewrites the base so each block touched
-//      since the last flush holds a version a real disk could have kept, then
-//      revives the device so the store can be reopened on it.
+//      since it was last durable holds a version a real disk could have kept,
+//      then revives the device so the store can be reopened on it.
 // MakeCrashImage() also works without step 1 (power lost "right now").
 //
 // Ops: every WriteAsync()/Write() and Flush() call counts as one op,
 // whatever its outcome; reads are not ops. Run a workload once to learn
 // op_count(), then re-run it with SetCrashAfterOps(k) for each k.
 //
-// Writes are applied to the base synchronously and `done` runs inline,
-// before WriteAsync returns (as with MemoryBlockDevice); that makes the op
-// order, and so every crash point, deterministic. Thread-safe.
+// Two timings (Options::timed):
+// - Inline (the default): a write is applied to the base and `done` runs
+//   before WriteAsync returns (as with MemoryBlockDevice), and a flush makes
+//   every write durable; the op order, and so every crash point, is
+//   deterministic.
+// - Timed: a write completes on the device's completion thread after a
+//   seeded random delay (only then is it applied to the base, so readable),
+//   so writes complete out of order and well after they were issued. Flush() takes a
+//   seeded random time too, and covers only the writes that completed before
+//   it began: those still in flight, or completing while it runs, stay
+//   volatile. Power can go with writes in flight (each then completes with
+//   the power-lost error; in the crash image each of its blocks, or tear
+//   units, holds the old or the new content) and with a flush in progress
+//   (the flush fails and makes nothing durable). Every completion, errors
+//   included (except argument errors, reported inline), runs on the
+//   completion thread. Deterministic under the seed up to thread timing.
 //
-// bytes_written()/flushes()/writes() count what reached the base through
-// this wrapper (including the kept part of a torn write, one write), not
-// the rewrites made by MakeCrashImage().
+// Options::tear_unit: the crash image's kRandomPerBlock chooses per tear
+// unit rather than per logical block, to model a device that tears inside
+// its logical block (a 4096-byte block of 512-byte sectors).
+//
+// Thread-safe. bytes_written()/flushes()/writes() count what reached the
+// base through this wrapper (including the kept part of a torn write, one
+// write), not the rewrites made by MakeCrashImage().
 //
 // Example:
 //   auto mem = std::make_shared<MemoryBlockDevice>(64 << 20);
@@ -57,21 +80,31 @@ class FaultInjectionDevice final : public BlockDevice {
  public:
   enum class OpKind { kRead, kWrite, kFlush };
 
-  // What MakeCrashImage() leaves in each block written since the last flush.
-  enum class CrashImage {
-    // The durable content: every unflushed write lost.
-    kDropUnflushed,
-    // The latest content: every completed write survived.
-    kKeepAll,
-    // Per block, independently (seeded RNG): the durable content or any one
-    // of the versions written since the flush. Covers writes torn between
-    // blocks, writes reordered by the disk, and older versions surviving
-    // newer ones.
-    kRandomPerBlock,
+  // What MakeCrashImage() leaves in each block written since it was last
+  // durable (see volatile_write_cache.h).
+  using CrashImage = CrashImageMode;
+
+  struct Options {
+    // Writes complete on a completion thread after a delay (see the class
+    // comment); false: inline.
+    bool timed = false;
+    // Timed: each write's delay, uniform in [min_write_delay,
+    // max_write_delay]; each flush's, in [0, max_flush_delay].
+    std::chrono::microseconds min_write_delay{0};
+    std::chrono::microseconds max_write_delay{300};
+    std::chrono::microseconds max_flush_delay{200};
+    // Timed: the delays' RNG seed.
+    uint64_t seed = 1;
+    // Bytes a power loss writes whole: a power of two in [512, the base's
+    // logical block size]; 0 means the logical block.
+    uint32_t tear_unit = 0;
   };
 
-  explicit FaultInjectionDevice(std::shared_ptr<BlockDevice> base);
-  ~FaultInjectionDevice() override = default;
+  explicit FaultInjectionDevice(std::shared_ptr<BlockDevice> base)
+      : FaultInjectionDevice(std::move(base), Options{}) {}
+  FaultInjectionDevice(std::shared_ptr<BlockDevice> base, const Options& options);
+  // Timed: waits for every write still in flight to complete first.
+  ~FaultInjectionDevice() override;
 
   FaultInjectionDevice(const FaultInjectionDevice&) = delete;
   FaultInjectionDevice& operator=(const FaultInjectionDevice&) = delete;
@@ -116,29 +149,46 @@ class FaultInjectionDevice final : public BlockDevice {
   // `kind`; count == 0 clears it.
   void FailOps(OpKind kind, uint64_t skip, uint64_t count, absl::Status error);
 
-  // Rewrites the base as described by `mode` (see CrashImage), forgets the
-  // unflushed history, and revives the device: crashed() becomes false and
-  // no crash, tear or injected failure stays scheduled (the on-crash hook is
-  // kept). Fails only if the base refuses the rewrite.
+  // Loses the power if it is still on; timed, waits until every write in
+  // flight has completed (with the power-lost error); rewrites the base as
+  // described by `mode` (see CrashImage), forgets the unflushed history, and
+  // revives the device: crashed() becomes false and no crash, tear or
+  // injected failure stays scheduled (the on-crash hook is kept). Fails only
+  // if the base refuses the rewrite. Must not be called from a completion
+  // callback.
   [[nodiscard]] absl::Status MakeCrashImage(CrashImage mode, uint64_t seed);
 
   // Write and flush ops issued since construction (see the class comment).
   uint64_t op_count() const;
   bool crashed() const;
-  // Logical blocks written since the last successful flush.
+  // Logical blocks written since they were last made durable.
   uint64_t unflushed_blocks() const;
   // The candidates MakeCrashImage(kRandomPerBlock) chooses from for the
   // block at `offset`: the durable content first, then each version written
-  // since the last flush. Empty if the block was not written since then.
+  // since (completed ones in completion order, then those in flight). Empty
+  // if the block was not written since it was last durable.
   std::vector<std::string> BlockCandidates(uint64_t offset) const;
+
+  // What the model reached, for tests to show a campaign covered it.
+  struct ModelStats {
+    // At the instant the last power loss fell (zero before the first; kept
+    // across MakeCrashImage): writes issued and not completed, and flushes
+    // begun and not finished. Only the timed device has either.
+    uint64_t writes_in_flight_at_crash = 0;
+    uint64_t flushes_in_progress_at_crash = 0;
+    // Blocks the last MakeCrashImage() tore inside (the tear unit being
+    // smaller than the block): their image is no version whole.
+    uint64_t blocks_torn_inside_by_last_image = 0;
+    // Timed: writes issued and not yet completed, now, and the most there
+    // ever were at once.
+    uint64_t writes_in_flight = 0;
+    uint64_t max_writes_in_flight = 0;
+  };
+  ModelStats model_stats() const;
 
   const std::shared_ptr<BlockDevice>& base() const { return base_; }
 
  private:
-  struct BlockHistory {
-    std::string durable;
-    std::vector<std::string> versions;  // oldest first
-  };
   struct FailSchedule {
     uint64_t skip = 0;
     uint64_t count = 0;
@@ -152,14 +202,27 @@ class FaultInjectionDevice final : public BlockDevice {
   // Returns the injected error for an op of `kind`, or OK.
   absl::Status InjectedFailureLocked(OpKind kind);
   absl::Status PowerLostError(const char* what, uint64_t offset) const;
-  // Writes `data` (whole blocks) to the base, recording history first.
+  // The power goes now (crashed_ set, what it fell on noted).
+  void LoseDataLocked();
+  // Writes `data` (whole blocks) to the base and records it as completed.
   absl::Status TrackedWriteLocked(uint64_t offset, const char* data,
                                   uint64_t length);
+  // The end of a flush begun at `mark`: the base's flush, then the writes
+  // completed before `mark` are durable.
+  absl::Status FinishFlushLocked(uint64_t mark);
+  // Timed: the completion of write `id`, on the completion thread.
+  void CompleteTimedWrite(uint64_t id, uint64_t offset,
+                          const std::shared_ptr<AlignedBuffer>& buf,
+                          const IoCallback& done);
+  // A random delay in [lo, hi].
+  std::chrono::microseconds DelayLocked(std::chrono::microseconds lo,
+                                        std::chrono::microseconds hi);
   void RunOnCrash();
 
   const std::shared_ptr<BlockDevice> base_;
   const uint64_t size_;
   const uint32_t block_size_;
+  const Options options_;
 
   // std::mutex, not absl::Mutex: TSan sees it (see block_device.cc).
   // Guards everything below it except the counters. The *Locked() methods
@@ -172,8 +235,16 @@ class FaultInjectionDevice final : public BlockDevice {
   bool crashed_ = false;
   std::function<void()> on_crash_;
   FailSchedule fail_[3];
-  // Keyed by block index; ordered so a seeded image is reproducible.
-  std::map<uint64_t, BlockHistory> history_;
+  VolatileWriteCache cache_;
+  // Timed: the delays, write ids, flushes running, what the crash fell on.
+  std::mt19937_64 rng_;
+  uint64_t next_write_id_ = 1;
+  uint64_t flushes_running_ = 0;
+  uint64_t power_ons_ = 0;  // MakeCrashImage calls: a flush spanning one fails
+  ModelStats stats_;  // all but writes_in_flight
+  // Timed: runs the completions. Declared last, so destroyed first, while
+  // everything its tasks touch is still there.
+  std::unique_ptr<DelayedTaskThread> completions_;
 
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> flushes_{0};

@@ -4,15 +4,19 @@
 #
 #   tests/campaigns/run_campaigns.sh [--long] [campaign...]
 #
-# Campaigns: power_loss (tests/store/crash_test.cc), power_loss_generations
+# Campaigns: power_loss (tests/store/crash_test.cc), power_loss_timing (its
+# cases on the timed fault device: 512 and 4096-byte blocks, and 512-byte
+# tears inside 4096-byte blocks), power_loss_generations
 # (tests/store/crash_generations_test.cc), full_devices, damage,
 # concurrency (tests/campaigns/*_test.cc), io_errors
-# (tests/store/io_error_test.cc). Default: all six.
+# (tests/store/io_error_test.cc). Default: all seven.
 # Without --long: the short forms (what ctest runs). With --long: the long
 # forms, i.e. the same binaries with the counts below (each can be
 # overridden by setting the variable before calling the script):
 #
 #   power_loss    PGRING_CRASH_POINTS=2000 PGRING_CRASH_TXNS=120
+#   power_loss_timing  PGRING_CRASH_POINTS=600 PGRING_CRASH_TXNS=120 (a
+#                 timed case takes a sixth of the points: 100 per case)
 #   power_loss_generations  PGRING_CRASH_GENERATIONS=2000 (per case: one
 #                 store crashed and recovered 2,000 times)
 #   full_devices  PGRING_FULL_CYCLES=12 PGRING_FULL_ITERATIONS=12
@@ -26,7 +30,9 @@
 #                     with the "default" preset if missing). The script
 #                     builds the campaign targets in it (-j2).
 #   PGRING_CAMPAIGN_LOG_DIR  where the logs go (default $PGRING_BUILD_DIR/campaign-logs)
-#   PGRING_GTEST_FILTER  passed to every binary as --gtest_filter
+#   PGRING_GTEST_FILTER  passed to every binary as --gtest_filter (instead
+#                     of the campaign's own: power_loss and
+#                     power_loss_timing split crash_test's cases)
 #
 # Output: each campaign's log, then one "CAMPAIGN <name>: ..." line per
 # campaign (the figures: iterations, crash points, bytes flipped, entries
@@ -40,11 +46,11 @@ for a in "$@"; do
   case "$a" in
     --long) LONG=1 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-    power_loss|power_loss_generations|full_devices|damage|concurrency|io_errors) CAMPAIGNS+=("$a") ;;
-    *) echo "run_campaigns.sh: unknown campaign '$a' (power_loss power_loss_generations full_devices damage concurrency io_errors)" >&2; exit 2 ;;
+    power_loss|power_loss_timing|power_loss_generations|full_devices|damage|concurrency|io_errors) CAMPAIGNS+=("$a") ;;
+    *) echo "run_campaigns.sh: unknown campaign '$a' (power_loss power_loss_timing power_loss_generations full_devices damage concurrency io_errors)" >&2; exit 2 ;;
   esac
 done
-[ ${#CAMPAIGNS[@]} -eq 0 ] && CAMPAIGNS=(power_loss power_loss_generations full_devices damage concurrency io_errors)
+[ ${#CAMPAIGNS[@]} -eq 0 ] && CAMPAIGNS=(power_loss power_loss_timing power_loss_generations full_devices damage concurrency io_errors)
 
 BUILD=${PGRING_BUILD_DIR:-$ROOT/build/default}
 LOGS=${PGRING_CAMPAIGN_LOG_DIR:-$BUILD/campaign-logs}
@@ -56,6 +62,7 @@ mkdir -p "$LOGS" "$BUILD/test-tmp"
 
 declare -A TARGET=(
   [power_loss]=crash_test
+  [power_loss_timing]=crash_test
   [power_loss_generations]=crash_generations_test
   [full_devices]=campaign_full_device_test
   [damage]=campaign_damage_test
@@ -64,6 +71,7 @@ declare -A TARGET=(
 )
 declare -A BINARY=(
   [power_loss]=tests/crash_test
+  [power_loss_timing]=tests/crash_test
   [power_loss_generations]=tests/crash_generations_test
   [full_devices]=tests/campaigns/campaign_full_device_test
   [damage]=tests/campaigns/campaign_damage_test
@@ -73,11 +81,18 @@ declare -A BINARY=(
 # name=value pairs of the long forms; a variable already set wins.
 declare -A LONG_ENV=(
   [power_loss]="PGRING_CRASH_POINTS=2000 PGRING_CRASH_TXNS=120"
+  [power_loss_timing]="PGRING_CRASH_POINTS=600 PGRING_CRASH_TXNS=120"
   [power_loss_generations]="PGRING_CRASH_GENERATIONS=2000"
   [full_devices]="PGRING_FULL_CYCLES=12 PGRING_FULL_ITERATIONS=12"
   [damage]="PGRING_DAMAGE_ITERATIONS=3000"
   [concurrency]="PGRING_CONC_TXNS=3000 PGRING_CONC_EPOCHS=20"
   [io_errors]="PGRING_IO_ERROR_ROUNDS=60"
+)
+
+# The campaigns that share a binary take their part of its tests.
+declare -A FILTER=(
+  [power_loss]="-Timing/*"
+  [power_loss_timing]="Timing/*"
 )
 
 targets=()
@@ -96,7 +111,11 @@ for c in "${CAMPAIGNS[@]}"; do
     done
   fi
   args=()
-  [ -n "${PGRING_GTEST_FILTER:-}" ] && args+=("--gtest_filter=$PGRING_GTEST_FILTER")
+  if [ -n "${PGRING_GTEST_FILTER:-}" ]; then
+    args+=("--gtest_filter=$PGRING_GTEST_FILTER")
+  elif [ -n "${FILTER[$c]:-}" ]; then
+    args+=("--gtest_filter=${FILTER[$c]}")
+  fi
   log="$LOGS/$c$([ "$LONG" = 1 ] && echo -long).log"
   echo "=== $c: ${env_args[*]} ${BINARY[$c]} ${args[*]} (log: $log)"
   t0=$SECONDS

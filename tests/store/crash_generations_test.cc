@@ -123,6 +123,10 @@ struct GenCase {
   std::vector<TailBlockPolicy> policies;
   std::vector<LogLayout> layouts;
   uint64_t seed = 1;
+  // The disk (CrashConfig): block size; the timed device; its tear unit.
+  uint32_t block_size = 4096;
+  bool timed = false;
+  uint32_t tear_unit = 0;
 };
 
 void PrintTo(const GenCase& c, std::ostream* os) { *os << c.name << " seed " << c.seed; }
@@ -213,6 +217,10 @@ TEST_P(CrashGenerationsTest, EveryGenerationRecoversWhatWasAcknowledged) {
   cfg.policy = c.policies.front();
   cfg.layout = c.layouts.front();
   cfg.device_size = 8ull << 20;  // 128 chunks: freed ones come round again soon
+  cfg.block_size = c.block_size;
+  cfg.timed = c.timed;
+  cfg.tear_unit = c.tear_unit;
+  cfg.device_seed = c.seed;
   CrashRig r(cfg);
   r.Fresh(dir.Join("db"));
   ASSERT_FALSE(HasFatalFailure());
@@ -397,6 +405,19 @@ std::vector<GenCase> Cases() {
   out.push_back({"Mixed_PerPgFirst", Backend::kRing,
                  {DM::kUnsynced, DM::kGroupCommit, DM::kSyncEach}, never_first,
                  {LL::kPerPgRings, LL::kStream}, 5});
+  // The timed device (crash_test's "Timing" cases), everything changing
+  // across reopens: 512-byte blocks, and 4096-byte blocks torn at 512.
+  GenCase timed512{"Timed512_Mixed", Backend::kRing, all_modes, both_policies,
+                   {LL::kStream, LL::kPerPgRings}, 7};
+  timed512.block_size = 512;
+  timed512.timed = true;
+  out.push_back(timed512);
+  GenCase tear{"Timed4096_Tear512_Mixed", Backend::kRing,
+               {DM::kSyncEach, DM::kUnsynced, DM::kGroupCommit}, never_first,
+               {LL::kPerPgRings, LL::kStream}, 8};
+  tear.timed = true;
+  tear.tear_unit = 512;
+  out.push_back(tear);
   // The RocksDB backend, crashes at RocksDB syncs, mode changes.
   out.push_back({"RocksDbBackend_Mixed", Backend::kRocksDb, all_modes,
                  {TP::kRewriteTailBlock}, {LL::kPerPgRings}, 6});

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstring>
 #include <set>
 #include <string>
@@ -391,6 +394,307 @@ TEST_F(FaultInjectionDeviceTest, ConcurrentWritersSeeOneCrashPoint) {
   EXPECT_EQ(hook_calls.load(), 1);
   EXPECT_EQ(dev_->op_count(), uint64_t{kThreads} * 40);
   ASSERT_OK(dev_->MakeCrashImage(CrashImage::kRandomPerBlock, 3));
+}
+
+// ---------------------------------------------------------------------------
+// The timed device: writes complete on the completion thread, after a delay,
+// out of order; a flush covers only what completed before it began; power
+// goes with writes in flight and flushes in progress.
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+FaultInjectionDevice::Options Timed(microseconds min_delay, microseconds max_delay,
+                                    microseconds max_flush = microseconds(0),
+                                    uint64_t seed = 1) {
+  FaultInjectionDevice::Options o;
+  o.timed = true;
+  o.min_write_delay = min_delay;
+  o.max_write_delay = max_delay;
+  o.max_flush_delay = max_flush;
+  o.seed = seed;
+  return o;
+}
+
+std::shared_ptr<AlignedBuffer> BufferOf(const std::string& data) {
+  auto b = std::make_shared<AlignedBuffer>(data.size());
+  std::memcpy(b->data(), data.data(), data.size());
+  return b;
+}
+
+// The completions of a batch of WriteAsync calls: status, order, thread.
+struct Completions {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int> order;
+  std::vector<absl::Status> status;
+  std::set<std::thread::id> threads;
+  explicit Completions(int n) : status(n) {}
+  IoCallback For(int i) {
+    return [this, i](absl::Status s) {
+      std::lock_guard<std::mutex> l(mu);
+      order.push_back(i);
+      status[i] = std::move(s);
+      threads.insert(std::this_thread::get_id());
+      cv.notify_all();
+    };
+  }
+  void WaitAll() {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return order.size() == status.size(); });
+  }
+};
+
+class TimedFaultInjectionDeviceTest : public ::testing::Test {
+ protected:
+  void Make(const FaultInjectionDevice::Options& o, uint32_t block = kBlock) {
+    dev_.reset();
+    mem_ = std::make_shared<MemoryBlockDevice>(64 * uint64_t{block}, block);
+    dev_ = std::make_shared<FaultInjectionDevice>(mem_, o);
+  }
+  std::string Raw(uint64_t block, size_t n = 1) {
+    return mem_->ReadRaw(block * kBlock, n * kBlock);
+  }
+  std::shared_ptr<MemoryBlockDevice> mem_;
+  std::shared_ptr<FaultInjectionDevice> dev_;
+};
+
+TEST_F(TimedFaultInjectionDeviceTest, WritesCompleteLaterOnAnotherThreadOutOfOrder) {
+  Make(Timed(microseconds(100), microseconds(3000)));
+  constexpr int kWrites = 24;
+  Completions c(kWrites);
+  for (int i = 0; i < kWrites; ++i) {
+    dev_->WriteAsync(uint64_t(i) * kBlock, BufferOf(Blocks(char('A' + i))), c.For(i));
+  }
+  {
+    // None completed inline: still in flight, and not readable yet.
+    std::lock_guard<std::mutex> l(c.mu);
+    EXPECT_LT(c.order.size(), size_t{kWrites});
+  }
+  c.WaitAll();
+  for (int i = 0; i < kWrites; ++i) EXPECT_TRUE(c.status[i].ok()) << i << ": " << c.status[i];
+  EXPECT_EQ(c.threads.size(), 1u);
+  EXPECT_EQ(c.threads.count(std::this_thread::get_id()), 0u);
+  std::vector<int> in_order(kWrites);
+  for (int i = 0; i < kWrites; ++i) in_order[i] = i;
+  EXPECT_NE(c.order, in_order) << "the writes completed in the order they were issued";
+  EXPECT_EQ(Raw(0, 2), Blocks('A') + Blocks('B'));
+  EXPECT_EQ(dev_->writes(), uint64_t{kWrites});
+  EXPECT_EQ(dev_->model_stats().writes_in_flight, 0u);
+}
+
+TEST_F(TimedFaultInjectionDeviceTest, AWriteIsReadableOnlyOnceItCompleted) {
+  Make(Timed(milliseconds(30), milliseconds(30)));
+  Completions c(1);
+  dev_->WriteAsync(0, BufferOf(Blocks('n')), c.For(0));
+  AlignedBuffer buf(kBlock);
+  ASSERT_OK(dev_->Read(0, buf.span()));
+  EXPECT_EQ(std::string(buf.data(), kBlock), Blocks('\0'));
+  EXPECT_EQ(dev_->model_stats().writes_in_flight, 1u);
+  c.WaitAll();
+  ASSERT_OK(c.status[0]);
+  ASSERT_OK(dev_->Read(0, buf.span()));
+  EXPECT_EQ(std::string(buf.data(), kBlock), Blocks('n'));
+}
+
+TEST_F(TimedFaultInjectionDeviceTest, AFlushDoesNotCoverAWriteInFlight) {
+  Make(Timed(milliseconds(40), milliseconds(40)));
+  ASSERT_OK(dev_->Write(0, Blocks('a')));  // completed, then flushed
+  Completions c(1);
+  dev_->WriteAsync(kBlock, BufferOf(Blocks('b')), c.For(0));
+  ASSERT_OK(dev_->Flush());  // began with 'b' in flight
+  c.WaitAll();
+  ASSERT_OK(c.status[0]);
+  // 'b' completed after the flush began: still volatile.
+  EXPECT_EQ(dev_->unflushed_blocks(), 1u);
+  EXPECT_EQ(dev_->BlockCandidates(kBlock).size(), 2u);
+  ASSERT_OK(dev_->MakeCrashImage(CrashImage::kDropUnflushed, 0));
+  EXPECT_EQ(Raw(0, 2), Blocks('a') + Blocks('\0'));
+}
+
+TEST_F(TimedFaultInjectionDeviceTest, AFlushDoesNotCoverAWriteCompletingWhileItRuns) {
+  // Writes take 10 ms; the flush up to 60 ms, and with this seed more than
+  // 10: 'b' completes inside the flush.
+  Make(Timed(milliseconds(10), milliseconds(10), milliseconds(60), /*seed=*/2));
+  ASSERT_OK(dev_->Write(0, Blocks('a')));
+  Completions c(1);
+  dev_->WriteAsync(kBlock, BufferOf(Blocks('b')), c.For(0));
+  ASSERT_OK(dev_->Flush());
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    ASSERT_EQ(c.order.size(), 1u) << "'b' did not complete while the flush ran";
+  }
+  ASSERT_OK(c.status[0]);
+  EXPECT_EQ(dev_->BlockCandidates(0).size(), 0u) << "'a' completed before: durable";
+  EXPECT_EQ(dev_->BlockCandidates(kBlock).size(), 2u)
+      << "'b' completed after the flush began: volatile";
+  // A flush that begins after 'b' completed covers it.
+  ASSERT_OK(dev_->Flush());
+  EXPECT_EQ(dev_->unflushed_blocks(), 0u);
+  ASSERT_OK(dev_->MakeCrashImage(CrashImage::kDropUnflushed, 0));
+  EXPECT_EQ(Raw(0, 2), Blocks('a') + Blocks('b'));
+}
+
+TEST_F(TimedFaultInjectionDeviceTest, PowerLossWithWritesInFlight) {
+  Make(Timed(milliseconds(20), milliseconds(40)));
+  ASSERT_OK(dev_->Write(0, Blocks('o', 8)));
+  ASSERT_OK(dev_->Flush());
+  constexpr int kWrites = 4;
+  Completions c(kWrites);
+  // Writes 0..3: two blocks each, 'A'+2i and 'A'+2i+1.
+  for (int i = 0; i < kWrites; ++i) {
+    dev_->WriteAsync(2 * uint64_t(i) * kBlock, BufferOf(Distinct(char('A' + 2 * i), 2)),
+                     c.For(i));
+  }
+  dev_->CrashNow();
+  EXPECT_EQ(dev_->model_stats().writes_in_flight_at_crash, uint64_t{kWrites});
+  EXPECT_EQ(dev_->model_stats().flushes_in_progress_at_crash, 0u);
+  c.WaitAll();
+  for (int i = 0; i < kWrites; ++i) {
+    EXPECT_CODE(c.status[i], kUnavailable);
+    EXPECT_NE(c.status[i].message().find("was in flight"), std::string::npos) << c.status[i];
+  }
+  // Never completed: not in the base, not kept by kKeepAll...
+  EXPECT_EQ(Raw(0, 8), Blocks('o', 8));
+  EXPECT_EQ(dev_->BlockCandidates(0).size(), 2u);
+  ASSERT_OK(dev_->MakeCrashImage(CrashImage::kKeepAll, 0));
+  EXPECT_EQ(Raw(0, 8), Blocks('o', 8));
+}
+
+TEST_F(TimedFaultInjectionDeviceTest, WritesInFlightLandPerBlockOrNot) {
+  std::set<std::string> images;
+  bool saw_half = false;
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    Make(Timed(milliseconds(3), milliseconds(3)));
+    ASSERT_OK(dev_->Write(0, Blocks('o', 4)));
+    ASSERT_OK(dev_->Flush());
+    Completions c(1);
+    dev_->WriteAsync(0, BufferOf(Distinct('A', 4)), c.For(0));
+    dev_->CrashNow();
+    ASSERT_OK(dev_->MakeCrashImage(CrashImage::kRandomPerBlock, seed));
+    ASSERT_EQ(c.order.size(), 1u) << "MakeCrashImage returned before the completion ran";
+    const std::string image = Raw(0, 4);
+    int landed = 0;
+    for (int b = 0; b < 4; ++b) {
+      const std::string got = image.substr(b * kBlock, kBlock);
+      ASSERT_TRUE(got == Blocks('o') || got == Blocks(char('A' + b))) << "block " << b;
+      landed += got != Blocks('o');
+    }
+    saw_half |= landed > 0 && landed < 4;
+    images.insert(image);
+  }
+  EXPECT_TRUE(saw_half);
+  EXPECT_GT(images.size(), 4u);
+}
+
+TEST_F(TimedFaultInjectionDeviceTest, PowerLossWithAFlushInProgress) {
+  Make(Timed(microseconds(0), microseconds(0), milliseconds(200), /*seed=*/3));
+  ASSERT_OK(dev_->Write(0, Blocks('a')));
+  absl::Status flushed;
+  std::thread flusher([&] { flushed = dev_->Flush(); });
+  std::this_thread::sleep_for(milliseconds(1));
+  dev_->CrashNow();
+  // The power comes back (the crash image) before the flush would have
+  // finished: it must fail all the same.
+  ASSERT_OK(dev_->MakeCrashImage(CrashImage::kDropUnflushed, 0));
+  flusher.join();
+  ASSERT_EQ(dev_->model_stats().flushes_in_progress_at_crash, 1u)
+      << "the flush (its delay drawn from seed 3) ended before the power went";
+  EXPECT_CODE(flushed, kUnavailable);
+  EXPECT_NE(flushed.message().find("in progress"), std::string::npos) << flushed;
+  EXPECT_EQ(dev_->flushes(), 0u);
+  // The flush never finished: 'a' was as volatile as before it.
+  EXPECT_EQ(Raw(0), Blocks('\0'));
+  EXPECT_EQ(dev_->unflushed_blocks(), 0u);
+}
+
+TEST_F(TimedFaultInjectionDeviceTest, CrashAtAnOpFailsLaterWritesOnTheCompletionThread) {
+  Make(Timed(microseconds(0), microseconds(500)));
+  dev_->SetCrashAfterOps(3);
+  Completions c(5);
+  for (int i = 0; i < 5; ++i) dev_->WriteAsync(uint64_t(i) * kBlock, BufferOf(Blocks('w')), c.For(i));
+  c.WaitAll();
+  EXPECT_EQ(c.threads.count(std::this_thread::get_id()), 0u);
+  for (int i = 2; i < 5; ++i) EXPECT_EQ(c.status[i].code(), absl::StatusCode::kUnavailable) << i;
+  // Argument errors stay inline.
+  bool inline_done = false;
+  dev_->WriteAsync(100, BufferOf(Blocks('x')), [&](absl::Status s) {
+    inline_done = true;
+    EXPECT_CODE(s, kUnavailable);  // the power is gone first
+  });
+  EXPECT_TRUE(inline_done || dev_->crashed());
+  ASSERT_OK(dev_->MakeCrashImage(CrashImage::kRandomPerBlock, 1));
+  bool arg_inline = false;
+  dev_->WriteAsync(100, BufferOf(Blocks('x')), [&](absl::Status s) {
+    arg_inline = true;
+    EXPECT_CODE(s, kInvalidArgument);
+  });
+  EXPECT_TRUE(arg_inline);
+}
+
+TEST_F(TimedFaultInjectionDeviceTest, DestructionWaitsForWritesInFlight) {
+  Make(Timed(milliseconds(5), milliseconds(20)));
+  Completions c(3);
+  for (int i = 0; i < 3; ++i) dev_->WriteAsync(uint64_t(i) * kBlock, BufferOf(Blocks('d')), c.For(i));
+  dev_.reset();
+  std::lock_guard<std::mutex> l(c.mu);
+  EXPECT_EQ(c.order.size(), 3u);
+}
+
+// The sub-block model: a 4096-byte-block device whose writes tear at 512
+// bytes, inside the block.
+std::string Sectors(char base, int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += std::string(512, char(base + i));
+  return s;
+}
+
+TEST_F(TimedFaultInjectionDeviceTest, SubBlockTearMixesSectorsOfOneBlock) {
+  for (uint32_t unit : {0u, 512u}) {
+    bool saw_mixed = false;
+    for (uint64_t seed = 0; seed < 16; ++seed) {
+      FaultInjectionDevice::Options o = Timed(milliseconds(2), milliseconds(2));
+      o.tear_unit = unit;
+      Make(o);
+      ASSERT_OK(dev_->Write(0, Sectors('a', 8)));
+      ASSERT_OK(dev_->Flush());
+      Completions c(1);
+      dev_->WriteAsync(0, BufferOf(Sectors('A', 8)), c.For(0));
+      ASSERT_OK(dev_->MakeCrashImage(CrashImage::kRandomPerBlock, seed));
+      const std::string image = Raw(0);
+      int fresh = 0;
+      for (int i = 0; i < 8; ++i) {
+        const std::string sector = image.substr(i * 512, 512);
+        ASSERT_TRUE(sector == std::string(512, char('a' + i)) ||
+                    sector == std::string(512, char('A' + i)))
+            << "sector " << i << " holds bytes never written there";
+        fresh += sector[0] == char('A' + i);
+      }
+      saw_mixed |= fresh > 0 && fresh < 8;
+      EXPECT_EQ(dev_->model_stats().blocks_torn_inside_by_last_image,
+                fresh > 0 && fresh < 8 ? 1u : 0u);
+    }
+    // Torn inside the block only when the unit is smaller than it.
+    EXPECT_EQ(saw_mixed, unit == 512u) << "tear unit " << unit;
+  }
+}
+
+TEST_F(TimedFaultInjectionDeviceTest, A512ByteBlockIsTheAtomicUnit) {
+  bool saw_mixed = false;
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    Make(Timed(milliseconds(2), milliseconds(2)), 512);
+    EXPECT_EQ(dev_->logical_block_size(), 512u);
+    ASSERT_OK(dev_->Write(0, Sectors('a', 8)));
+    ASSERT_OK(dev_->Flush());
+    Completions c(1);
+    dev_->WriteAsync(0, BufferOf(Sectors('A', 8)), c.For(0));
+    ASSERT_OK(dev_->MakeCrashImage(CrashImage::kRandomPerBlock, seed));
+    const std::string image = mem_->ReadRaw(0, 4096);
+    int fresh = 0;
+    for (int i = 0; i < 8; ++i) fresh += image[i * 512] == char('A' + i);
+    saw_mixed |= fresh > 0 && fresh < 8;
+  }
+  EXPECT_TRUE(saw_mixed);
 }
 
 }  // namespace

@@ -93,8 +93,12 @@ void CrashRig::Fresh(const std::string& db) {
   db_ = db;
   const bool shared = config_.shared_flush;
   const uint64_t size = config_.device_size;
+  FaultInjectionDevice::Options fo;
+  fo.timed = config_.timed;
+  fo.seed = config_.device_seed;
+  fo.tear_unit = config_.tear_unit;
   dev_ = std::make_shared<FaultInjectionDevice>(
-      std::make_shared<MemoryBlockDevice>(shared ? 2 * size : size));
+      std::make_shared<MemoryBlockDevice>(shared ? 2 * size : size, config_.block_size), fo);
   partition_ = dev_;
   if (shared) {
     partition_ = std::make_shared<PartitionView>(dev_, 0, size);

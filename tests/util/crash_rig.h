@@ -55,6 +55,16 @@ struct CrashConfig {
   // same simulated disk as the partition: each RocksDB sync flushes it.
   bool sync_covers = false;
   uint64_t device_size = 32ull << 20;
+  // The disk's logical block size (512: what BLKSSZGET reports on 512e and
+  // 512n drives), and the fault device's model of it: timed (writes
+  // complete out of order after delays, flushes cover what completed before
+  // they began; FaultInjectionDevice::Options) and the unit a power loss
+  // tears at (0: the logical block; 512 inside a 4096-byte block: the
+  // sub-block model).
+  uint32_t block_size = 4096;
+  bool timed = false;
+  uint32_t tear_unit = 0;
+  uint64_t device_seed = 1;  // the timed device's delays
 };
 
 // The store options the campaigns open with (the stream small, homing a
