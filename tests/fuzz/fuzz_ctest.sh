@@ -4,9 +4,11 @@
 # written), with the regressions as a read-only second corpus, and fails on
 # any crash, leak, timeout or out-of-memory, printing the input that did it.
 #
-# Usage: fuzz_ctest.sh FUZZER TARGET SECONDS FUZZ_SOURCE_DIR WORK_DIR
+# Usage: fuzz_ctest.sh FUZZER TARGET SECONDS FUZZ_SOURCE_DIR WORK_DIR [INPUT_TIMEOUT]
+# INPUT_TIMEOUT: seconds one input may take before it counts as a hang
+# (default 10; the open target, which opens whole stores, gets more).
 set -euo pipefail
-fuzzer=$1 target=$2 secs=$3 src=$4 work=$5
+fuzzer=$1 target=$2 secs=$3 src=$4 work=$5 input_timeout=${6:-10}
 
 dir=$work/$target
 rm -rf "$dir"
@@ -18,7 +20,7 @@ if [[ -d $src/regressions/$target ]]; then
 fi
 
 rc=0
-"$fuzzer" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+"$fuzzer" -max_total_time="$secs" -timeout="$input_timeout" -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="$dir/artifacts/" "${dirs[@]}" >"$dir/fuzz.log" 2>&1 || rc=$?
 
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/fuzz.log" | tail -n 1)

@@ -27,6 +27,7 @@ extern "C" int PgringFuzz_ring(const uint8_t* data, size_t size);
 extern "C" int PgringFuzz_stream(const uint8_t* data, size_t size);
 extern "C" int PgringFuzz_label(const uint8_t* data, size_t size);
 extern "C" int PgringFuzz_export(const uint8_t* data, size_t size);
+extern "C" int PgringFuzz_open(const uint8_t* data, size_t size);
 
 namespace {
 
@@ -81,7 +82,8 @@ INSTANTIATE_TEST_SUITE_P(Targets, FuzzReplay,
                                            Target{"ring", PgringFuzz_ring},
                                            Target{"stream", PgringFuzz_stream},
                                            Target{"label", PgringFuzz_label},
-                                           Target{"export", PgringFuzz_export}),
+                                           Target{"export", PgringFuzz_export},
+                                           Target{"open", PgringFuzz_open}),
                          [](const ::testing::TestParamInfo<Target>& i) {
                            return std::string(i.param.name);
                          });

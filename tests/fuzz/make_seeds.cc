@@ -236,6 +236,42 @@ void StreamSeeds(Seeds* s) {
   r["all-ff"] = std::string(512, '\xff');
 }
 
+// The open target reads its input through FuzzedDataProvider too; its last
+// bytes pick the base store (byte % 3: per-PG rings, the log stream, the
+// RocksDB backend) and whether to import (byte % 4 == 0) or rewrite the
+// metadata (then the byte before says how many changes, % 5; 0: none, the
+// store as written). Per store: one as written, rewrites and imports of
+// random changes.
+void OpenSeeds(Seeds* s) {
+  auto& r = (*s)["open"];
+  uint64_t x = 0x6a09e667f3bcc909ull;
+  auto next = [&]() {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return static_cast<char>(x >> 24);
+  };
+  const char* kinds[] = {"rings", "stream", "rocksdb"};
+  for (int kind = 0; kind < 3; ++kind) {
+    r[std::string("written-") + kinds[kind]] = std::string("\x01\x00\x00\x01", 4) +
+                                               static_cast<char>(kind);
+    const size_t sizes[] = {24, 48, 96, 160};
+    for (int action = 0; action < 2; ++action) {
+      int i = 0;
+      for (size_t n : sizes) {
+        std::string b(n, '\0');
+        for (char& c : b) c = next();
+        b[n - 1] = static_cast<char>(kind);
+        b[n - 2] = static_cast<char>(action == 0 ? 4 : 1 + (i % 3));  // 4: import
+        if (action == 1) b[n - 3] = static_cast<char>(1 + i);  // changes
+        char name[64];
+        std::snprintf(name, sizeof(name), "%s-%s-%03zu", action == 0 ? "import" : "rewrite",
+                      kinds[kind], n);
+        r[name] = b;
+        ++i;
+      }
+    }
+  }
+}
+
 Seeds AllSeeds() {
   Seeds s;
   RecordSeeds(&s);
@@ -243,6 +279,7 @@ Seeds AllSeeds() {
   ExportSeeds(&s);
   RingSeeds(&s);
   StreamSeeds(&s);
+  OpenSeeds(&s);
   return s;
 }
 
