@@ -53,6 +53,7 @@ PACKAGES=(
   util-linux           # losetup, blkdiscard, setarch
   gnuplot-nox          # bench/report.sh: plots (SVG)
   e2fsprogs            # filefrag: fio-jobs/run.sh finds unwritten extents in partition files
+  gdb                  # tests/util/watchdog: every thread's stack when a test hangs
 )
 
 if [[ "${1:-}" == "--list" ]]; then

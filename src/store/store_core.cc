@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
 
 namespace pgring {
 namespace {
@@ -148,7 +149,13 @@ bool StoreCore::GetMapProperty(std::string_view property,
   return false;
 }
 
-absl::Status StoreCore::Sync() { return pipeline_->Sync(); }
+absl::Status StoreCore::Sync() {
+  {
+    ReaderMutexLock l(&mu_);
+    RETURN_IF_ERROR(CheckOpen());
+  }
+  return pipeline_->Sync();
+}
 
 absl::Status StoreCore::Close() {
   {
