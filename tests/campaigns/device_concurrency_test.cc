@@ -299,8 +299,8 @@ class DeviceConcurrencyTest
       if (i > 0 && !((*r)[i - 1].version < e.version)) Fail(what + ": versions not increasing");
       if (e.version < from || e.version > to) Fail(what + ": " + e.version.ToString() + " out of range");
       if (!e.payload.starts_with(Stamp(kind, id, e.version))) {
-        Fail(what + ": item " + e.version.ToString() + " carries another's payload: " +
-             e.payload.substr(0, 40));
+        Fail(what + ": item " + e.version.ToString() + " carries another's payload, stamped " +
+             e.payload.substr(0, e.payload.find('|') + 1));
       }
     }
     st->entries += r->size();
@@ -348,7 +348,7 @@ class DeviceConcurrencyTest
           const std::string what = "ReadInfo of " + id.ToString();
           if (RefusedAsClosed(info.status(), after_close, what, st)) break;
           if (info.ok() && !info->starts_with(InfoStamp(id))) {
-            Fail(what + " returns another's: " + info->substr(0, 40));
+            Fail(what + " returns another's, stamped " + info->substr(0, info->find('|') + 1));
           } else if (!info.ok() && !absl::IsNotFound(info.status())) {
             Fail(what + ": " + info.status().ToString());
           }
