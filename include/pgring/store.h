@@ -187,7 +187,13 @@ class Store {
   }
 
   // Waits for in-flight transactions, commits what is pending, and closes.
-  // Called by the destructor if not called before.
+  // Called by the destructor if not called before. From the moment Close
+  // begins, Submit, Sync and the reads (ListPgs, ReadEntries, ReadInfo,
+  // ReadDups, GetPgStats) return kFailedPrecondition ("store is closed"),
+  // also from other threads and from callbacks while it runs; a call that
+  // got in before still completes (a submitted transaction commits and its
+  // callback fires). GetStoreStats and the properties keep answering.
+  // Calling it again returns OK.
   virtual absl::Status Close() = 0;
 
  protected:

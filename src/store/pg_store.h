@@ -1,6 +1,6 @@
 // pg_store.h — the reads and statistics both backends answer the same way
-// from their PgMap: under the staging lock (shared), find the PG, refuse a
-// damaged one, choose the slots a version range covers (PgLogState), and sum
+// from their PgMap: under the staging lock (shared), refuse once Close() has
+// begun, find the PG, refuse a damaged one, choose the slots a version range covers (PgLogState), and sum
 // the totals. A backend supplies only how it reads the payloads of slots and
 // what it adds to the statistics.
 #ifndef PGRING_STORE_PG_STORE_H_
@@ -22,12 +22,14 @@ class PgStore : public StoreCore {
  public:
   absl::StatusOr<std::vector<PgId>> ListPgs() const final {
     ReaderMutexLock l(&mu_);
+    RETURN_IF_ERROR(CheckOpen());
     return pgs_.List();
   }
 
   absl::StatusOr<std::vector<LogEntry>> ReadEntries(const PgId& id, const Version& from,
                                                     const Version& to) const final {
     ReaderMutexLock l(&mu_);
+    RETURN_IF_ERROR(CheckOpen());
     ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
     ASSIGN_OR_RETURN(auto slots, pg->EntrySlots(from, to));
     return ReadSlots(pg.get(), ItemKind::kEntry, slots.first, slots.second);
@@ -35,6 +37,7 @@ class PgStore : public StoreCore {
 
   absl::StatusOr<std::vector<LogEntry>> ReadDups(const PgId& id) const final {
     ReaderMutexLock l(&mu_);
+    RETURN_IF_ERROR(CheckOpen());
     ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
     if (!pg->damage.ok()) return pg->damage;
     return ReadSlots(pg.get(), ItemKind::kDup, 0, pg->dups.size());
@@ -42,12 +45,14 @@ class PgStore : public StoreCore {
 
   absl::StatusOr<std::string> ReadInfo(const PgId& id) const final {
     ReaderMutexLock l(&mu_);
+    RETURN_IF_ERROR(CheckOpen());
     ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
     return pg->ReadInfo();
   }
 
   absl::StatusOr<PgStats> GetPgStats(const PgId& id) const final {
     ReaderMutexLock l(&mu_);
+    RETURN_IF_ERROR(CheckOpen());
     ASSIGN_OR_RETURN(auto pg, pgs_.Find(id));
     PgStats s = pg->Stats();
     AddPgStats(*pg, &s);

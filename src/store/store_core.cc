@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
 #include "util/store_stats_fields.h"
 
 namespace pgring {
@@ -126,7 +127,13 @@ bool StoreCore::GetMapProperty(std::string_view property,
   return false;
 }
 
-absl::Status StoreCore::Sync() { return pipeline_->Sync(); }
+absl::Status StoreCore::Sync() {
+  {
+    ReaderMutexLock l(&mu_);
+    RETURN_IF_ERROR(CheckOpen());
+  }
+  return pipeline_->Sync();
+}
 
 absl::Status StoreCore::Close() {
   {

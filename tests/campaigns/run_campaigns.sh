@@ -8,8 +8,8 @@
 # cases on the timed fault device: 512 and 4096-byte blocks, and 512-byte
 # tears inside 4096-byte blocks), power_loss_generations
 # (tests/store/crash_generations_test.cc), full_devices, damage,
-# concurrency (tests/campaigns/*_test.cc), io_errors
-# (tests/store/io_error_test.cc). Default: all seven.
+# concurrency, device_concurrency (tests/campaigns/*_test.cc), io_errors
+# (tests/store/io_error_test.cc). Default: all eight.
 # Without --long: the short forms (what ctest runs). With --long: the long
 # forms, i.e. the same binaries with the counts below (each can be
 # overridden by setting the variable before calling the script):
@@ -23,6 +23,7 @@
 #   damage        PGRING_DAMAGE_ITERATIONS=3000   (per case: per-PG rings and
 #                 the log stream, each under both tail-block policies)
 #   concurrency   PGRING_CONC_TXNS=3000 PGRING_CONC_EPOCHS=20
+#   device_concurrency  PGRING_DEVCONC_TXNS=1200 PGRING_DEVCONC_EPOCHS=8
 #   io_errors     PGRING_IO_ERROR_ROUNDS=60   (fault points per case)
 #
 # Environment:
@@ -46,11 +47,11 @@ for a in "$@"; do
   case "$a" in
     --long) LONG=1 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-    power_loss|power_loss_timing|power_loss_generations|full_devices|damage|concurrency|io_errors) CAMPAIGNS+=("$a") ;;
-    *) echo "run_campaigns.sh: unknown campaign '$a' (power_loss power_loss_timing power_loss_generations full_devices damage concurrency io_errors)" >&2; exit 2 ;;
+    power_loss|power_loss_timing|power_loss_generations|full_devices|damage|concurrency|device_concurrency|io_errors) CAMPAIGNS+=("$a") ;;
+    *) echo "run_campaigns.sh: unknown campaign '$a' (power_loss power_loss_timing power_loss_generations full_devices damage concurrency device_concurrency io_errors)" >&2; exit 2 ;;
   esac
 done
-[ ${#CAMPAIGNS[@]} -eq 0 ] && CAMPAIGNS=(power_loss power_loss_timing power_loss_generations full_devices damage concurrency io_errors)
+[ ${#CAMPAIGNS[@]} -eq 0 ] && CAMPAIGNS=(power_loss power_loss_timing power_loss_generations full_devices damage concurrency device_concurrency io_errors)
 
 BUILD=${PGRING_BUILD_DIR:-$ROOT/build/default}
 LOGS=${PGRING_CAMPAIGN_LOG_DIR:-$BUILD/campaign-logs}
@@ -67,6 +68,7 @@ declare -A TARGET=(
   [full_devices]=campaign_full_device_test
   [damage]=campaign_damage_test
   [concurrency]=campaign_concurrency_test
+  [device_concurrency]=campaign_device_concurrency_test
   [io_errors]=io_error_test
 )
 declare -A BINARY=(
@@ -76,6 +78,7 @@ declare -A BINARY=(
   [full_devices]=tests/campaigns/campaign_full_device_test
   [damage]=tests/campaigns/campaign_damage_test
   [concurrency]=tests/campaigns/campaign_concurrency_test
+  [device_concurrency]=tests/campaigns/campaign_device_concurrency_test
   [io_errors]=tests/io_error_test
 )
 # name=value pairs of the long forms; a variable already set wins.
@@ -86,6 +89,7 @@ declare -A LONG_ENV=(
   [full_devices]="PGRING_FULL_CYCLES=12 PGRING_FULL_ITERATIONS=12"
   [damage]="PGRING_DAMAGE_ITERATIONS=3000"
   [concurrency]="PGRING_CONC_TXNS=3000 PGRING_CONC_EPOCHS=20"
+  [device_concurrency]="PGRING_DEVCONC_TXNS=1200 PGRING_DEVCONC_EPOCHS=8"
   [io_errors]="PGRING_IO_ERROR_ROUNDS=60"
 )
 

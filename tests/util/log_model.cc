@@ -128,7 +128,9 @@ std::string DiffRange(const Store& store, const PgId& id, const ModelPg& pg, con
   const std::string range = "PG " + id.ToString() + " ReadEntries(" + from.ToString() + ", " +
                             to.ToString() + ")";
   if (from > to) {  // an inverted range is the caller's error
-    return absl::IsInvalidArgument(got.status()) ? "" : range + ": not refused as inverted";
+    return absl::IsInvalidArgument(got.status())
+               ? ""
+               : range + ": not refused as inverted (" + got.status().ToString() + ")";
   }
   if (from > pg.last && from != Version::Min()) {
     return absl::IsOutOfRange(got.status())
@@ -163,56 +165,81 @@ std::string LogModel::Diff(const Store& store, uint64_t seed) const {
     return out.str();
   }
   for (const auto& [id, pg] : pgs_) {
+    if (std::string d = DiffPg(store, id, seed); !d.empty()) return d;
+  }
+  return "";
+}
+
+std::string LogModel::DiffPg(const Store& store, const PgId& id, uint64_t seed) const {
+  std::ostringstream out;
+  auto found = pgs_.find(id);
+  if (found == pgs_.end()) {
+    // Every read of a PG the model lacks must say so.
     auto e = store.ReadEntries(id);
-    if (!e.ok()) return "PG " + id.ToString() + " ReadEntries: " + e.status().ToString();
-    if (e->size() != pg.entries.size()) {
-      out << "PG " << id.ToString() << ": " << e->size() << " entries, model has "
-          << pg.entries.size();
+    if (!absl::IsNotFound(e.status())) {
+      return "PG " + id.ToString() + " (absent from the model) ReadEntries: " +
+             (e.ok() ? std::to_string(e->size()) + " entries" : e.status().ToString());
+    }
+    auto st = store.GetPgStats(id);
+    if (!absl::IsNotFound(st.status())) {
+      return "PG " + id.ToString() + " (absent from the model) GetPgStats: " +
+             st.status().ToString();
+    }
+    return "";
+  }
+  const ModelPg& pg = found->second;
+  auto e = store.ReadEntries(id);
+  if (!e.ok()) return "PG " + id.ToString() + " ReadEntries: " + e.status().ToString();
+  if (e->size() != pg.entries.size()) {
+    out << "PG " << id.ToString() << ": " << e->size() << " entries, model has "
+        << pg.entries.size();
+    return out.str();
+  }
+  auto m = pg.entries.begin();
+  for (const auto& le : *e) {
+    if (le.version != m->first || le.payload != m->second) {
+      out << "PG " << id.ToString() << ": entry " << le.version.ToString()
+          << " differs from model entry " << m->first.ToString();
       return out.str();
     }
-    auto m = pg.entries.begin();
-    for (const auto& le : *e) {
-      if (le.version != m->first || le.payload != m->second) {
-        out << "PG " << id.ToString() << ": entry " << le.version.ToString()
-            << " differs from model entry " << m->first.ToString();
-        return out.str();
-      }
-      ++m;
-    }
-    auto d = store.ReadDups(id);
-    if (!d.ok()) return "PG " + id.ToString() + " ReadDups: " + d.status().ToString();
-    if (d->size() != pg.dups.size()) {
-      out << "PG " << id.ToString() << ": " << d->size() << " dups, model has " << pg.dups.size();
+    ++m;
+  }
+  auto d = store.ReadDups(id);
+  if (!d.ok()) return "PG " + id.ToString() + " ReadDups: " + d.status().ToString();
+  if (d->size() != pg.dups.size()) {
+    out << "PG " << id.ToString() << ": " << d->size() << " dups, model has " << pg.dups.size();
+    return out.str();
+  }
+  auto md = pg.dups.begin();
+  for (const auto& le : *d) {
+    if (le.version != md->first || le.payload != md->second) {
+      out << "PG " << id.ToString() << ": dup " << le.version.ToString() << " differs";
       return out.str();
     }
-    auto md = pg.dups.begin();
-    for (const auto& le : *d) {
-      if (le.version != md->first || le.payload != md->second) {
-        out << "PG " << id.ToString() << ": dup " << le.version.ToString() << " differs";
-        return out.str();
-      }
-      ++md;
-    }
-    auto info = store.ReadInfo(id);
-    if (pg.info) {
-      if (!info.ok() || *info != *pg.info) return "PG " + id.ToString() + ": info differs";
-    } else if (info.ok() || !absl::IsNotFound(info.status())) {
-      return "PG " + id.ToString() + ": has info the model lacks";
-    }
-    if (std::string d = DiffStats(store, id, pg); !d.empty()) return d;
-    // Ranged reads: the mapping table's lookups at both ends.
-    std::vector<Version> bounds{Version::Min(), Version::Max()};
-    for (const auto& [v, payload] : pg.entries) {
-      bounds.push_back(v);
-      bounds.push_back(Next(v));  // absent unless the next version is live too
-    }
-    bounds.push_back(Next(pg.last));
-    std::mt19937_64 rng(seed * 1000003 + std::hash<std::string>()(id.ToString()));
-    for (int r = 0; r < 6; ++r) {
-      const Version from = bounds[rng() % bounds.size()];
-      const Version to = bounds[rng() % bounds.size()];  // inverted ranges too
-      if (std::string d = DiffRange(store, id, pg, from, to); !d.empty()) return d;
-    }
+    ++md;
+  }
+  auto info = store.ReadInfo(id);
+  if (pg.info) {
+    if (!info.ok()) return "PG " + id.ToString() + " ReadInfo: " + info.status().ToString();
+    if (*info != *pg.info) return "PG " + id.ToString() + ": info differs";
+  } else if (info.ok()) {
+    return "PG " + id.ToString() + ": has info the model lacks";
+  } else if (!absl::IsNotFound(info.status())) {
+    return "PG " + id.ToString() + " ReadInfo: " + info.status().ToString();
+  }
+  if (std::string d = DiffStats(store, id, pg); !d.empty()) return d;
+  // Ranged reads: the mapping table's lookups at both ends.
+  std::vector<Version> bounds{Version::Min(), Version::Max()};
+  for (const auto& [v, payload] : pg.entries) {
+    bounds.push_back(v);
+    bounds.push_back(Next(v));  // absent unless the next version is live too
+  }
+  bounds.push_back(Next(pg.last));
+  std::mt19937_64 rng(seed * 1000003 + std::hash<std::string>()(id.ToString()));
+  for (int r = 0; r < 6; ++r) {
+    const Version from = bounds[rng() % bounds.size()];
+    const Version to = bounds[rng() % bounds.size()];  // inverted ranges too
+    if (std::string d = DiffRange(store, id, pg, from, to); !d.empty()) return d;
   }
   return "";
 }

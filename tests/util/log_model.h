@@ -43,6 +43,10 @@ class LogModel {
   // and past the last, empty and inverted ranges). Returns a description of
   // the first difference, or empty.
   std::string Diff(const Store& store, uint64_t seed = 0) const;
+  // The same checks for one PG (ListPgs aside); for a PG the model lacks,
+  // that the store reports it missing (kNotFound). For readers that hold
+  // the PG still while writers change others.
+  std::string DiffPg(const Store& store, const PgId& id, uint64_t seed = 0) const;
 
   // The state no read shows: each PG's floor on versions (its last version,
   // which a rewind can leave above every entry) and its trim points. Probes

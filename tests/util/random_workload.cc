@@ -38,17 +38,25 @@ void RandomWorkload::OsdWrite(const PgId& id, const ModelPg& pg, Transaction* t)
   }
 }
 
-Transaction RandomWorkload::Next(const LogModel& model) {
+Transaction RandomWorkload::Next(const LogModel& model, const std::vector<PgId>* creatable) {
   Transaction t;
   const auto& pgs = model.pgs();
   if (Chance(0.005)) ++epoch_;
-  // Create PGs until there are enough; sometimes remove or recreate one.
-  if (pgs.empty() || (static_cast<int>(pgs.size()) < p_.max_pgs && Chance(0.05))) {
+  auto create = [&](const PgId& id) {
+    t.CreatePg(id);
+    if (Chance(0.5)) t.AppendEntry(id, Version{epoch_, 1}, Payload(++counter_));
+  };
+  if (creatable != nullptr) {
+    if (!creatable->empty() && (pgs.empty() || Chance(0.05))) {
+      create((*creatable)[Uniform(0, creatable->size() - 1)]);
+      return t;
+    }
+  } else if (pgs.empty() || (static_cast<int>(pgs.size()) < p_.max_pgs && Chance(0.05))) {
+    // Create PGs until there are enough; sometimes remove or recreate one.
     for (int i = 0; i < p_.max_pgs * 2; ++i) {
       PgId id{p_.pool, static_cast<uint32_t>(Uniform(0, p_.max_pgs * 2)), -1};
       if (!pgs.count(id)) {
-        t.CreatePg(id);
-        if (Chance(0.5)) t.AppendEntry(id, Version{epoch_, 1}, Payload(++counter_));
+        create(id);
         return t;
       }
     }
@@ -56,7 +64,9 @@ Transaction RandomWorkload::Next(const LogModel& model) {
   std::vector<PgId> ids;
   for (const auto& [id, pg] : pgs) ids.push_back(id);
   auto pick = [&]() { return ids[Uniform(0, ids.size() - 1)]; };
-  if (Chance(p_.remove_rate) && ids.size() > 1) {
+  // A writer sharing PGs may remove the only one it holds (another may
+  // hold the rest).
+  if (Chance(p_.remove_rate) && (ids.size() > 1 || creatable != nullptr)) {
     t.RemovePg(pick());
     return t;
   }
@@ -135,7 +145,9 @@ Transaction RandomWorkload::Next(const LogModel& model) {
     }
   }
   if (Chance(0.3)) {
-    std::string prefix = p_.pool == 1 ? "osd.key." : "osd.key." + std::to_string(p_.pool) + ".";
+    std::string prefix = !p_.key_prefix.empty() ? p_.key_prefix
+                         : p_.pool == 1          ? "osd.key."
+                                                 : "osd.key." + std::to_string(p_.pool) + ".";
     t.batch()->Put(prefix + std::to_string(Uniform(0, 50)), Payload(++counter_));
   }
   return t;

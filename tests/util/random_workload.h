@@ -7,6 +7,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 #include "pgring/transaction.h"
 #include "util/log_model.h"
@@ -26,13 +27,21 @@ struct WorkloadParams {
   // "osd.key.<pool>.N"), so several can run against one store at once.
   // Do not use pool 2: the invalid transactions name PG 2.3e7.
   int64_t pool = 1;
+  // Prefix of the embedder keys it puts (empty: as the pool says above),
+  // for workloads that share a pool but not their keys.
+  std::string key_prefix;
 };
 
 class RandomWorkload {
  public:
   RandomWorkload(uint64_t seed, WorkloadParams p) : rng_(seed), p_(p) {}
   // A transaction to apply given the model's current state.
-  Transaction Next(const LogModel& model);
+  Transaction Next(const LogModel& model) { return Next(model, nullptr); }
+  // The same for writers that share PGs: `model` holds only the PGs the
+  // caller has locked, and a PG it creates is one of `creatable` (locked PGs
+  // that do not exist; none if empty). `model` must hold a PG or
+  // `creatable` one.
+  Transaction Next(const LogModel& model, const std::vector<PgId>* creatable);
   std::mt19937_64& rng() { return rng_; }
 
  private:
