@@ -189,6 +189,15 @@ TEST(ToolCephTest, DamageGivesExactErrors) {
               "or newer (struct_compat); this one reads up to 4");
   }
   {
+    // An inner struct_len cut short: a fixed-size field then runs past its
+    // struct's end, though the payload goes on.
+    std::string dup = Corpus("pg_log_dup_t", 1);
+    SetLen(&dup, 8, 10);  // the reqid's struct_len (21)
+    EXPECT_EQ(std::string(DecodeCeph(CephType::kLogDup, dup).status().message()),
+              "pg_log_dup_t.reqid.tid at offset 21: needs 8 bytes, only 1 left (osd_reqid_t's "
+              "struct_len ends it at offset 22)");
+  }
+  {
     // An inner struct_len bumped past its parent's end.
     std::string b = entry;
     SetLen(&b, 12, GetLen(entry, 12) + 200);

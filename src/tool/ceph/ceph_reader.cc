@@ -180,6 +180,10 @@ absl::Status CephReader::End(const Frame& frame) {
     return absl::InternalError(absl::StrCat("CephReader::End of ", frame.type,
                                             " does not match the innermost open struct"));
   }
+  if (pos_ > frame.end) {  // cannot happen: every read is bounded by the struct's end
+    return absl::InternalError(absl::StrFormat("%s was read past its struct_len (offset %u > %u)",
+                                               frame.type, pos_, frame.end));
+  }
   if (pos_ < frame.end) {
     const size_t skipped = frame.end - pos_;
     notes_.push_back(absl::StrFormat(
