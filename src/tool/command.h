@@ -69,6 +69,8 @@ class Command {
   // Declares the command's own options on its subcommand, bound to members
   // Run reads.
   virtual void AddOptions(CLI::App* app) { (void)app; }
+  // False for a command that reads no store (it runs without --dev).
+  virtual bool needs_store() const { return true; }
   // Does the work and says what came of it; prints nothing (progress on
   // ctx.err aside).
   virtual CommandResult Run(const ToolContext& ctx) const = 0;

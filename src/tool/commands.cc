@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tool/ceph/decode_command.h"
 #include "tool/command.h"
 #include "tool/fsck.h"
 #include "tool/inspect.h"
@@ -59,6 +60,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   c.push_back(std::make_unique<TrimCommand>());
   c.push_back(std::make_unique<RewindCommand>());
   c.push_back(std::make_unique<RemovePgCommand>());
+  c.push_back(std::make_unique<DecodeCommand>());
   return c;
 }
 
@@ -131,7 +133,7 @@ int RunCommandLine(int argc, const char* const* argv, std::ostream& out, std::os
   }
   ctx.format = format == "json" ? OutputFormat::kJson : OutputFormat::kText;
   ctx.progress = progress == "always" || (progress == "auto" && stderr_is_tty);
-  if (ctx.dev.empty()) {
+  if (ctx.dev.empty() && (selected == nullptr || selected->needs_store())) {
     return PrintError(ctx, "no partition given: add --dev PATH (see pgring-tool --help)",
                       kExitUsage);
   }

@@ -306,7 +306,10 @@ CommandResult ListPgsCommand::Run(const ToolContext& ctx) const {
 // ---------------------------------------------------------------------------
 // info
 
-void InfoCommand::AddOptions(CLI::App* app) { app->add_option("--pg", pg_, kPgHelp)->required(); }
+void InfoCommand::AddOptions(CLI::App* app) {
+  app->add_option("--pg", pg_, kPgHelp)->required();
+  ceph::AddDecodeOption(app, &decode_);
+}
 
 CommandResult InfoCommand::Run(const ToolContext& ctx) const {
   auto id = ParsePgId(pg_);
@@ -325,6 +328,7 @@ CommandResult InfoCommand::Run(const ToolContext& ctx) const {
     return absl::StrFormat("%u (%s .. %s), %u payload bytes", n, e["first"].get<std::string>(),
                            e["last"].get<std::string>(), e["payload_bytes"].get<uint64_t>());
   };
+  ceph::PayloadShown info_shown;
   if (a->backend == Backend::kRing) {
     PgScanOptions so;
     so.inspect_past_tail = true;
@@ -368,6 +372,7 @@ CommandResult InfoCommand::Run(const ToolContext& ctx) const {
       i["size"] = scan.info->payload_size;
       i["record_lpos"] = scan.info->record_lpos;
       i["payload"] = Hex(scan.info->payload);
+      info_shown = ceph::ShowPayload(decode_, ceph::CephType::kPgInfo, scan.info->payload, &i);
       j["info"] = i;
     } else {
       j["info"] = nullptr;
@@ -376,7 +381,7 @@ CommandResult InfoCommand::Run(const ToolContext& ctx) const {
     SplitProblems(scan.problems, &problems, &notes);
     j["problems"] = problems;
     j["notes"] = notes;
-    if (scan.has_errors()) r.exit_code = kExitFailed;
+    if (scan.has_errors() || info_shown.failed) r.exit_code = kExitFailed;
 
     r.text.Line(absl::StrCat("PG ", id->ToString(), " (ring backend)"));
     kv.Add("stamp", absl::StrCat(p.stamp));
@@ -398,7 +403,7 @@ CommandResult InfoCommand::Run(const ToolContext& ctx) const {
     kv.Add("entries", items_text(j["entries"]));
     kv.Add("dups", items_text(j["dups"]));
     kv.Add("info", scan.info ? absl::StrFormat("%u bytes at %s: %s", scan.info->payload_size,
-                                               PosText(j["info"]), Hex(scan.info->payload))
+                                               PosText(j["info"]), info_shown.cell)
                              : std::string("none"));
     r.text.Add(std::move(kv));
     r.text.Add(ProblemLines(scan.problems));
@@ -415,19 +420,20 @@ CommandResult InfoCommand::Run(const ToolContext& ctx) const {
   auto info = a->store->ReadInfo(*id);
   if (info.ok()) {
     j["info"] = {{"size", info->size()}, {"payload", Hex(*info)}};
+    info_shown = ceph::ShowPayload(decode_, ceph::CephType::kPgInfo, *info, &j["info"]);
   } else if (absl::IsNotFound(info.status())) {
     j["info"] = nullptr;
   } else {
     return Fail(ctx, info.status(), ExitCodeFor(info.status()));
   }
-  if (st->damaged) r.exit_code = kExitFailed;
+  if (st->damaged || info_shown.failed) r.exit_code = kExitFailed;
   r.text.Line(
       absl::StrCat("PG ", id->ToString(), " (rocksdb backend)", st->damaged ? ": DAMAGED" : ""));
   // The entries' payload bytes are shown even when there are none.
   kv.Add("entries", st->entries ? items_text(j["entries"])
                                 : absl::StrFormat("0, %u payload bytes", st->entry_bytes));
   kv.Add("dups", absl::StrFormat("%u, %u payload bytes", st->dups, st->dup_bytes));
-  kv.Add("info", info.ok() ? absl::StrFormat("%u bytes: %s", info->size(), Hex(*info))
+  kv.Add("info", info.ok() ? absl::StrFormat("%u bytes: %s", info->size(), info_shown.cell)
                            : std::string("none"));
   r.text.Add(std::move(kv));
   return r;
@@ -440,7 +446,9 @@ namespace {
 
 // The entries (or dups) of one PG with versions in [from, to].
 CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Version& from,
-                        const Version& to) {
+                        const Version& to, ceph::DecodeMode decode) {
+  const ceph::CephType type = dups ? ceph::CephType::kLogDup : ceph::CephType::kLogEntry;
+  bool undecoded = false;  // --decode=ceph and a payload did not decode
   CommandResult r;
   Json& j = r.json;
   j["pg"] = id.ToString();
@@ -487,10 +495,11 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Ve
                      {"seq", it.record_seq},
                      {"crc", Hex32(it.record_crc)}};
       e["payload"] = Hex(it.payload);
+      const ceph::PayloadShown shown = ceph::ShowPayload(decode, type, it.payload, &e);
+      undecoded |= shown.failed;
       t.AddRow({e["version"].get<std::string>(), absl::StrCat(it.item_lpos), Cell(e["chunk"]),
                 Cell(e["offset"]), absl::StrCat(it.payload_size), absl::StrCat(it.record_lpos),
-                absl::StrCat(it.record_seq), Hex32(it.record_crc),
-                e["payload"].get<std::string>()});
+                absl::StrCat(it.record_seq), Hex32(it.record_crc), shown.cell});
       items.push_back(std::move(e));
     }
   } else {
@@ -506,8 +515,10 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Ve
                               LogKeyName(le.version));
       e["length"] = le.payload.size();
       e["payload"] = Hex(le.payload);
+      const ceph::PayloadShown shown = ceph::ShowPayload(decode, type, le.payload, &e);
+      undecoded |= shown.failed;
       t.AddRow({e["version"].get<std::string>(), e["key"].get<std::string>(),
-                absl::StrCat(le.payload.size()), e["payload"].get<std::string>()});
+                absl::StrCat(le.payload.size()), shown.cell});
       items.push_back(std::move(e));
     }
   }
@@ -519,7 +530,7 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Ve
     j["problems"] = ps;
     j["notes"] = notes;
   }
-  if (!ps.empty()) r.exit_code = kExitFailed;
+  if (!ps.empty() || undecoded) r.exit_code = kExitFailed;
   r.text.Add(std::move(t));
   r.text.Line(dups ? absl::StrCat(n, " dup", n == 1 ? "" : "s")
                    : absl::StrCat(n, " entr", n == 1 ? "y" : "ies"));
@@ -533,6 +544,7 @@ void LogCommand::AddOptions(CLI::App* app) {
   app->add_option("--pg", pg_, kPgHelp)->required();
   app->add_option("--from", from_, "first version (EPOCH'VERSION or EPOCH.VERSION)");
   app->add_option("--to", to_, "last version");
+  ceph::AddDecodeOption(app, &decode_);
 }
 
 CommandResult LogCommand::Run(const ToolContext& ctx) const {
@@ -557,17 +569,20 @@ CommandResult LogCommand::Run(const ToolContext& ctx) const {
   }
   auto a = OpenForRead(ctx);
   if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
-  return ListItems(*a, *id, /*dups=*/false, from, to);
+  return ListItems(*a, *id, /*dups=*/false, from, to, decode_);
 }
 
-void DupsCommand::AddOptions(CLI::App* app) { app->add_option("--pg", pg_, kPgHelp)->required(); }
+void DupsCommand::AddOptions(CLI::App* app) {
+  app->add_option("--pg", pg_, kPgHelp)->required();
+  ceph::AddDecodeOption(app, &decode_);
+}
 
 CommandResult DupsCommand::Run(const ToolContext& ctx) const {
   auto id = ParsePgId(pg_);
   if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
   auto a = OpenForRead(ctx);
   if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
-  return ListItems(*a, *id, /*dups=*/true, Version::Min(), Version::Max());
+  return ListItems(*a, *id, /*dups=*/true, Version::Min(), Version::Max(), decode_);
 }
 
 // ---------------------------------------------------------------------------

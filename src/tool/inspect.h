@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "pgring/store.h"
+#include "tool/ceph/payload_view.h"
 #include "tool/command.h"
 #include "tool/offline_store.h"
 #include "tool/stream_view.h"
@@ -73,18 +74,21 @@ class InfoCommand final : public Command {
 
  private:
   std::string pg_;
+  ceph::DecodeMode decode_ = ceph::DecodeMode::kAuto;
 };
 
 // `log --pg P [--from V] [--to V]`: the entries with versions in [from, to].
 class LogCommand final : public Command {
  public:
   LogCommand()
-      : Command("log", "a PG's entries: version, position, length, record CRC, payload (hex)") {}
+      : Command("log",
+                "a PG's entries: version, position, length, record CRC, payload (decoded or hex)") {}
   void AddOptions(CLI::App* app) override;
   CommandResult Run(const ToolContext& ctx) const override;
 
  private:
   std::string pg_, from_, to_;  // empty from/to: no bound
+  ceph::DecodeMode decode_ = ceph::DecodeMode::kAuto;
 };
 
 // `dups --pg P`: the dup entries, as `log` shows entries.
@@ -96,6 +100,7 @@ class DupsCommand final : public Command {
 
  private:
   std::string pg_;
+  ceph::DecodeMode decode_ = ceph::DecodeMode::kAuto;
 };
 
 // `stats`: space per PG, free chunks and extents, fragmentation, log bytes

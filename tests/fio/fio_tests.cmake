@@ -3,6 +3,8 @@
 #
 #   fio_osd_model_test.*   the OSD model against Ceph's trim/dup/info rules,
 #                          on both backends (gtest, in-memory partition)
+#   fio_ceph_payload_test.* pgring_payload=ceph's encodings decode with
+#                          pgring-tool's decoder, through the model and a store
 #   fio_shared_flush_test.* pgring_shared_flush and pgring_sync_covers resolved
 #                          from the library's flush-domain checks
 #   fio_thread_cpu_test.*  the report's CPU time per thread name
@@ -27,6 +29,17 @@ target_link_libraries(fio_osd_model_test PRIVATE pgring_fio_core pgring_test_uti
 gtest_discover_tests(fio_osd_model_test DISCOVERY_TIMEOUT 60 TEST_PREFIX "fio_osd_model_test."
                      PROPERTIES LABELS "fio;unit"
                                 ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
+
+# pgring_payload=ceph against pgring-tool's Ceph decoder (in this tree only).
+if(TARGET pgring_tool_internal)
+  add_executable(fio_ceph_payload_test ${CMAKE_CURRENT_LIST_DIR}/ceph_payload_test.cc)
+  target_link_libraries(fio_ceph_payload_test PRIVATE pgring_fio_core pgring_test_util
+                        pgring_tool_internal GTest::gtest GTest::gtest_main)
+  gtest_discover_tests(fio_ceph_payload_test DISCOVERY_TIMEOUT 60
+                       TEST_PREFIX "fio_ceph_payload_test."
+                       PROPERTIES LABELS "fio;unit"
+                                  ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
+endif()
 
 add_executable(fio_shared_flush_test ${CMAKE_CURRENT_LIST_DIR}/shared_flush_test.cc)
 target_link_libraries(fio_shared_flush_test PRIVATE pgring_fio_core pgring_test_util

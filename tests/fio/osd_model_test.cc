@@ -75,7 +75,7 @@ TEST(OsdModelRules, PayloadsAreDeterministicAndSized) {
     EXPECT_EQ(e, EntryPayload(c, 3, v));
     EXPECT_NE(e, EntryPayload(c, 4, v));
   }
-  EXPECT_EQ(DupPayload(1, 2).size(), kDupPayloadSize);
+  EXPECT_EQ(DupPayload(c, 1, 2).size(), kDupPayloadSize);
   EXPECT_EQ(InfoPayload(c, 1, 2, true).size(), c.info_size);
   EXPECT_EQ(InfoPayload(c, 1, 2, false).size(), c.fastinfo_size);
   EXPECT_EQ(OnodePayload(c, 9, 2).size(), c.onode_size);

@@ -44,7 +44,7 @@ if [[ "$MODE" == "enghelp" ]]; then
   echo "$out"
   for opt in pgring_backend pgring_log_dev pgring_db pgring_mkfs pgring_chunk_size pgring_pgs \
              pgring_object_size pgring_onode_size pgring_entry_min pgring_entry_max \
-             pgring_fastinfo_size pgring_info_size pgring_full_info_every pgring_prefill \
+             pgring_fastinfo_size pgring_info_size pgring_full_info_every pgring_prefill pgring_payload \
              osd_min_pg_log_entries osd_max_pg_log_entries osd_target_pg_log_entries_per_osd \
              osd_pg_log_dups_tracked osd_pg_log_trim_min osd_pg_log_trim_max pgring_durability \
              pgring_tail_policy pgring_io_engine pgring_stats pgring_verify_log \

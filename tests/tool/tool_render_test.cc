@@ -144,7 +144,7 @@ TEST(ToolCommandRegistryTest, EveryCommandOnceWithHelp) {
   }
   EXPECT_EQ(names, (std::set<std::string>{"mkfs", "show-label", "fsck", "repair", "list-pgs",
                                           "info", "log", "dups", "stats", "layout", "export",
-                                          "import", "trim", "rewind", "remove-pg"}));
+                                          "import", "trim", "rewind", "remove-pg", "decode"}));
 }
 
 }  // namespace

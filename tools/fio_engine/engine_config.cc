@@ -40,6 +40,10 @@ const char* SharedFlushName(EngineConfig::SharedFlush f) {
   return "?";
 }
 
+const char* PayloadName(EngineConfig::Payload p) {
+  return p == EngineConfig::Payload::kCeph ? "ceph" : "random";
+}
+
 const char* SyncCoversName(EngineConfig::SyncCovers c) {
   switch (c) {
     case EngineConfig::SyncCovers::kAuto: return "auto";
@@ -138,6 +142,7 @@ std::string EngineConfig::StoreSignature() const {
       " pgs=", pgs, " object_size=", object_size, " onode_size=", onode_size,
       " entry=", entry_min, "-", entry_max, " fastinfo_size=", fastinfo_size,
       " info_size=", info_size, " full_info_every=", full_info_every, " prefill=", prefill, " no_pg_log=", no_pg_log,
+      " payload=", PayloadName(payload),
       " osd_min_pg_log_entries=", osd_min_pg_log_entries,
       " osd_max_pg_log_entries=", osd_max_pg_log_entries,
       " osd_target_pg_log_entries_per_osd=", osd_target_pg_log_entries_per_osd,

@@ -60,6 +60,12 @@ struct EngineConfig {
   // (which always carries it); 0 = only the trimming writes.
   uint32_t full_info_every = 0;          // pgring_full_info_every
   bool prefill = true;                   // pgring_prefill: new PGs start full
+  // pgring_payload: what the entries, dups and infos hold. kRandom:
+  // pseudo-random bytes of the sizes above; kCeph: Ceph's own encodings
+  // (ceph_payload.h), whose sizes are the encodings' (entry_min..info_size
+  // then unused), so compression and the tool see what an OSD stores.
+  enum class Payload : uint8_t { kRandom = 0, kCeph = 1 };
+  Payload payload = Payload::kRandom;
   // pgring_no_pg_log: each write commits only its onode, no PG log: the
   // floor any log backend adds to (the same data write, flushes, WAL sync).
   bool no_pg_log = false;
@@ -110,6 +116,7 @@ const char* LayoutName(LogLayout l);
 const char* IoEngineName(IoEngine e);
 const char* SharedFlushName(EngineConfig::SharedFlush f);
 const char* SyncCoversName(EngineConfig::SyncCovers c);
+const char* PayloadName(EngineConfig::Payload p);
 
 }  // namespace pgring::fio
 

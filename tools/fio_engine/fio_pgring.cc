@@ -58,6 +58,7 @@ struct PgringOptions {
   unsigned int info_size;
   unsigned int full_info_every;
   int prefill;
+  unsigned int payload;
   int no_pg_log;
   unsigned int osd_min_pg_log_entries;
   unsigned int osd_max_pg_log_entries;
@@ -168,6 +169,20 @@ fio_option g_options[] = {
     IntOption("pgring_full_info_every", "pgring full info every", PGRING_OFF(full_info_every), 0,
               "Also write the full info on every Nth write of a PG (0: only with trims, as Ceph)",
               "0"),
+    {.name = "pgring_payload",
+     .lname = "pgring payload",
+     .type = FIO_OPT_STR,
+     .off1 = PGRING_OFF(payload),
+     .help = "What entries, dups and infos hold",
+     .def = "random",
+     .posval = {{.ival = "random",
+                 .oval = static_cast<unsigned long long>(EngineConfig::Payload::kRandom),
+                 .help = "pseudo-random bytes of pgring_entry_min..max, info sizes"},
+                {.ival = "ceph",
+                 .oval = static_cast<unsigned long long>(EngineConfig::Payload::kCeph),
+                 .help = "Ceph's encodings (pg_log_entry_t, pg_log_dup_t, pg_info_t)"}},
+     .category = kCategory,
+     .group = kGroup},
     {.name = "pgring_prefill",
      .lname = "pgring prefill",
      .type = FIO_OPT_BOOL,
@@ -368,6 +383,7 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.info_size = o.info_size;
   c.full_info_every = o.full_info_every;
   c.prefill = o.prefill != 0;
+  c.payload = static_cast<EngineConfig::Payload>(o.payload);
   c.no_pg_log = o.no_pg_log != 0;
   c.osd_min_pg_log_entries = o.osd_min_pg_log_entries;
   c.osd_max_pg_log_entries = o.osd_max_pg_log_entries;

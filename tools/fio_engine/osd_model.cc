@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ceph_payload.h"
 
 namespace pgring::fio {
 namespace {
@@ -18,12 +19,16 @@ uint64_t SplitMix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-uint64_t Mix(char tag, uint64_t a, uint64_t b) {
+}  // namespace
+
+uint64_t PayloadMix(char tag, uint64_t a, uint64_t b) {
   uint64_t s = (static_cast<uint64_t>(static_cast<unsigned char>(tag)) << 56) ^ (a * 0x100000001b3ull) ^
                (b + 0x632be59bd9b4e019ull);
   SplitMix64(s);
   return SplitMix64(s);
 }
+
+namespace {
 
 // Payload layout: byte 0 the tag, bytes 1..7 `a` (7 low bytes, little
 // endian), bytes 8..15 `b`, then pseudo-random bytes seeded by all three —
@@ -35,7 +40,7 @@ std::string Payload(char tag, uint64_t a, uint64_t b, size_t size) {
   for (int i = 0; i < 7; ++i) header[1 + i] = static_cast<char>(a >> (8 * i));
   for (int i = 0; i < 8; ++i) header[8 + i] = static_cast<char>(b >> (8 * i));
   std::memcpy(out.data(), header, std::min(size, sizeof(header)));
-  uint64_t state = Mix(tag, a, b);
+  uint64_t state = PayloadMix(tag, a, b);
   for (size_t pos = sizeof(header); pos < size; pos += 8) {
     uint64_t r = SplitMix64(state);
     std::memcpy(out.data() + pos, &r, std::min<size_t>(8, size - pos));
@@ -66,15 +71,20 @@ uint32_t ObjectHash(uint64_t object) {
 }
 
 std::string EntryPayload(const EngineConfig& c, uint32_t pg, uint64_t version) {
+  if (c.payload == EngineConfig::Payload::kCeph) return CephLogEntry(c, pg, version);
   const uint64_t span = static_cast<uint64_t>(c.entry_max) - c.entry_min + 1;
-  return Payload('E', pg, version, c.entry_min + Mix('S', pg, version) % span);
+  return Payload('E', pg, version, c.entry_min + PayloadMix('S', pg, version) % span);
 }
 
-std::string DupPayload(uint32_t pg, uint64_t version) {
+std::string DupPayload(const EngineConfig& c, uint32_t pg, uint64_t version) {
+  if (c.payload == EngineConfig::Payload::kCeph) return CephLogDup(c, pg, version);
   return Payload('D', pg, version, kDupPayloadSize);
 }
 
 std::string InfoPayload(const EngineConfig& c, uint32_t pg, uint64_t version, bool full) {
+  if (c.payload == EngineConfig::Payload::kCeph) {
+    return full ? CephPgInfo(c, pg, version) : CephPgFastInfo(c, pg, version);
+  }
   return full ? Payload('I', pg, version, c.info_size) : Payload('F', pg, version, c.fastinfo_size);
 }
 
@@ -222,7 +232,7 @@ absl::Status OsdModel::Prefill(Store* store, const std::vector<uint32_t>& pgs) {
       return submit(std::exchange(txn, Transaction()));
     };
     for (uint64_t v = first_dup; v <= last_dup && submit_error.ok(); ++v) {
-      txn.AppendDup(id, Version{1, v}, DupPayload(pg, v));
+      txn.AppendDup(id, Version{1, v}, DupPayload(config_, pg, v));
       if (++items == kItemsPerTxn) submit_error = flush();
     }
     for (uint64_t v = first_entry; v <= head && submit_error.ok(); ++v) {
@@ -293,7 +303,7 @@ absl::StatusOr<OsdModel::WriteOp> OsdModel::SubmitWrite(Store* store, uint64_t o
     const uint64_t earliest_dup = v < tracked ? 0 : v - tracked + 1;
     for (uint64_t e = x.first_entry; e <= trim_to; ++e) {
       if (e < earliest_dup) continue;
-      txn.AppendDup(id, Version{x.epoch, e}, DupPayload(pg, e));
+      txn.AppendDup(id, Version{x.epoch, e}, DupPayload(config_, pg, e));
       if (x.last_dup < x.first_dup) x.first_dup = e;
       x.last_dup = e;
       ++dups_added;
@@ -413,7 +423,7 @@ CheckResult OsdModel::CheckStore(const Store& store, size_t max_errors) const {
       for (size_t i = 0; i < dups->size(); ++i) {
         const LogEntry& d = (*dups)[i];
         const Version want{x.epoch, x.first_dup + i};
-        if (d.version != want || d.payload != DupPayload(pg, want.version)) {
+        if (d.version != want || d.payload != DupPayload(config_, pg, want.version)) {
           error(absl::StrFormat("PG %s: dup %u is %s (%u bytes), expected %s", name, i,
                                 d.version.ToString(), d.payload.size(), want.ToString()));
           break;

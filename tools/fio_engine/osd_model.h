@@ -51,7 +51,7 @@
 
 namespace pgring::fio {
 
-// Size of a dup payload: Ceph's pg_log_dup_t encodes to about 57 bytes.
+// Size of a random dup payload: Ceph's pg_log_dup_t encodes to about 57..61 bytes.
 inline constexpr uint32_t kDupPayloadSize = 57;
 // The pool every modelled PG belongs to.
 inline constexpr int64_t kPool = 1;
@@ -59,12 +59,14 @@ inline constexpr int64_t kPool = 1;
 // Ceph's ceph_stable_mod(): maps a hash onto [0, b) so that growing b splits
 // PGs instead of reshuffling them.
 uint32_t CephStableMod(uint32_t x, uint32_t b);
+// 64 pseudo-random bits drawn from (tag, a, b): what the payloads are made of.
+uint64_t PayloadMix(char tag, uint64_t a, uint64_t b);
 // Bob Jenkins' one-at-a-time hash of the object number's 8 little-endian bytes.
 uint32_t ObjectHash(uint64_t object);
 
 // The deterministic payloads. `tag` distinguishes the kinds.
 std::string EntryPayload(const EngineConfig& c, uint32_t pg, uint64_t version);
-std::string DupPayload(uint32_t pg, uint64_t version);
+std::string DupPayload(const EngineConfig& c, uint32_t pg, uint64_t version);
 std::string InfoPayload(const EngineConfig& c, uint32_t pg, uint64_t version, bool full);
 std::string OnodeKey(uint64_t object);
 std::string OnodePayload(const EngineConfig& c, uint64_t object, uint64_t version);

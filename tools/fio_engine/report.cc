@@ -189,6 +189,7 @@ json BuildReport(const ReportInputs& in) {
       {"pgring_info_size", c.info_size},
       {"pgring_full_info_every", c.full_info_every},
       {"pgring_prefill", c.prefill},
+      {"pgring_payload", PayloadName(c.payload)},
       {"pgring_no_pg_log", c.no_pg_log},
       {"osd_min_pg_log_entries", c.osd_min_pg_log_entries},
       {"osd_max_pg_log_entries", c.osd_max_pg_log_entries},
