@@ -42,6 +42,19 @@ const char* SectionName(uint8_t t) {
   return "unknown";
 }
 
+// Both kinds of file start with a 20-byte header whose last 4 bytes are
+// the CRC of the first 16: present and intact, or kDataLoss.
+absl::Status CheckHeader(std::string_view f) {
+  if (f.size() < kExportHeaderSize) {
+    return absl::DataLossError(
+        absl::StrFormat("damaged export file: truncated in its header (%u bytes)", f.size()));
+  }
+  if (crc32c::Unmask(DecodeFixed32(f.data() + 16)) != crc32c::Value(f.data(), 16)) {
+    return absl::DataLossError("damaged export file: header CRC mismatch");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string EncodeExport(const ExportedPg& pg) {
@@ -82,13 +95,7 @@ absl::StatusOr<ExportedPg> DecodeExport(std::string_view f) {
     return absl::FailedPreconditionError(
         "not a pgring export file (no \"PGRINGEX\" magic at offset 0)");
   }
-  if (f.size() < kExportHeaderSize) {
-    return absl::DataLossError(
-        absl::StrFormat("damaged export file: truncated in its header (%u bytes)", f.size()));
-  }
-  if (crc32c::Unmask(DecodeFixed32(f.data() + 16)) != crc32c::Value(f.data(), 16)) {
-    return absl::DataLossError("damaged export file: header CRC mismatch");
-  }
+  if (absl::Status h = CheckHeader(f); !h.ok()) return h;
   const uint32_t version = DecodeFixed32(f.data() + 8);
   if (version != kExportFormatVersion) {
     return absl::FailedPreconditionError(
@@ -237,13 +244,7 @@ absl::StatusOr<std::vector<ExportedPg>> DecodeExportAny(std::string_view f) {
     out.push_back(*std::move(one));
     return out;
   }
-  if (f.size() < kExportHeaderSize) {
-    return absl::DataLossError(
-        absl::StrFormat("damaged export file: truncated in its header (%u bytes)", f.size()));
-  }
-  if (crc32c::Unmask(DecodeFixed32(f.data() + 16)) != crc32c::Value(f.data(), 16)) {
-    return absl::DataLossError("damaged export file: header CRC mismatch");
-  }
+  if (absl::Status h = CheckHeader(f); !h.ok()) return h;
   const uint32_t version = DecodeFixed32(f.data() + 8);
   if (version != kExportAllFormatVersion) {
     return absl::FailedPreconditionError(
