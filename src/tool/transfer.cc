@@ -389,13 +389,8 @@ CommandResult ImportCommand::Run(const ToolContext& ctx) const {
   }
   std::vector<PgId> ids;
   for (const ExportedPg& e : pgs) ids.push_back(target ? *target : e.pg);
-  // A dry run opens the store as import would, read-only.
-  Options ro;
-  ro.read_only = true;
-  ro.io_engine = IoEngine::kPsync;
-  ro.io_queue_depth = 4;
-  ro.log_sink = NullLogSink();
-  auto opened = dry_run_ ? OpenLibraryStore(ctx, ro) : OpenForWrite(ctx, RecoveryPolicy::kRefuse);
+  auto opened = dry_run_ ? OpenForDryRun(ctx, RecoveryPolicy::kRefuse)
+                         : OpenForWrite(ctx, RecoveryPolicy::kRefuse);
   if (!opened.ok()) return Fail(ctx, opened.status(), kExitUsage);
   Store& st = *opened->store;
   for (const PgId& id : ids) {
