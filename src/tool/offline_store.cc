@@ -73,6 +73,15 @@ absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(const ToolConte
   return s;
 }
 
+absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(const std::string& dev,
+                                                                 const std::string& db,
+                                                                 bool writable) {
+  ToolContext ctx;
+  ctx.dev = dev;
+  ctx.db = db;
+  return Open(ctx, writable);
+}
+
 std::optional<Geometry> OfflineStore::geometry() const {
   if (label_.ok()) return MakeGeometry(label_->block_size, label_->chunk_size, label_->chunk_count);
   if (meta_ && meta_->ok()) {

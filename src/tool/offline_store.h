@@ -40,6 +40,10 @@ class OfflineStore {
   // not an error here: see label() and meta().
   static absl::StatusOr<std::unique_ptr<OfflineStore>> Open(const ToolContext& ctx,
                                                             bool writable);
+  // The same for a store whose keys are in the default column family of its
+  // own RocksDB at `db` (no --column-family, no --live).
+  static absl::StatusOr<std::unique_ptr<OfflineStore>> Open(const std::string& dev,
+                                                            const std::string& db, bool writable);
   ~OfflineStore();
   OfflineStore(const OfflineStore&) = delete;
   OfflineStore& operator=(const OfflineStore&) = delete;
