@@ -8,5 +8,5 @@
 #include "pgring/tool.h"
 
 int main(int argc, char** argv) {
-  return pgring::RunTool(argc, argv, std::cout, std::cerr, isatty(STDERR_FILENO) != 0);
+  return pgring::RunTool(argc, argv, std::cin, std::cout, std::cerr, isatty(STDERR_FILENO) != 0);
 }

@@ -6,6 +6,7 @@
 #ifndef PGRING_TOOL_H_
 #define PGRING_TOOL_H_
 
+#include <istream>
 #include <ostream>
 
 namespace pgring {
@@ -22,6 +23,10 @@ namespace pgring {
 // Output and help go to `out`; an error is one line on `err`
 // ("pgring-tool: error: ..."). `stderr_is_tty` shows the progress of long
 // commands on `err` unless the command line's --progress says otherwise.
+// `in` is what `import --file -` reads.
+int RunTool(int argc, const char* const* argv, std::istream& in, std::ostream& out,
+            std::ostream& err, bool stderr_is_tty);
+// The same, reading std::cin.
 int RunTool(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
             bool stderr_is_tty);
 

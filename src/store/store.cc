@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "format/interrupted_expand.h"
 #include "format/label.h"
 #include "format/metadata_keys.h"
 #include "pgring/device.h"
@@ -163,6 +164,16 @@ absl::StatusOr<std::unique_ptr<Store>> OpenWithHooks(const std::string& device_p
   }
   auto m = StoreMeta::Decode(*value);
   if (!m.ok()) return absl::DataLossError(absl::StrCat(db->description(), ": ", m.status().message()));
+  if (IsInterruptedExpand(label, *m)) {
+    // A growth the crash cut between its label write and its metadata
+    // write: finish it (the new chunks were never used).
+    *m = GrownMeta(label, *std::move(m));
+    if (!options.read_only) {
+      rocksdb::WriteBatch batch;
+      batch.Put(db->cf(), std::string(kMetaKey), m->Encode());
+      RETURN_IF_ERROR(db->WriteSync(&batch));
+    }
+  }
   RETURN_IF_ERROR(CheckMetaMatchesLabel(label, *m, name, db->description()));
   if (label.backend == Backend::kRocksDb) {
     return RocksDbLogStore::Open(std::move(dev), std::move(db), label, *m, options);

@@ -66,6 +66,9 @@ class Command {
   std::string_view help() const { return help_; }
   // More text under the command's own --help; empty: none.
   std::string_view footer() const { return footer_; }
+  // Whether the command may change the store (then it takes --dry-run and
+  // is refused with --live).
+  virtual bool writes() const { return false; }
   // Declares the command's own options on its subcommand, bound to members
   // Run reads.
   virtual void AddOptions(CLI::App* app) { (void)app; }

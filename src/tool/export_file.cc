@@ -42,6 +42,19 @@ const char* SectionName(uint8_t t) {
   return "unknown";
 }
 
+// Both kinds of file start with a 20-byte header whose last 4 bytes are
+// the CRC of the first 16: present and intact, or kDataLoss.
+absl::Status CheckHeader(std::string_view f) {
+  if (f.size() < kExportHeaderSize) {
+    return absl::DataLossError(
+        absl::StrFormat("damaged export file: truncated in its header (%u bytes)", f.size()));
+  }
+  if (crc32c::Unmask(DecodeFixed32(f.data() + 16)) != crc32c::Value(f.data(), 16)) {
+    return absl::DataLossError("damaged export file: header CRC mismatch");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string EncodeExport(const ExportedPg& pg) {
@@ -82,13 +95,7 @@ absl::StatusOr<ExportedPg> DecodeExport(std::string_view f) {
     return absl::FailedPreconditionError(
         "not a pgring export file (no \"PGRINGEX\" magic at offset 0)");
   }
-  if (f.size() < kExportHeaderSize) {
-    return absl::DataLossError(
-        absl::StrFormat("damaged export file: truncated in its header (%u bytes)", f.size()));
-  }
-  if (crc32c::Unmask(DecodeFixed32(f.data() + 16)) != crc32c::Value(f.data(), 16)) {
-    return absl::DataLossError("damaged export file: header CRC mismatch");
-  }
+  if (absl::Status h = CheckHeader(f); !h.ok()) return h;
   const uint32_t version = DecodeFixed32(f.data() + 8);
   if (version != kExportFormatVersion) {
     return absl::FailedPreconditionError(
@@ -207,6 +214,70 @@ absl::StatusOr<ExportedPg> DecodeExport(std::string_view f) {
                              "holds %u, %u and %s",
                              want_entries, want_dups, want_info ? "an" : "no", out.entries.size(),
                              out.dups.size(), out.info ? "an" : "no"));
+  }
+  return out;
+}
+
+std::string EncodeExportAll(const std::vector<std::string>& members) {
+  std::string out(kExportAllMagic, sizeof(kExportAllMagic));
+  PutFixed32(&out, kExportAllFormatVersion);
+  PutFixed32(&out, static_cast<uint32_t>(members.size()));
+  PutFixed32(&out, crc32c::Mask(crc32c::Value(out.data(), out.size())));
+  for (const std::string& m : members) {
+    PutFixed64(&out, m.size());
+    out += m;
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<ExportedPg>> DecodeExportAny(std::string_view f) {
+  std::vector<ExportedPg> out;
+  if (f.size() < sizeof(kExportAllMagic) ||
+      std::memcmp(f.data(), kExportAllMagic, sizeof(kExportAllMagic)) != 0) {
+    auto one = DecodeExport(f);
+    if (!one.ok() && absl::IsFailedPrecondition(one.status()) &&
+        one.status().message().find("magic") != std::string_view::npos) {
+      return absl::FailedPreconditionError(
+          "not a pgring export file (no \"PGRINGEX\" or \"PGRINGEA\" magic at offset 0)");
+    }
+    if (!one.ok()) return one.status();
+    out.push_back(*std::move(one));
+    return out;
+  }
+  if (absl::Status h = CheckHeader(f); !h.ok()) return h;
+  const uint32_t version = DecodeFixed32(f.data() + 8);
+  if (version != kExportAllFormatVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("export file (of several PGs) format version %u; this pgring-tool reads "
+                        "version %u",
+                        version, kExportAllFormatVersion));
+  }
+  const uint32_t count = DecodeFixed32(f.data() + 12);
+  size_t pos = kExportHeaderSize;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (f.size() - pos < 8) {
+      return absl::DataLossError(absl::StrFormat(
+          "damaged export file at offset %u: truncated: it announces %u PGs and holds %u", pos,
+          count, i));
+    }
+    const uint64_t len = DecodeFixed64(f.data() + pos);
+    if (len > f.size() - pos - 8) {
+      return absl::DataLossError(absl::StrFormat(
+          "damaged export file at offset %u: PG %u of %u is %u bytes long, the file has %u more",
+          pos, i + 1, count, len, f.size() - pos - 8));
+    }
+    auto one = DecodeExport(f.substr(pos + 8, len));
+    if (!one.ok()) {
+      return absl::Status(one.status().code(),
+                          absl::StrFormat("PG %u of %u (at offset %u): %s", i + 1, count, pos + 8,
+                                          one.status().message()));
+    }
+    out.push_back(*std::move(one));
+    pos += 8 + len;
+  }
+  if (pos != f.size()) {
+    return absl::DataLossError(absl::StrFormat(
+        "damaged export file at offset %u: bytes after its %u PGs", pos, count));
   }
   return out;
 }

@@ -58,6 +58,23 @@ struct ExportedPg {
 // The whole file.
 std::string EncodeExport(const ExportedPg& pg);
 
+// An export of several PGs (`export --all`), one file:
+//   all     := header member*
+//   header  := magic "PGRINGEA" version:u32 count:u32 crc:u32      (20 bytes)
+//              crc = mask(CRC32C(header[0, 16)))
+//   member  := length:u64 export[length]     (a whole single-PG file above)
+// with exactly `count` members and nothing after them.
+inline constexpr char kExportAllMagic[8] = {'P', 'G', 'R', 'I', 'N', 'G', 'E', 'A'};
+inline constexpr uint32_t kExportAllFormatVersion = 1;
+
+// `members` are EncodeExport outputs.
+std::string EncodeExportAll(const std::vector<std::string>& members);
+
+// Either kind of file: one PG's (DecodeExport) or several PGs' (every member
+// verified as DecodeExport does; the count must match). Errors as
+// DecodeExport's; a member's damage names the member's offset in the file.
+absl::StatusOr<std::vector<ExportedPg>> DecodeExportAny(std::string_view file);
+
 // Parses and verifies a whole file. kFailedPrecondition: not an export file
 // (no magic) or a version/flags this reader does not know; kDataLoss: a
 // damaged file (CRC mismatch, truncated, sections out of order, counts that

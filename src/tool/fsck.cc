@@ -152,6 +152,15 @@ void CheckStore(const OfflineStore& s, FsckResult* r, bool* pg_checks_ok) {
                                         m.block_size, m.chunk_size, m.partition_size, m.chunk_count,
                                         static_cast<int>(m.backend), meta_geometry.message())));
   }
+  if (s.expand_interrupted()) {
+    Problem p = StoreProblem(
+        "expand-interrupted",
+        "the label says the store was grown and pgring.meta still has the old size: an expand "
+        "stopped between its two writes; the store opens as grown, and its next writable open "
+        "(or `pgring-tool expand` again) writes the new size to pgring.meta");
+    p.severity = Problem::Severity::kNote;
+    r->problems.push_back(std::move(p));
+  }
   if (label.ok() && meta_ok && meta_geometry.ok()) {
     const absl::Status binding =
         CheckMetaMatchesLabel(*label, **meta, "the partition", "the RocksDB");
@@ -721,7 +730,7 @@ void FsckCommand::AddOptions(CLI::App* app) {
 }
 
 CommandResult FsckCommand::Run(const ToolContext& ctx) const {
-  auto s = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
+  auto s = OfflineStore::Open(ctx, /*writable=*/false);
   if (!s.ok()) return Fail(ctx, s.status(), kExitUsage);
   auto found = RunFsck(**s, options_, ctx);
   if (!found.ok()) return Fail(ctx, found.status(), kExitFailed);

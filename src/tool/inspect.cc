@@ -104,7 +104,7 @@ absl::StatusOr<ReadAccess> OpenForRead(const ToolContext& ctx) {
   if (ctx.db.empty()) {
     return absl::InvalidArgumentError("this command needs the store's RocksDB: give --db PATH");
   }
-  ASSIGN_OR_RETURN(auto off, OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false));
+  ASSIGN_OR_RETURN(auto off, OfflineStore::Open(ctx, /*writable=*/false));
   RETURN_IF_ERROR(off->CheckBinding());
   ReadAccess a;
   a.backend = off->label()->backend;
@@ -117,9 +117,9 @@ absl::StatusOr<ReadAccess> OpenForRead(const ToolContext& ctx) {
     o.log_sink = NullLogSink();
     o.io_engine = IoEngine::kPsync;
     o.io_queue_depth = 4;
-    auto st = Store::Open(ctx.dev, MetadataLocation::OwnDb(ctx.db), o);
-    if (!st.ok()) return ExplainOpenError(st.status(), "the store");
-    a.store = *std::move(st);
+    ASSIGN_OR_RETURN(LibraryStore st, OpenLibraryStore(ctx, o));
+    a.tool_db = std::move(st.db);
+    a.store = std::move(st.store);
     return a;
   }
   a.geometry = *off->geometry();
@@ -156,7 +156,7 @@ uint64_t DirectoryBytes(const std::string& path) {
 // show-label
 
 CommandResult ShowLabelCommand::Run(const ToolContext& ctx) const {
-  auto opened = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
+  auto opened = OfflineStore::Open(ctx, /*writable=*/false);
   if (!opened.ok()) return Fail(ctx, opened.status(), kExitUsage);
   const OfflineStore& s = **opened;
   const StoredLabel stored = StoredLabel::Read(s.label_region());
@@ -257,8 +257,9 @@ CommandResult ListPgsCommand::Run(const ToolContext& ctx) const {
   Json pgs = Json::array();
   Table t;
   if (a->backend == Backend::kRing) {
-    t.columns = {Column::Left("PG", 12, 0),   Column::Right("STAMP", 8), Column::Right("CHUNKS", 7),
-                 Column::Right("HEAD", 14),   Column::Right("TAIL", 14), Column::Right("USED", 12),
+    t.columns = {Column::Left("PG", 12, 0),      Column::Right("STAMP", 8),
+                 Column::Right("CHUNKS", 7),     Column::Right("HEAD(lpos)", 14),
+                 Column::Right("TAIL(lpos)", 14), Column::Right("USED(B)", 12),
                  Column::Left("STATUS", 0, 2)};
     for (const auto& [id, k] : a->ring_pgs) {
       Json p;
@@ -307,7 +308,7 @@ CommandResult ListPgsCommand::Run(const ToolContext& ctx) const {
 // info
 
 void InfoCommand::AddOptions(CLI::App* app) {
-  app->add_option("--pg", pg_, kPgHelp)->required();
+  app->add_option("--pg,--pgid", pg_, kPgHelp)->required();
   ceph::AddDecodeOption(app, &decode_);
 }
 
@@ -444,11 +445,51 @@ CommandResult InfoCommand::Run(const ToolContext& ctx) const {
 
 namespace {
 
-// The entries (or dups) of one PG with versions in [from, to].
-CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Version& from,
-                        const Version& to, ceph::DecodeMode decode) {
+// Which items `log` and `dups` list: versions in [from, to], at most `max`
+// of them (0: all).
+struct ItemRange {
+  Version from = Version::Min();
+  Version to = Version::Max();
+  uint64_t max = 0;
+};
+
+absl::StatusOr<ItemRange> ParseItemRange(const std::string& from, const std::string& to,
+                                         uint64_t max) {
+  ItemRange r;
+  r.max = max;
+  if (!from.empty()) {
+    ASSIGN_OR_RETURN(r.from, ParseVersion(from));
+  }
+  if (!to.empty()) {
+    ASSIGN_OR_RETURN(r.to, ParseVersion(to));
+  }
+  if (r.from > r.to) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("version range %s..%s is empty (--from is after --to)",
+                        r.from.ToString(), r.to.ToString()));
+  }
+  return r;
+}
+
+void AddRangeOptions(CLI::App* app, std::string* from, std::string* to, uint64_t* max) {
+  app->add_option("--from", *from, "first version (EPOCH'VERSION or EPOCH.VERSION)");
+  app->add_option("--to", *to, "last version");
+  app->add_option("--max", *max, "list at most this many (the oldest first; 0: all)");
+}
+
+// The entries (or dups) of one PG in `range`.
+CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const ItemRange& range,
+                        ceph::DecodeMode decode) {
   const ceph::CephType type = dups ? ceph::CephType::kLogDup : ceph::CephType::kLogEntry;
   bool undecoded = false;  // --decode=ceph and a payload did not decode
+  const Version& from = range.from;
+  const Version& to = range.to;
+  bool more = false;  // --max cut the list
+  auto full = [&](size_t listed) {
+    if (range.max == 0 || listed < range.max) return false;
+    more = true;
+    return true;
+  };
   CommandResult r;
   Json& j = r.json;
   j["pg"] = id.ToString();
@@ -457,11 +498,11 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Ve
   std::vector<Problem> problems;
   Table t;
   if (a.backend == Backend::kRing) {
-    t.columns = {Column::Left("VERSION", 16, 0),  Column::Right("LPOS", 12),
-                 Column::Right("CHUNK", 8),       Column::Right("OFFSET", 10),
-                 Column::Right("LEN", 7),         Column::Right("RECORD-LPOS", 12),
-                 Column::Right("RECORD-SEQ", 10), Column::Left("RECORD-CRC", 10),
-                 Column::Left("PAYLOAD", 0, 2)};
+    t.columns = {Column::Left("VERSION", 16, 0),   Column::Right("LPOS(B)", 12),
+                 Column::Right("CHUNK", 8),        Column::Right("OFFSET(B)", 10),
+                 Column::Right("LEN(B)", 7),       Column::Right("RECORD-LPOS(B)", 14),
+                 Column::Right("RECORD-SEQ", 10),  Column::Left("RECORD-CRC", 10),
+                 Column::Left("PAYLOAD(hex)", 0, 2)};
     PgScanOptions so;
     so.keep_entry_payloads = !dups;
     so.keep_dup_payloads = dups;
@@ -482,7 +523,8 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Ve
           kExitFailed);
     }
     for (const ScannedItem& it : dups ? scan.dups : scan.entries) {
-      if (!dups && (it.version < from || it.version > to)) continue;
+      if (it.version < from || it.version > to) continue;
+      if (full(items.size())) break;
       Json e;
       e["version"] = it.version.ToString();
       Json pos = PosJson(a, *k.chunks, it.item_lpos);
@@ -503,12 +545,14 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Ve
       items.push_back(std::move(e));
     }
   } else {
-    t.columns = {Column::Left("VERSION", 16, 0), Column::Left("KEY", 36), Column::Right("LEN", 7),
-                 Column::Left("PAYLOAD", 0, 2)};
+    t.columns = {Column::Left("VERSION", 16, 0), Column::Left("KEY", 36),
+                 Column::Right("LEN(B)", 7), Column::Left("PAYLOAD(hex)", 0, 2)};
     absl::StatusOr<std::vector<LogEntry>> read =
         dups ? a.store->ReadDups(id) : a.store->ReadEntries(id, from, to);
     if (!read.ok()) return CommandResult::Failure(read.status(), ExitCodeFor(read.status()));
     for (const LogEntry& le : *read) {
+      if (le.version < from || le.version > to) continue;
+      if (full(items.size())) break;
       Json e;
       e["version"] = le.version.ToString();
       e["key"] = absl::StrCat(dups ? std::string(kDupKeyNamePrefix) : std::string(),
@@ -524,6 +568,7 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Ve
   }
   const size_t n = items.size();
   j[dups ? "dups" : "entries"] = std::move(items);
+  if (range.max != 0) j["more"] = more;
   Json ps, notes;
   SplitProblems(problems, &ps, &notes);
   if (a.backend == Backend::kRing) {
@@ -532,8 +577,9 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Ve
   }
   if (!ps.empty() || undecoded) r.exit_code = kExitFailed;
   r.text.Add(std::move(t));
-  r.text.Line(dups ? absl::StrCat(n, " dup", n == 1 ? "" : "s")
-                   : absl::StrCat(n, " entr", n == 1 ? "y" : "ies"));
+  r.text.Line(absl::StrCat(dups ? absl::StrCat(n, " dup", n == 1 ? "" : "s")
+                                : absl::StrCat(n, " entr", n == 1 ? "y" : "ies"),
+                           more ? absl::StrCat(" (--max ", range.max, "; more follow)") : ""));
   r.text.Add(ProblemLines(problems));
   return r;
 }
@@ -541,48 +587,35 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const Ve
 }  // namespace
 
 void LogCommand::AddOptions(CLI::App* app) {
-  app->add_option("--pg", pg_, kPgHelp)->required();
-  app->add_option("--from", from_, "first version (EPOCH'VERSION or EPOCH.VERSION)");
-  app->add_option("--to", to_, "last version");
+  app->add_option("--pg,--pgid", pg_, kPgHelp)->required();
+  AddRangeOptions(app, &from_, &to_, &max_);
   ceph::AddDecodeOption(app, &decode_);
 }
 
 CommandResult LogCommand::Run(const ToolContext& ctx) const {
   auto id = ParsePgId(pg_);
   if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
-  Version from = Version::Min(), to = Version::Max();
-  if (!from_.empty()) {
-    auto v = ParseVersion(from_);
-    if (!v.ok()) return Fail(ctx, v.status(), kExitUsage);
-    from = *v;
-  }
-  if (!to_.empty()) {
-    auto v = ParseVersion(to_);
-    if (!v.ok()) return Fail(ctx, v.status(), kExitUsage);
-    to = *v;
-  }
-  if (from > to) {
-    return Fail(ctx,
-                absl::StrFormat("version range %s..%s is empty (--from is after --to)",
-                                from.ToString(), to.ToString()),
-                kExitUsage);
-  }
+  auto range = ParseItemRange(from_, to_, max_);
+  if (!range.ok()) return Fail(ctx, range.status(), kExitUsage);
   auto a = OpenForRead(ctx);
   if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
-  return ListItems(*a, *id, /*dups=*/false, from, to, decode_);
+  return ListItems(*a, *id, /*dups=*/false, *range, decode_);
 }
 
 void DupsCommand::AddOptions(CLI::App* app) {
-  app->add_option("--pg", pg_, kPgHelp)->required();
+  app->add_option("--pg,--pgid", pg_, kPgHelp)->required();
+  AddRangeOptions(app, &from_, &to_, &max_);
   ceph::AddDecodeOption(app, &decode_);
 }
 
 CommandResult DupsCommand::Run(const ToolContext& ctx) const {
   auto id = ParsePgId(pg_);
   if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
+  auto range = ParseItemRange(from_, to_, max_);
+  if (!range.ok()) return Fail(ctx, range.status(), kExitUsage);
   auto a = OpenForRead(ctx);
   if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
-  return ListItems(*a, *id, /*dups=*/true, Version::Min(), Version::Max(), decode_);
+  return ListItems(*a, *id, /*dups=*/true, *range, decode_);
 }
 
 // ---------------------------------------------------------------------------
@@ -604,9 +637,11 @@ CommandResult StatsCommand::Run(const ToolContext& ctx) const {
   Table t;
   if (a->backend == Backend::kRing) {
     t.columns = {
-        Column::Left("PG", 12, 0),    Column::Right("CHUNKS", 7),    Column::Right("RING", 12),
-        Column::Right("USED", 12),    Column::Right("ENTRIES", 9),   Column::Right("DUPS", 9),
-        Column::Right("PAYLOAD", 12), Column::Right("LOG/PAYLD", 9), Column::Left("STATUS", 0, 2)};
+        Column::Left("PG", 12, 0),       Column::Right("CHUNKS", 7),
+        Column::Right("RING(B)", 12),    Column::Right("USED(B)", 12),
+        Column::Right("ENTRIES", 9),     Column::Right("DUPS", 9),
+        Column::Right("PAYLOAD(B)", 12), Column::Right("LOG/PAYLD(B/B)", 14),
+        Column::Left("STATUS", 0, 2)};
     const Geometry& g = a->geometry;
     std::vector<uint32_t> owned;  // chunk numbers, sorted below (no per-chunk array:
                                   // a partition may have billions of chunks)
@@ -711,7 +746,7 @@ CommandResult StatsCommand::Run(const ToolContext& ctx) const {
   }
   if (a->backend == Backend::kRocksDb) {
     t.columns = {Column::Left("PG", 12, 0), Column::Right("ENTRIES", 9), Column::Right("DUPS", 9),
-                 Column::Right("PAYLOAD", 12), Column::Left("STATUS", 0, 2)};
+                 Column::Right("PAYLOAD(B)", 12), Column::Left("STATUS", 0, 2)};
     auto ids = a->store->ListPgs();
     if (!ids.ok()) return Fail(ctx, ids.status(), ExitCodeFor(ids.status()));
     for (const PgId& id : *ids) {

@@ -15,6 +15,7 @@
 #include "tool/offline_store.h"
 #include "tool/stream_view.h"
 #include "tool/tool_common.h"
+#include "tool/tool_db.h"
 
 namespace pgring::tool {
 
@@ -29,6 +30,7 @@ struct ReadAccess {
   // Ring backend: the bytes past its homed position of every PG with usable
   // keys that has any, from the log stream (one read at open).
   std::map<PgId, UnhomedBytes> unhomed;
+  std::unique_ptr<ToolDb> tool_db;        // RocksDB backend; outlives store
   std::unique_ptr<Store> store;           // RocksDB backend
   std::string uuid;
 
@@ -77,7 +79,8 @@ class InfoCommand final : public Command {
   ceph::DecodeMode decode_ = ceph::DecodeMode::kAuto;
 };
 
-// `log --pg P [--from V] [--to V]`: the entries with versions in [from, to].
+// `log --pg P [--from V] [--to V] [--max N]`: the entries with versions in
+// [from, to], at most N of them.
 class LogCommand final : public Command {
  public:
   LogCommand()
@@ -89,9 +92,11 @@ class LogCommand final : public Command {
  private:
   std::string pg_, from_, to_;  // empty from/to: no bound
   ceph::DecodeMode decode_ = ceph::DecodeMode::kAuto;
+  uint64_t max_ = 0;            // 0: no limit
 };
 
-// `dups --pg P`: the dup entries, as `log` shows entries.
+// `dups --pg P [--from V] [--to V] [--max N]`: the dup entries, as `log`
+// shows entries.
 class DupsCommand final : public Command {
  public:
   DupsCommand() : Command("dups", "a PG's dup entries") {}
@@ -99,7 +104,8 @@ class DupsCommand final : public Command {
   CommandResult Run(const ToolContext& ctx) const override;
 
  private:
-  std::string pg_;
+  std::string pg_, from_, to_;
+  uint64_t max_ = 0;
   ceph::DecodeMode decode_ = ceph::DecodeMode::kAuto;
 };
 

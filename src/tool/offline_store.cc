@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "device/aligned_buffer.h"
+#include "format/interrupted_expand.h"
 #include "format/rocksdb_backend_keys.h"
 #include "store/open_store.h"
 #include "tool/tool_common.h"
@@ -17,22 +18,31 @@ OfflineStore::~OfflineStore() { Release(); }
 
 void OfflineStore::Release() {
   db_.reset();
+  tool_db_.reset();
   device_.reset();
 }
 
-absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(const std::string& dev,
-                                                                 const std::string& db,
+absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(const ToolContext& ctx,
                                                                  bool writable) {
+  const std::string& dev = ctx.dev;
+  const std::string& db = ctx.db;
   std::unique_ptr<OfflineStore> s(new OfflineStore);
   s->dev_path_ = dev;
   s->db_path_ = db;
+  s->db_name_ = DbName(ctx);
   s->writable_ = writable;
   if (dev.empty()) return absl::InvalidArgumentError("no partition given (--dev PATH)");
   FileBlockDeviceOptions o;
   o.read_only = !writable;
   o.use_io_uring = false;  // a handful of synchronous I/Os; no ring needed
   o.queue_depth = 4;
-  o.exclusive_lock = true;  // LOCK_SH read-only, LOCK_EX writable
+  // LOCK_SH read-only, LOCK_EX writable; none for --live (the process
+  // holding the store has LOCK_EX).
+  o.exclusive_lock = !ctx.live;
+  if (ctx.live && writable) {
+    return absl::InvalidArgumentError(
+        "--live is for commands that only read: a store in use cannot be changed");
+  }
   auto d = OpenFileBlockDevice(dev, o);
   if (!d.ok()) return ExplainOpenError(d.status(), absl::StrCat("partition ", dev));
   s->device_ = *std::move(d);
@@ -41,18 +51,35 @@ absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(const std::stri
   s->label_ = DecodeLabelRegion(s->label_region_, dev);
   if (s->label_.status().code() == absl::StatusCode::kFailedPrecondition) return s->label_.status();
   if (!db.empty()) {
-    auto m = MetadataDb::Open(MetadataLocation::OwnDb(db), /*create=*/false,
+    auto t = ToolDb::Open(ctx, writable ? ToolDb::Mode::kReadWrite : ToolDb::Mode::kReadOnly);
+    if (!t.ok()) return ExplainOpenError(t.status(), s->db_name_);
+    s->tool_db_ = *std::move(t);
+    auto m = MetadataDb::Open(s->tool_db_->location(), /*create=*/false,
                               /*read_only=*/!writable);
     if (!m.ok()) return ExplainOpenError(m.status(), absl::StrCat("RocksDB at ", db));
     s->db_ = *std::move(m);
     ASSIGN_OR_RETURN(auto value, s->db_->Get(kMetaKey));
     if (!value) {
       return absl::FailedPreconditionError(
-          absl::StrCat("RocksDB at ", db, " holds no pgring store (no pgring.meta key)"));
+          absl::StrCat(s->db_name_, " holds no pgring store (no pgring.meta key)"));
     }
     s->meta_ = StoreMeta::Decode(*value);
+    if (s->label_.ok() && s->meta_->ok() && IsInterruptedExpand(*s->label_, **s->meta_)) {
+      // Read as the store's open reads it: grown (fsck notes it).
+      s->expand_interrupted_ = true;
+      s->meta_ = GrownMeta(*s->label_, **s->meta_);
+    }
   }
   return s;
+}
+
+absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(const std::string& dev,
+                                                                 const std::string& db,
+                                                                 bool writable) {
+  ToolContext ctx;
+  ctx.dev = dev;
+  ctx.db = db;
+  return Open(ctx, writable);
 }
 
 std::optional<Geometry> OfflineStore::geometry() const {
@@ -79,9 +106,9 @@ absl::Status OfflineStore::CheckBinding() const {
   if (!meta_) return absl::OkStatus();
   if (!meta_->ok()) {
     return absl::DataLossError(
-        absl::StrCat("RocksDB at ", db_path_, ": ", meta_->status().message()));
+        absl::StrCat(db_name_, ": ", meta_->status().message()));
   }
-  return CheckMetaMatchesLabel(*label_, **meta_, dev_path_, absl::StrCat("RocksDB at ", db_path_));
+  return CheckMetaMatchesLabel(*label_, **meta_, dev_path_, db_name_);
 }
 
 absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pgs,

@@ -25,17 +25,23 @@
 #include "format/metadata_keys.h"
 #include "store/metadata_db.h"
 #include "tool/problem.h"
+#include "tool/tool_db.h"
 
 namespace pgring::tool {
 
 class OfflineStore {
  public:
-  // Opens the partition at `dev` and, if `db` is not empty, the RocksDB at
-  // `db`. Fails (the tool's "cannot open" errors) when a path is missing or
+  // Opens the partition at ctx.dev and, if ctx.db is not empty, the RocksDB
+  // there (its column family ctx.column_family; with ctx.live, without the
+  // partition's flock and as a secondary RocksDB: tool_db.h). Fails (the tool's "cannot open" errors) when a path is missing or
   // unusable, when either is in use by another process, when the partition
   // has no pgring label at all (no magic: not a pgring partition), and when
   // the RocksDB holds no pgring store. A damaged label or metadata value is
   // not an error here: see label() and meta().
+  static absl::StatusOr<std::unique_ptr<OfflineStore>> Open(const ToolContext& ctx,
+                                                            bool writable);
+  // The same for a store whose keys are in the default column family of its
+  // own RocksDB at `db` (no --column-family, no --live).
   static absl::StatusOr<std::unique_ptr<OfflineStore>> Open(const std::string& dev,
                                                             const std::string& db, bool writable);
   ~OfflineStore();
@@ -52,8 +58,12 @@ class OfflineStore {
   const std::string& label_region() const { return label_region_; }
   // The decoded label, or why it does not decode (kDataLoss).
   const absl::StatusOr<Label>& label() const { return label_; }
-  // pgring.meta; nullopt when no RocksDB was given.
+  // pgring.meta; nullopt when no RocksDB was given. After an interrupted
+  // expand (IsInterruptedExpand), the grown metadata the store's open reads
+  // and finishes writing.
   const std::optional<absl::StatusOr<StoreMeta>>& meta() const { return meta_; }
+  // Whether pgring.meta is that of a store whose growth a crash cut short.
+  bool expand_interrupted() const { return expand_interrupted_; }
 
   // The geometry to read the partition with: the label's, or the metadata's
   // when the label is damaged. nullopt when neither decodes.
@@ -73,12 +83,15 @@ class OfflineStore {
   OfflineStore() = default;
 
   std::string dev_path_, db_path_;
+  std::string db_name_;  // DbName: how messages name the RocksDB
   bool writable_ = false;
   std::unique_ptr<BlockDevice> device_;
+  std::unique_ptr<ToolDb> tool_db_;  // outlives db_, which may wrap it
   std::unique_ptr<MetadataDb> db_;
   std::string label_region_;
   absl::StatusOr<Label> label_ = absl::UnknownError("not read");
   std::optional<absl::StatusOr<StoreMeta>> meta_;
+  bool expand_interrupted_ = false;
 };
 
 // One ring-backend PG as its two RocksDB keys hold it. Either may be missing

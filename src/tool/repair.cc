@@ -185,7 +185,7 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
   // opened for writing.
   Plan plan;
   {
-    auto ro = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
+    auto ro = OfflineStore::Open(ctx, /*writable=*/false);
     if (!ro.ok()) return Fail(ctx, ro.status(), kExitUsage);
     auto r = RunFsck(**ro, fo, ctx);
     if (!r.ok()) return Fail(ctx, r.status(), kExitFailed);
@@ -194,7 +194,7 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
   std::vector<Problem> left;
   bool clean_after = plan.refused.empty();
   if (!options_.dry_run && !plan.fixes.empty()) {
-    auto rw = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/true);
+    auto rw = OfflineStore::Open(ctx, /*writable=*/true);
     if (!rw.ok()) return Fail(ctx, rw.status(), kExitUsage);
     OfflineStore& s = **rw;
     // Plan again on what we now hold exclusively.
@@ -235,7 +235,7 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
     }
     s.Release();
     // Check the result.
-    auto again = OfflineStore::Open(ctx.dev, ctx.db, /*writable=*/false);
+    auto again = OfflineStore::Open(ctx, /*writable=*/false);
     if (!again.ok()) return Fail(ctx, again.status(), kExitFailed);
     auto after = RunFsck(**again, fo, ctx);
     if (!after.ok()) return Fail(ctx, after.status(), kExitFailed);

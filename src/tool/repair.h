@@ -30,6 +30,7 @@ struct RepairOptions {
 class RepairCommand final : public Command {
  public:
   RepairCommand();
+  bool writes() const override { return true; }
   void AddOptions(CLI::App* app) override;
   CommandResult Run(const ToolContext& ctx) const override;
 

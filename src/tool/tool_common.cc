@@ -42,11 +42,15 @@ int PrintError(const ToolContext& ctx, std::string_view message, int exit_code) 
 absl::Status ExplainOpenError(const absl::Status& s, std::string_view what) {
   if (s.ok()) return s;
   const std::string msg(s.message());
-  if (absl::IsUnavailable(s) && msg.find("in use by another process") == std::string::npos) {
+  if (!absl::IsUnavailable(s)) return s;
+  constexpr char kHint[] =
+      " (a command that only reads can look at it anyway with --live)";
+  if (msg.find(kHint) != std::string::npos) return s;
+  if (msg.find("in use by another process") == std::string::npos) {
     return absl::UnavailableError(
-        absl::StrCat(std::string(what), " is in use by another process: ", msg));
+        absl::StrCat(std::string(what), " is in use by another process: ", msg, kHint));
   }
-  return s;
+  return absl::UnavailableError(absl::StrCat(msg, kHint));
 }
 
 std::string Hex(std::string_view bytes) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <istream>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -39,8 +40,15 @@ inline constexpr int kExitUsage = 2;
 struct ToolContext {
   std::string dev;  // --dev
   std::string db;   // --db
+  // --column-family: where in the RocksDB the store's keys are (empty: the
+  // default family).
+  std::string column_family;
+  // --live: read a store another process has open (tool_db.h); the output
+  // says the view may be behind.
+  bool live = false;
   OutputFormat format = OutputFormat::kText;
   bool progress = false;  // show progress on *err (stderr is a terminal)
+  std::istream* in = nullptr;  // import --file -
   std::ostream* out = nullptr;
   std::ostream* err = nullptr;
 

@@ -17,6 +17,8 @@
 #include "tool/inspect.h"
 #include "tool/pg_scan.h"
 #include "tool/stream_view.h"
+#include "tool/surgery.h"
+#include "tool/tool_db.h"
 #include "util/status_macros.h"
 
 namespace pgring::tool {
@@ -25,6 +27,9 @@ namespace {
 // A transaction writes at most 16 MiB to one PG: import in batches of this
 // much payload.
 constexpr uint64_t kImportBatchBytes = 4u << 20;
+
+// --file's name for standard input or output.
+constexpr char kStdio[] = "-";
 
 absl::Status WriteFileAtomically(const std::string& path, const std::string& data) {
   const std::string tmp = path + ".tmp";
@@ -116,7 +121,8 @@ absl::StatusOr<ExportedPg> CollectRocksDb(const ToolContext& ctx, const ReadAcce
   }
   // The trim points live in the PG's _state key (a second read-only view of
   // the same RocksDB; read-only opens take no lock).
-  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(MetadataLocation::OwnDb(ctx.db), false, true));
+  ASSIGN_OR_RETURN(auto tool_db, ToolDb::Open(ctx, ToolDb::Mode::kReadOnly));
+  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(tool_db->location(), false, true));
   ASSIGN_OR_RETURN(auto v, db->Get(PgLogKeyPrefix(id) + std::string(kStateKeyName)));
   if (v) {
     ASSIGN_OR_RETURN(PgStateValue st, PgStateValue::Decode(*v));
@@ -126,103 +132,187 @@ absl::StatusOr<ExportedPg> CollectRocksDb(const ToolContext& ctx, const ReadAcce
   return e;
 }
 
+// Writes an export to `file`, or to standard output for "-".
+absl::Status WriteExport(const ToolContext& ctx, const std::string& file,
+                         const std::string& bytes) {
+  if (file != kStdio) return WriteFileAtomically(file, bytes);
+  ctx.out->write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ctx.out->flush();
+  if (!*ctx.out) return absl::UnavailableError("writing the export to standard output failed");
+  return absl::OkStatus();
+}
+
+// The export's input: `file`, or standard input for "-".
+absl::StatusOr<std::string> ReadExport(const ToolContext& ctx, const std::string& file) {
+  if (file != kStdio) return ReadWholeFile(file);
+  if (ctx.in == nullptr) return absl::InvalidArgumentError("no standard input to read");
+  std::ostringstream ss;
+  ss << ctx.in->rdbuf();
+  std::string bytes = ss.str();
+  if (bytes.empty()) {
+    return absl::InvalidArgumentError(
+        "standard input is empty: nothing to import (pipe an export file into --file -)");
+  }
+  return bytes;
+}
+
+std::string FileName(const std::string& file) {
+  return file == kStdio ? std::string("standard output") : file;
+}
+
 }  // namespace
 
 void ExportCommand::AddOptions(CLI::App* app) {
-  app->add_option("--pg", pg_, "PG id")->required();
-  app->add_option("--file", file_, "the file to write")->required();
+  CLI::Option* pg = app->add_option("--pg,--pgid", pg_, "PG id");
+  app->add_option("--file", file_, "the file to write; - for standard output")->required();
+  if (remove_) {
+    pg->required();
+    app->add_flag("--dry-run", dry_run_, "say what would be exported and removed; write nothing");
+  } else {
+    app->add_flag("--all", all_, "every PG of the store, in one file")->excludes(pg);
+  }
 }
 
 CommandResult ExportCommand::Run(const ToolContext& ctx) const {
-  auto id = ParsePgId(pg_);
-  if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
-  auto a = OpenForRead(ctx);
-  if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
-  auto e = a->backend == Backend::kRing ? CollectRing(*a, *id) : CollectRocksDb(ctx, *a, *id);
-  if (!e.ok()) return Fail(ctx, e.status(), kExitFailed);
-  Uuid uuid;
-  // The source store, for the record (import does not require it to match).
-  if (a->offline && a->offline->label().ok()) {
-    uuid = a->offline->label()->uuid;
-  } else {
-    auto off = OfflineStore::Open(ctx.dev, "", false);
-    if (off.ok() && (*off)->label().ok()) uuid = (*off)->label()->uuid;
+  std::vector<PgId> ids;
+  if (!all_) {
+    if (pg_.empty()) return Fail(ctx, "give the PG to export (--pg P) or --all", kExitUsage);
+    auto id = ParsePgId(pg_);
+    if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
+    ids.push_back(*id);
   }
-  e->source_uuid = uuid;
-  const std::string bytes = EncodeExport(*e);
-  absl::Status s = WriteFileAtomically(file_, bytes);
-  if (!s.ok()) return Fail(ctx, s, kExitFailed);
+  std::vector<ExportedPg> pgs;
+  std::string bytes;
+  {
+    auto a = OpenForRead(ctx);
+    if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
+    if (all_) {
+      if (a->backend == Backend::kRing) {
+        for (const auto& [id, k] : a->ring_pgs) ids.push_back(id);
+      } else {
+        auto listed = a->store->ListPgs();
+        if (!listed.ok()) return Fail(ctx, listed.status(), kExitFailed);
+        ids = *std::move(listed);
+      }
+    }
+    // The source store, for the record (import does not require it to match).
+    Uuid uuid;
+    if (a->offline && a->offline->label().ok()) {
+      uuid = a->offline->label()->uuid;
+    } else {
+      ToolContext partition_only = ctx;
+      partition_only.db.clear();
+      auto off = OfflineStore::Open(partition_only, false);
+      if (off.ok() && (*off)->label().ok()) uuid = (*off)->label()->uuid;
+    }
+    std::vector<std::string> members;
+    for (const PgId& id : ids) {
+      auto e = a->backend == Backend::kRing ? CollectRing(*a, id) : CollectRocksDb(ctx, *a, id);
+      if (!e.ok()) return Fail(ctx, e.status(), kExitFailed);
+      e->source_uuid = uuid;
+      members.push_back(EncodeExport(*e));
+      pgs.push_back(*std::move(e));
+    }
+    bytes = all_ ? EncodeExportAll(members) : members.front();
+  }
+  const std::string verb = dry_run_ ? "would export" : "exported";
   CommandResult r;
   Json& j = r.json;
-  j["pg"] = id->ToString();
+  Json list = Json::array();
+  std::vector<std::string> lines;
+  for (const ExportedPg& e : pgs) {
+    Json p;
+    p["pg"] = e.pg.ToString();
+    p["entries"] = e.entries.size();
+    p["dups"] = e.dups.size();
+    p["info_bytes"] = e.info ? Json(e.info->size()) : Json(nullptr);
+    list.push_back(p);
+    lines.push_back(absl::StrFormat("%s PG %s: %s", verb, e.pg.ToString(), Summary(e)));
+  }
+  j["dry_run"] = dry_run_;
+  j["file"] = FileName(file_);
   j["file_bytes"] = bytes.size();
-  j["entries"] = e->entries.size();
-  j["dups"] = e->dups.size();
-  j["info_bytes"] = e->info ? Json(e->info->size()) : Json(nullptr);
-  r.text.Line(absl::StrFormat("exported PG %s: %s (%u bytes written)", id->ToString(), Summary(*e),
-                              bytes.size()));
+  j["pgs"] = list;
+  j["removed"] = remove_ && !dry_run_;
+  if (!dry_run_) {
+    absl::Status s = WriteExport(ctx, file_, bytes);
+    if (!s.ok()) return Fail(ctx, s, kExitFailed);
+  }
+  std::string done = absl::StrFormat(" (%u bytes %s %s)", bytes.size(),
+                                     dry_run_ ? "not written to" : "written to", FileName(file_));
+  if (all_) {
+    lines.push_back(absl::StrFormat("%s %u PG%s%s", verb, pgs.size(), pgs.size() == 1 ? "" : "s",
+                                    done));
+  } else {
+    lines.back() += done;
+  }
+  if (remove_) {
+    const ExportedPg& e = pgs.front();
+    if (dry_run_) {
+      lines.push_back(absl::StrFormat("would remove PG %s (dry run: nothing written)",
+                                      e.pg.ToString()));
+    } else {
+      auto store = OpenForWrite(ctx, RecoveryPolicy::kRefuse);
+      if (!store.ok()) return Fail(ctx, store.status(), kExitUsage);
+      Store& st = *store->store;
+      // Remove what was exported and nothing else: an offline store does
+      // not change between the two opens, but a check costs one lookup.
+      auto now = st.GetPgStats(e.pg);
+      if (!now.ok()) return Fail(ctx, now.status(), kExitFailed);
+      if (now->entries != e.entries.size() || now->dups != e.dups.size() ||
+          (now->entries > 0 && now->last_version != e.entries.back().version)) {
+        return Fail(ctx,
+                    absl::StrCat("PG ", e.pg.ToString(),
+                                 " changed after it was exported; it was not removed"),
+                    kExitFailed);
+      }
+      Transaction t;
+      t.RemovePg(e.pg);
+      absl::Status s = st.Commit(std::move(t));
+      if (s.ok()) s = st.Close();
+      if (!s.ok()) {
+        return Fail(ctx,
+                    absl::StrCat("PG ", e.pg.ToString(), " was exported to ", FileName(file_),
+                                 " but removing it failed: ", std::string(s.message())),
+                    kExitFailed);
+      }
+      lines.push_back(absl::StrFormat("removed PG %s", e.pg.ToString()));
+    }
+  }
+  if (file_ == kStdio && !dry_run_) {
+    // Standard output holds the export alone: the summary goes to stderr.
+    for (const std::string& l : lines) *ctx.err << l << "\n";
+    ctx.err->flush();
+    return CommandResult();
+  }
+  for (const std::string& l : lines) r.text.Line(l);
   return r;
 }
 
 void ImportCommand::AddOptions(CLI::App* app) {
-  app->add_option("--file", file_, "the export file")->required();
-  app->add_option("--pg", pg_, "import under this PG id instead of the file's");
+  app->add_option("--file", file_, "the export file; - for standard input")->required();
+  app->add_option("--pg,--pgid", pg_, "import under this PG id instead of the file's");
+  app->add_flag("--dry-run", dry_run_, "check the file and the store; write nothing");
 }
 
-CommandResult ImportCommand::Run(const ToolContext& ctx) const {
-  std::optional<PgId> target;
-  if (!pg_.empty()) {
-    auto id = ParsePgId(pg_);
-    if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
-    target = *id;
-  }
-  auto bytes = ReadWholeFile(file_);
-  if (!bytes.ok()) return Fail(ctx, bytes.status(), kExitUsage);
-  auto e = DecodeExport(*bytes);
-  if (!e.ok()) {
-    return Fail(ctx, absl::StrCat("cannot import ", file_, ": ", std::string(e.status().message())),
-                kExitFailed);
-  }
-  const PgId id = target ? *target : e->pg;
-  if (ctx.db.empty())
-    return Fail(ctx, "import needs the store's RocksDB: give --db PATH", kExitUsage);
-  Options o;
-  {
-    auto off = OfflineStore::Open(ctx.dev, ctx.db, false);
-    if (!off.ok()) return Fail(ctx, off.status(), kExitUsage);
-    absl::Status b = (*off)->CheckBinding();
-    if (!b.ok()) return Fail(ctx, b, kExitUsage);
-    auto stream = LoadStreamKeys(**off);
-    if (!stream.ok()) return Fail(ctx, stream.status(), kExitUsage);
-    KeepLogLayout(*stream, &o);
-  }
-  o.io_engine = IoEngine::kPsync;
-  o.io_queue_depth = 4;
-  o.log_sink = NullLogSink();
-  auto store = Store::Open(ctx.dev, MetadataLocation::OwnDb(ctx.db), o);
-  if (!store.ok()) return Fail(ctx, ExplainOpenError(store.status(), "the store"), kExitUsage);
-  Store& st = **store;
-  auto existing = st.GetPgStats(id);
-  if (existing.ok()) {
-    return Fail(ctx,
-                absl::StrCat("PG ", id.ToString(),
-                             " already exists; import creates a new PG "
-                             "(remove it first, or import --pg OTHER)"),
-                kExitFailed);
-  }
-  // One transaction creates the PG and restores its trim points (an empty
-  // entry/dup at each trim point, trimmed in the same transaction, leaves
-  // exactly the source's floor); then batches of dups and entries; the info.
+namespace {
+
+// Creates PG `id` in `st` from `e`: one transaction creates the PG and
+// restores its trim points (an empty entry/dup at each trim point, trimmed
+// in the same transaction, leaves exactly the source's floor); then batches
+// of dups and entries; the info. A failure after the first transaction
+// removes the PG again.
+absl::Status ImportOne(Store& st, const PgId& id, const ExportedPg& e) {
   std::vector<Transaction> txns(1);
   uint64_t bytes_in_txn = 0;
   txns[0].CreatePg(id);
-  if (e->entries_trimmed_to != Version::Min()) {
-    txns[0].AppendEntry(id, e->entries_trimmed_to, "");
-    txns[0].Trim(id, e->entries_trimmed_to);
+  if (e.entries_trimmed_to != Version::Min()) {
+    txns[0].AppendEntry(id, e.entries_trimmed_to, "");
+    txns[0].Trim(id, e.entries_trimmed_to);
   }
-  if (e->dups_trimmed_to != Version::Min()) {
-    txns[0].AppendDup(id, e->dups_trimmed_to, "");
-    txns[0].TrimDups(id, e->dups_trimmed_to);
+  if (e.dups_trimmed_to != Version::Min()) {
+    txns[0].AppendDup(id, e.dups_trimmed_to, "");
+    txns[0].TrimDups(id, e.dups_trimmed_to);
   }
   auto room = [&](size_t n) {
     if (bytes_in_txn + n > kImportBatchBytes && bytes_in_txn > 0) {
@@ -231,17 +321,17 @@ CommandResult ImportCommand::Run(const ToolContext& ctx) const {
     }
     bytes_in_txn += n + 32;
   };
-  for (const auto& d : e->dups) {
+  for (const auto& d : e.dups) {
     room(d.payload.size());
     txns.back().AppendDup(id, d.version, d.payload);
   }
-  for (const auto& en : e->entries) {
+  for (const auto& en : e.entries) {
     room(en.payload.size());
     txns.back().AppendEntry(id, en.version, en.payload);
   }
-  if (e->info) {
-    room(e->info->size());
-    txns.back().SetInfo(id, *e->info);
+  if (e.info) {
+    room(e.info->size());
+    txns.back().SetInfo(id, *e.info);
   }
   for (size_t i = 0; i < txns.size(); ++i) {
     absl::Status s = st.Commit(std::move(txns[i]));
@@ -255,36 +345,100 @@ CommandResult ImportCommand::Run(const ToolContext& ctx) const {
                       : absl::StrCat("; removing the partly imported PG failed too: ",
                                      std::string(r.message()));
       }
-      return Fail(
-          ctx,
-          absl::StrCat("import of PG ", id.ToString(), " failed: ", std::string(s.message()), undo),
-          kExitFailed);
+      return absl::Status(s.code(), absl::StrCat("import of PG ", id.ToString(), " failed: ",
+                                                 std::string(s.message()), undo));
     }
   }
   // Read it back.
   auto got = st.ReadEntries(id, Version::Min(), Version::Max());
   auto got_dups = st.ReadDups(id);
-  if (!got.ok() || !got_dups.ok() || *got != e->entries || *got_dups != e->dups) {
+  if (!got.ok() || !got_dups.ok() || *got != e.entries || *got_dups != e.dups) {
+    return absl::DataLossError(absl::StrCat(
+        "PG ", id.ToString(), " was imported but does not read back as the file holds it"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+CommandResult ImportCommand::Run(const ToolContext& ctx) const {
+  std::optional<PgId> target;
+  if (!pg_.empty()) {
+    auto id = ParsePgId(pg_);
+    if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
+    target = *id;
+  }
+  if (ctx.db.empty())
+    return Fail(ctx, "import needs the store's RocksDB: give --db PATH", kExitUsage);
+  auto bytes = ReadExport(ctx, file_);
+  if (!bytes.ok()) return Fail(ctx, bytes.status(), kExitUsage);
+  const std::string source = file_ == kStdio ? std::string("standard input") : file_;
+  auto decoded = DecodeExportAny(*bytes);
+  if (!decoded.ok()) {
     return Fail(ctx,
-                absl::StrCat("PG ", id.ToString(),
-                             " was imported but does not read back as "
-                             "the file holds it"),
+                absl::StrCat("cannot import ", source, ": ",
+                             std::string(decoded.status().message())),
                 kExitFailed);
+  }
+  std::vector<ExportedPg>& pgs = *decoded;
+  if (target && pgs.size() != 1) {
+    return Fail(ctx,
+                absl::StrCat(source, " holds ", pgs.size(),
+                             " PGs; --pg renames the one PG of a single-PG export"),
+                kExitUsage);
+  }
+  std::vector<PgId> ids;
+  for (const ExportedPg& e : pgs) ids.push_back(target ? *target : e.pg);
+  auto opened = dry_run_ ? OpenForDryRun(ctx, RecoveryPolicy::kRefuse)
+                         : OpenForWrite(ctx, RecoveryPolicy::kRefuse);
+  if (!opened.ok()) return Fail(ctx, opened.status(), kExitUsage);
+  Store& st = *opened->store;
+  for (const PgId& id : ids) {
+    if (st.GetPgStats(id).ok()) {
+      return Fail(ctx,
+                  absl::StrCat("PG ", id.ToString(),
+                               " already exists; import creates a new PG "
+                               "(remove it first, or import --pg OTHER)"),
+                  kExitFailed);
+    }
+  }
+  for (size_t i = 0; i < ids.size() && !dry_run_; ++i) {
+    absl::Status s = ImportOne(st, ids[i], pgs[i]);
+    if (!s.ok()) {
+      std::string undo;
+      for (size_t k = 0; k < i; ++k) {
+        Transaction rm;
+        rm.RemovePg(ids[k]);
+        absl::Status r = st.Commit(std::move(rm));
+        if (!r.ok()) absl::StrAppend(&undo, "; removing PG ", ids[k].ToString(), " failed too");
+      }
+      if (i > 0) undo = absl::StrCat("; the ", i, " PGs imported before it were removed", undo);
+      return Fail(ctx, absl::StrCat(std::string(s.message()), undo), kExitFailed);
+    }
   }
   absl::Status s = st.Close();
   if (!s.ok()) return Fail(ctx, s, kExitFailed);
   CommandResult r;
   Json& j = r.json;
-  j["pg"] = id.ToString();
-  j["source_pg"] = e->pg.ToString();
-  j["source_uuid"] = e->source_uuid.ToString();
-  j["entries"] = e->entries.size();
-  j["dups"] = e->dups.size();
-  j["info_bytes"] = e->info ? Json(e->info->size()) : Json(nullptr);
-  r.text.Line(absl::StrFormat(
-      "imported PG %s%s: %s", id.ToString(),
-      id == e->pg ? std::string() : absl::StrCat(" (exported as PG ", e->pg.ToString(), ")"),
-      Summary(*e)));
+  j["dry_run"] = dry_run_;
+  Json list = Json::array();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const ExportedPg& e = pgs[i];
+    Json p;
+    p["pg"] = ids[i].ToString();
+    p["source_pg"] = e.pg.ToString();
+    p["source_uuid"] = e.source_uuid.ToString();
+    p["entries"] = e.entries.size();
+    p["dups"] = e.dups.size();
+    p["info_bytes"] = e.info ? Json(e.info->size()) : Json(nullptr);
+    list.push_back(p);
+    r.text.Line(absl::StrFormat(
+        "%s PG %s%s: %s", dry_run_ ? "would import" : "imported", ids[i].ToString(),
+        ids[i] == e.pg ? std::string() : absl::StrCat(" (exported as PG ", e.pg.ToString(), ")"),
+        Summary(e)));
+  }
+  j["pgs"] = list;
+  if (dry_run_) r.text.Line("dry run: nothing written");
   return r;
 }
 

@@ -612,17 +612,17 @@ TEST_P(DamageCampaignTest, RandomFlipsAreDetectedOrHarmless) {
         std::ofstream f(part, std::ios::binary | std::ios::trunc);
         f.write(image.data(), static_cast<std::streamsize>(image.size()));
       }
-      auto off = tool::OfflineStore::Open(part, db, false);
+      std::ostringstream out, err;
+      tool::ToolContext ctx;
+      ctx.dev = part;
+      ctx.db = db;
+      ctx.out = &out;
+      ctx.err = &err;
+      auto off = tool::OfflineStore::Open(ctx, false);
       if (!off.ok()) {
         kSummary->Add("fsck_cannot_open");
         fsck_errors = 1;
       } else {
-        std::ostringstream out, err;
-        tool::ToolContext ctx;
-        ctx.dev = part;
-        ctx.db = db;
-        ctx.out = &out;
-        ctx.err = &err;
         tool::FsckOptions fo;
         fo.deep = true;
         auto r = tool::RunFsck(**off, fo, ctx);

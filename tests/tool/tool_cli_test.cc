@@ -78,11 +78,13 @@ TEST_F(ToolCliTest, Help) {
   EXPECT_EQ(r.err, "");
   ExpectGolden("help.txt", r.out);
   for (const char* cmd : {"mkfs", "show-label", "fsck", "repair", "list-pgs", "info", "log", "dups",
-                          "stats", "layout", "export", "import", "trim", "rewind", "remove-pg"}) {
+                          "stats", "layout", "export", "export-remove", "import", "trim", "rewind",
+                          "trim-dups", "remove-pg", "expand"}) {
     ToolRun h = RunTool({cmd, "--help"});
     EXPECT_EQ(h.exit_code, 0) << cmd;
     EXPECT_THAT(h.out, HasSubstr(std::string("Usage: pgring-tool [--dev PATH] [--db PATH] "
-                                             "[--format text|json] ") +
+                                             "[--column-family NAME] "
+                                             "[--format text|json|json-pretty] ") +
                                  cmd + " [OPTIONS]"))
         << cmd;
   }

@@ -150,6 +150,31 @@ TEST_P(ToolReadTest, Dups) {
   Golden("dups_1.0.json", {"dups", "--pg", "1.0", "--format", "json"});
 }
 
+// Ranges and limits on dups as on log (--from, --to, --max).
+TEST_P(ToolReadTest, RangesAndLimits) {
+  Golden("dups_1.0_range.txt", {"dups", "--pg", "1.0", "--from", "1.2", "--to", "1.3"});
+  Golden("dups_1.0_max.txt", {"dups", "--pg", "1.0", "--max", "2"});
+  Golden("log_1.1_max.txt", {"log", "--pg", "1.1", "--from", "2.500", "--max", "3"});
+  ToolRun j = store_->Run({"dups", "--pg", "1.0", "--max", "2", "--format", "json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_EQ(j.json()["dups"].size(), 2u);
+  EXPECT_EQ(j.json()["more"], true);
+  ToolRun all = store_->Run({"dups", "--pg", "1.0", "--max", "3", "--format", "json"});
+  EXPECT_EQ(all.json()["dups"].size(), 3u);
+  EXPECT_EQ(all.json()["more"], false);
+  ToolRun bad = store_->Run({"dups", "--pg", "1.0", "--from", "1.3", "--to", "1.2"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("version range 1'3..1'2 is empty"));
+}
+
+// Ceph's names: --pgid beside --pg, --format json-pretty beside json.
+TEST_P(ToolReadTest, CephNames) {
+  ToolRun pg = store_->Run({"log", "--pg", "1.0", "--format", "json"});
+  ToolRun pgid = store_->Run({"log", "--pgid", "1.0", "--format", "json-pretty"});
+  EXPECT_EQ(pgid.exit_code, 0) << pgid.err;
+  EXPECT_EQ(pg.out, pgid.out);
+}
+
 TEST_P(ToolReadTest, Stats) {
   Golden("stats.txt", {"stats"});
   Golden("stats.json", {"stats", "--format", "json"});

@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
+
 #include "tool/command.h"
 #include "tool/render.h"
 
@@ -144,7 +146,18 @@ TEST(ToolCommandRegistryTest, EveryCommandOnceWithHelp) {
   }
   EXPECT_EQ(names, (std::set<std::string>{"mkfs", "show-label", "fsck", "repair", "list-pgs",
                                           "info", "log", "dups", "stats", "layout", "export",
-                                          "import", "trim", "rewind", "remove-pg", "decode"}));
+                                          "export-remove", "import", "trim", "rewind",
+                                          "trim-dups", "remove-pg", "expand", "decode"}));
+}
+
+// A command that writes takes --dry-run (and is refused with --live).
+TEST(ToolCommandRegistryTest, EveryCommandThatWritesTakesDryRun) {
+  for (const auto& c : AllCommands()) {
+    CLI::App app;
+    c->AddOptions(&app);
+    const bool dry_run = app.get_option_no_throw("--dry-run") != nullptr;
+    EXPECT_EQ(dry_run, c->writes()) << c->name();
+  }
 }
 
 }  // namespace

@@ -29,7 +29,8 @@ nlohmann::json ToolRun::json() const {
   return j;
 }
 
-ToolRun RunTool(const std::vector<std::string>& args, int timeout_seconds) {
+ToolRun RunTool(const std::vector<std::string>& args, int timeout_seconds,
+                const std::string& stdin_path) {
   ToolRun r;
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -38,7 +39,7 @@ ToolRun RunTool(const std::vector<std::string>& args, int timeout_seconds) {
   }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 0, stdin_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
   std::vector<std::string> argv_s = {PGRING_TOOL_BIN};
@@ -100,19 +101,87 @@ ToolRun RunTool(const std::vector<std::string>& args, int timeout_seconds) {
 
 // ---------------------------------------------------------------------------
 
-ToolStore::ToolStore(Backend backend, uint64_t size) {
+namespace {
+
+// The embedder's RocksDB of a ToolStore with a column family, open with
+// every family it has (created if missing).
+class EmbedderDb {
+ public:
+  EmbedderDb(const std::string& path, const std::string& family) {
+    rocksdb::DBOptions o;
+    o.create_if_missing = true;
+    o.create_missing_column_families = true;
+    std::vector<rocksdb::ColumnFamilyDescriptor> d;
+    for (const char* f : {rocksdb::kDefaultColumnFamilyName.c_str(), "other", family.c_str()}) {
+      d.emplace_back(f, rocksdb::ColumnFamilyOptions());
+    }
+    rocksdb::Status s = rocksdb::DB::Open(o, path, d, &handles_, &db_);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  ~EmbedderDb() {
+    if (db_ == nullptr) return;
+    for (auto* h : handles_) EXPECT_TRUE(db_->DestroyColumnFamilyHandle(h).ok());
+    EXPECT_TRUE(db_->Close().ok());
+    delete db_;
+  }
+  rocksdb::DB* db() const { return db_; }
+  rocksdb::ColumnFamilyHandle* handle(size_t i) const { return handles_.at(i); }
+  MetadataLocation location() const { return MetadataLocation::SharedDb(db_, handles_.at(2)); }
+
+ private:
+  rocksdb::DB* db_ = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+};
+
+}  // namespace
+
+ToolStore::ToolStore(Backend backend, uint64_t size, std::string column_family)
+    : column_family_(std::move(column_family)) {
   dev_ = dir_.Join("partition");
   db_ = dir_.Join("db");
   MakeFile(dev_, size);
   MkfsOptions m;
   m.chunk_size = kChunkSize;
   m.backend = backend;
-  absl::Status s = Mkfs(dev_, MetadataLocation::OwnDb(db_), m);
+  if (column_family_.empty()) {
+    absl::Status s = Mkfs(dev_, MetadataLocation::OwnDb(db_), m);
+    EXPECT_TRUE(s.ok()) << s;
+    return;
+  }
+  EmbedderDb e(db_, column_family_);
+  if (e.db() == nullptr) return;  // EmbedderDb failed the test
+  // The embedder's own keys, beside pgring's: the tool must not see them.
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  EXPECT_TRUE(e.db()->Put(wo, e.handle(0), "osd_superblock", "embedder's").ok());
+  EXPECT_TRUE(e.db()->Put(wo, e.handle(1), "pgring.meta", "not pgring's").ok());
+  absl::Status s = Mkfs(dev_, e.location(), m);
   EXPECT_TRUE(s.ok()) << s;
+}
+
+void ToolStore::WithStore(const Options& options, const std::function<void(Store*)>& fn) const {
+  Options o = options;
+  o.log_sink = NullLogSink();
+  o.io_engine = IoEngine::kPsync;
+  std::unique_ptr<EmbedderDb> e;
+  MetadataLocation where = MetadataLocation::OwnDb(db_);
+  if (!column_family_.empty()) {
+    e = std::make_unique<EmbedderDb>(db_, column_family_);
+    where = e->location();
+  }
+  auto s = Store::Open(dev_, where, o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  fn(s->get());
+  absl::Status c = (*s)->Close();
+  EXPECT_TRUE(c.ok()) << c;
 }
 
 std::vector<std::string> ToolStore::Args(std::vector<std::string> args) const {
   std::vector<std::string> out = {"--dev", dev_, "--db", db_};
+  if (!column_family_.empty()) {
+    out.push_back("--column-family");
+    out.push_back(column_family_);
+  }
   out.insert(out.end(), args.begin(), args.end());
   return out;
 }
@@ -154,8 +223,12 @@ PgId PgC() { return PgId{2, 0x1f, -1}; }
 PgId PgD() { return PgId{1, 0x2, -1}; }
 
 void ToolStore::Populate() const {
-  auto store = Open();
-  ASSERT_NE(store, nullptr);
+  Options o;
+  o.log_layout = LogLayout::kPerPgRings;  // as Open()
+  WithStore(o, [](Store* store) { PopulateStore(store); });
+}
+
+void PopulateStore(Store* store) {
   auto commit = [&](Transaction t) {
     absl::Status s = store->Commit(std::move(t));
     ASSERT_TRUE(s.ok()) << s;
@@ -207,8 +280,6 @@ void ToolStore::Populate() const {
     t.SetInfo(PgD(), "info-D");
     commit(std::move(t));
   }
-  absl::Status s = store->Close();
-  ASSERT_TRUE(s.ok()) << s;
 }
 
 void ToolStore::PopulateStream(const std::function<void()>& before_last) const {
@@ -302,15 +373,27 @@ void ToolStore::FlipDeviceByte(uint64_t offset) const {
 
 std::map<std::string, std::string> ToolStore::DbContents() const {
   std::map<std::string, std::string> out;
-  rocksdb::Options o;
-  rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::OpenForReadOnly(o, db_, &raw);
+  rocksdb::DBOptions o;
+  std::vector<std::string> families;
+  rocksdb::Status s = rocksdb::DB::ListColumnFamilies(o, db_, &families);
   EXPECT_TRUE(s.ok()) << s.ToString();
   if (!s.ok()) return out;
-  std::unique_ptr<rocksdb::DB> db(raw);
-  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
-  for (it->SeekToFirst(); it->Valid(); it->Next())
-    out[it->key().ToString()] = it->value().ToString();
+  std::vector<rocksdb::ColumnFamilyDescriptor> d;
+  for (const auto& f : families) d.emplace_back(f, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  s = rocksdb::DB::OpenForReadOnly(o, db_, d, &handles, &raw);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  if (!s.ok()) return out;
+  for (auto* h : handles) {
+    const std::string prefix =
+        h->GetName() == rocksdb::kDefaultColumnFamilyName ? "" : h->GetName() + ":";
+    std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator(rocksdb::ReadOptions(), h));
+    for (it->SeekToFirst(); it->Valid(); it->Next())
+      out[prefix + it->key().ToString()] = it->value().ToString();
+  }
+  for (auto* h : handles) EXPECT_TRUE(raw->DestroyColumnFamilyHandle(h).ok());
+  delete raw;
   return out;
 }
 

@@ -30,22 +30,39 @@ struct ToolRun {
   nlohmann::json json() const;  // stdout parsed; fails the test if it is not JSON
 };
 
-// Runs the pgring-tool binary with `args`. Stdin is /dev/null.
-ToolRun RunTool(const std::vector<std::string>& args, int timeout_seconds = 120);
+// Runs the pgring-tool binary with `args`; its standard input is the file
+// `stdin_path`.
+ToolRun RunTool(const std::vector<std::string>& args, int timeout_seconds = 120,
+                const std::string& stdin_path = "/dev/null");
 
 // A store in a temporary directory: a partition file and a RocksDB dir.
+// With a column family, the store is embedded as the README recommends: its
+// keys in that family of a RocksDB that also holds an embedder's own keys
+// (in the default family and in "other"), through MetadataLocation::SharedDb;
+// Args() then adds --column-family. Such a store is written through
+// Populate() and WithStore() (the RocksDB is open only while they run, so
+// the tool can open it).
 class ToolStore {
  public:
   static constexpr uint64_t kPartitionSize = 2ull << 20;  // 31 chunks of 64 KiB
   static constexpr uint32_t kChunkSize = 64 << 10;
 
-  explicit ToolStore(Backend backend = Backend::kRing, uint64_t size = kPartitionSize);
+  explicit ToolStore(Backend backend = Backend::kRing, uint64_t size = kPartitionSize,
+                     std::string column_family = "");
+  const std::string& column_family() const { return column_family_; }
+  // Opens the store (through the embedder's RocksDB when it has a column
+  // family) with `options` and runs `fn` on it; closes it after.
+  void WithStore(const Options& options, const std::function<void(Store*)>& fn) const;
   const std::string& dev() const { return dev_; }
   const std::string& db() const { return db_; }
   std::string Join(const std::string& name) const { return dir_.Join(name); }
   // --dev X --db Y, followed by `args`.
   std::vector<std::string> Args(std::vector<std::string> args) const;
   ToolRun Run(std::vector<std::string> args) const { return RunTool(Args(std::move(args))); }
+  // With standard input read from the file `stdin_path`.
+  ToolRun RunWithStdin(std::vector<std::string> args, const std::string& stdin_path) const {
+    return RunTool(Args(std::move(args)), 120, stdin_path);
+  }
 
   std::unique_ptr<Store> Open(RecoveryPolicy policy = RecoveryPolicy::kRefuse) const;
   std::unique_ptr<Store> Open(const Options& options) const;
@@ -63,7 +80,9 @@ class ToolStore {
   std::string ReadDevice(uint64_t offset, uint64_t n) const;
   void WriteDevice(uint64_t offset, const std::string& bytes) const;
   void FlipDeviceByte(uint64_t offset) const;
-  std::map<std::string, std::string> DbContents() const;  // every key and value
+  // Every key and value; a key of a column family other than the default
+  // one is prefixed with "<family>:".
+  std::map<std::string, std::string> DbContents() const;
   void PutDbValue(const std::string& key, const std::string& value) const;
   void DeleteDbKey(const std::string& key) const;
   PgPointer Pointer(const PgId& pg) const;
@@ -85,7 +104,11 @@ class ToolStore {
  private:
   TempDir dir_;
   std::string dev_, db_;
+  std::string column_family_;
 };
+
+// Writes the standard content (PgA..PgD below) through `store`.
+void PopulateStore(Store* store);
 
 // A stream-layout store's options: a stream of two chunks that homes a PG's
 // records as soon as one whole block of them is unhomed.

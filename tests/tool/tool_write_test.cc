@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_format.h"
 #include "format/record.h"
 #include "tool_test_util.h"
 #include "util/coding.h"
@@ -138,6 +139,64 @@ TEST_P(ToolSurgeryTest, TrimRewindRemove) {
   ExpectClean(store_);
 }
 
+// Ceph's trim-pg-log-dups: a PG's dups trimmed on their own.
+TEST_P(ToolSurgeryTest, TrimDups) {
+  ToolRun t = store_.Run({"trim-dups", "--pgid", "1.0", "--to", "1.2", "--yes-i-really-mean-it"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.out, "PG 1.0: dups trimmed to 1'2: 2 dups dropped; 1 dup left\n");
+  PgContent c = Content(store_, PgA());
+  ASSERT_EQ(c.dups.size(), 1u);
+  EXPECT_EQ(c.dups.front().version, (Version{1, 3}));
+  EXPECT_EQ(c.entries.size(), 20u);  // the entries are untouched
+  if (GetParam() == Backend::kRing) {  // the RocksDB backend's info shows no trim points
+    ToolRun info = store_.Run({"info", "--pg", "1.0", "--format", "json"});
+    EXPECT_EQ(info.json()["dups_trimmed_to"], "1'2");
+  }
+  ExpectClean(store_);
+}
+
+// --dry-run on every command that writes: it says what it would do and
+// writes nothing, proved on the partition's bytes, the RocksDB's keys and
+// every file of the RocksDB directory.
+TEST_P(ToolSurgeryTest, DryRunWritesNothing) {
+  const struct {
+    std::vector<std::string> args;
+    std::string out;
+  } cases[] = {
+      {{"trim", "--pg", "1.0", "--to", "1.5", "--dry-run"},
+       "PG 1.0: trim to 1'5 would drop 5 entries (dry run: nothing written)\n"},
+      {{"rewind", "--pg", "1.0", "--to", "1.15", "--dry-run"},
+       "PG 1.0: rewind to 1'15 would drop 5 entries (dry run: nothing written)\n"},
+      {{"trim-dups", "--pg", "1.0", "--to", "1.2", "--dry-run"},
+       "PG 1.0: trim-dups to 1'2 would drop 2 dups (dry run: nothing written)\n"},
+      {{"remove-pg", "--pg", "1.0", "--dry-run", "--yes-i-really-mean-it"},
+       "PG 1.0 would be removed: 20 entries (1'1 .. 1'20) and 3 dups dropped, "},
+      {{"repair", "--dry-run"}, "result: 0 to fix, 0 refused (nothing to do)\n"},
+      {{"export-remove", "--pg", "1.0", "--file", store_.Join("x"), "--dry-run"},
+       "would export PG 1.0: 20 entries, 3 dups, info (8 bytes)"},
+      {{"mkfs", "--force", "--chunk-size", "128K", "--dry-run"},
+       "would make a ring store: 2097152 bytes, 15 chunks of 128.0 KiB (dry run: nothing "
+       "written)\n"},
+  };
+  for (const auto& c : cases) {
+    const std::string dev = store_.DeviceBytes();
+    const auto db = store_.DbContents();
+    const auto files = store_.Files();
+    ToolRun r = store_.Run(c.args);
+    const std::string what = ::testing::PrintToString(c.args);
+    EXPECT_EQ(r.exit_code, 0) << what << ": " << r.err;
+    EXPECT_THAT(r.out, StartsWith(c.out)) << what;
+    EXPECT_TRUE(dev == store_.DeviceBytes()) << what << " changed the partition";
+    EXPECT_EQ(db, store_.DbContents()) << what << " changed the RocksDB's keys";
+    EXPECT_TRUE(files == store_.Files()) << what << " changed a file of the RocksDB";
+  }
+  EXPECT_FALSE(std::filesystem::exists(store_.Join("x")));
+  // mkfs --dry-run refuses what mkfs refuses.
+  ToolRun m = store_.Run({"mkfs", "--dry-run"});
+  EXPECT_EQ(m.exit_code, 1);
+  EXPECT_THAT(m.err, HasSubstr("refuses to overwrite it without force"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ToolSurgeryTest,
                          ::testing::Values(Backend::kRing, Backend::kRocksDb),
                          BackendName);
@@ -250,6 +309,163 @@ TEST(ToolTransferTest, ExportRefusesADamagedLog) {
   EXPECT_THAT(r.err, HasSubstr("damaged; export refuses it: PG 1.0: chunk"));
   EXPECT_FALSE(std::filesystem::exists(f));
   EXPECT_FALSE(std::filesystem::exists(f + ".tmp"));
+}
+
+// What scripts do with ceph-objectstore-tool: export to standard output,
+// import from standard input.
+TEST(ToolTransferTest, ExportToStdoutImportsFromStdin) {
+  ToolStore s;
+  s.Populate();
+  const std::string f = s.Join("a.export");
+  ASSERT_EQ(s.Run({"export", "--pg", "1.1", "--file", f}).exit_code, 0);
+  ToolRun e = s.Run({"export", "--pgid", "1.1", "--file", "-"});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  // Standard output holds the file alone, byte for byte; the summary is on
+  // standard error.
+  EXPECT_TRUE(e.out == ReadFile(f));
+  EXPECT_EQ(e.err, absl::StrFormat("exported PG 1.1: 150 entries, 0 dups, info (8 bytes) (%u "
+                                   "bytes written to standard output)\n",
+                                   e.out.size()));
+  const std::string piped = s.Join("piped");
+  WriteFile(piped, e.out);
+  ToolStore target;
+  ToolRun i = target.RunWithStdin({"import", "--file", "-"}, piped);
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  EXPECT_EQ(i.out, "imported PG 1.1: 150 entries, 0 dups, info (8 bytes)\n");
+  EXPECT_TRUE(Content(target, PgB()) == Content(s, PgB()));
+  ExpectClean(target);
+}
+
+TEST(ToolTransferTest, ImportFromAnEmptyStdinIsRefused) {
+  ToolStore target;
+  target.Populate();
+  const std::string dev = target.DeviceBytes();
+  const auto db = target.DbContents();
+  ToolRun r = target.Run({"import", "--file", "-"});  // stdin is /dev/null
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "pgring-tool: error: standard input is empty: nothing to import (pipe an export file "
+            "into --file -)\n");
+  EXPECT_TRUE(dev == target.DeviceBytes());
+  EXPECT_EQ(db, target.DbContents());
+}
+
+TEST(ToolTransferTest, ExportAllImportsEveryPg) {
+  for (Backend from : {Backend::kRing, Backend::kRocksDb}) {
+    ToolStore s(from);
+    s.Populate();
+    const std::string f = s.Join("all.export");
+    ToolRun e = s.Run({"export", "--all", "--file", f});
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    EXPECT_THAT(e.out, HasSubstr("exported 4 PGs"));
+    for (Backend to : {Backend::kRing, Backend::kRocksDb}) {
+      ToolStore target(to);
+      ToolRun i = target.Run({"import", "--file", f, "--format", "json"});
+      ASSERT_EQ(i.exit_code, 0) << i.err;
+      EXPECT_EQ(i.json()["pgs"].size(), 4u);
+      for (const PgId& pg : {PgA(), PgB(), PgC(), PgD()}) {
+        EXPECT_TRUE(Content(target, pg) == Content(s, pg)) << pg.ToString();
+      }
+      ExpectClean(target);
+      // Again: every PG exists; nothing changes.
+      const std::string dev = target.DeviceBytes();
+      const auto db = target.DbContents();
+      ToolRun again = target.Run({"import", "--file", f});
+      EXPECT_EQ(again.exit_code, 1);
+      EXPECT_THAT(again.err, HasSubstr("PG 1.0 already exists"));
+      EXPECT_TRUE(dev == target.DeviceBytes());
+      EXPECT_EQ(db, target.DbContents());
+    }
+  }
+}
+
+TEST(ToolTransferTest, ExportAllFileRefusals) {
+  ToolStore s;
+  s.Populate();
+  const std::string f = s.Join("all.export");
+  ASSERT_EQ(s.Run({"export", "--all", "--file", f}).exit_code, 0);
+  const std::string good = ReadFile(f);
+  ToolStore target;
+  const std::string bad = s.Join("bad.export");
+  auto refused = [&](std::vector<std::string> args, int code, const std::string& msg) {
+    const std::string dev = target.DeviceBytes();
+    const auto db = target.DbContents();
+    ToolRun r = target.Run(args);
+    EXPECT_EQ(r.exit_code, code) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(msg));
+    EXPECT_TRUE(dev == target.DeviceBytes());
+    EXPECT_EQ(db, target.DbContents());
+  };
+  refused({"import", "--file", f, "--pg", "9.9"}, 2, "holds 4 PGs; --pg renames the one PG");
+  // Cut after its third PG: the count says four.
+  const uint64_t first = DecodeFixed64(good.data() + 20);
+  const uint64_t second = DecodeFixed64(good.data() + 28 + first);
+  const uint64_t third = DecodeFixed64(good.data() + 36 + first + second);
+  WriteFile(bad, good.substr(0, 44 + first + second + third));
+  refused({"import", "--file", bad}, 1, "truncated: it announces 4 PGs and holds 3");
+  std::string flipped = good;
+  flipped[good.size() - 10] ^= 1;
+  WriteFile(bad, flipped);
+  refused({"import", "--file", bad}, 1, "PG 4 of 4");
+  WriteFile(bad, good + "x");
+  refused({"import", "--file", bad}, 1, "bytes after its 4 PGs");
+  ToolRun both = s.Run({"export", "--all", "--pg", "1.0", "--file", f});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("excludes"));
+}
+
+TEST(ToolTransferTest, ExportRemove) {
+  ToolStore s;
+  s.Populate();
+  const auto before = Content(s, PgA());
+  const std::string f = s.Join("a.export");
+  // --dry-run writes nothing: no file, not a byte of the store.
+  {
+    const std::string dev = s.DeviceBytes();
+    const auto db = s.DbContents();
+    ToolRun d = s.Run({"export-remove", "--pg", "1.0", "--file", f, "--dry-run"});
+    ASSERT_EQ(d.exit_code, 0) << d.err;
+    EXPECT_THAT(d.out, HasSubstr("would remove PG 1.0"));
+    EXPECT_FALSE(std::filesystem::exists(f));
+    EXPECT_TRUE(dev == s.DeviceBytes());
+    EXPECT_EQ(db, s.DbContents());
+  }
+  ToolRun r = s.Run({"export-remove", "--pg", "1.0", "--file", f});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("removed PG 1.0"));
+  ToolRun gone = s.Run({"info", "--pg", "1.0"});
+  EXPECT_EQ(gone.exit_code, 1);
+  ExpectClean(s);
+  // The file brings it back as it was.
+  ASSERT_EQ(s.Run({"import", "--file", f}).exit_code, 0);
+  EXPECT_TRUE(Content(s, PgA()) == before);
+  // A PG that does not exist: nothing written.
+  ToolRun missing = s.Run({"export-remove", "--pg", "9.9", "--file", s.Join("m.export")});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_FALSE(std::filesystem::exists(s.Join("m.export")));
+}
+
+TEST(ToolTransferTest, ImportDryRunWritesNothing) {
+  ToolStore s;
+  s.Populate();
+  const std::string f = s.Join("a.export");
+  ASSERT_EQ(s.Run({"export", "--pg", "1.0", "--file", f}).exit_code, 0);
+  ToolStore target;
+  target.Populate();
+  const std::string dev = target.DeviceBytes();
+  const auto db = target.DbContents();
+  const auto files = target.Files();
+  ToolRun r = target.Run({"import", "--file", f, "--pg", "7.7", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "would import PG 7.7 (exported as PG 1.0): 20 entries, 3 dups, info (8 bytes)\n"
+            "dry run: nothing written\n");
+  EXPECT_TRUE(dev == target.DeviceBytes());
+  EXPECT_EQ(db, target.DbContents());
+  EXPECT_TRUE(files == target.Files());
+  ToolRun exists = target.Run({"import", "--file", f, "--dry-run"});
+  EXPECT_EQ(exists.exit_code, 1);
+  EXPECT_THAT(exists.err, HasSubstr("PG 1.0 already exists"));
 }
 
 // ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "format/interrupted_expand.h"
 #include "format/label.h"
 #include "format/metadata_keys.h"
 #include "format/rocksdb_backend_keys.h"
@@ -26,6 +27,35 @@ void ExpectError(const absl::Status& got, absl::StatusCode expected, std::string
 constexpr uint64_t kPartition = 4096 + 16 * (1ull << 20);  // 16 chunks of 1 MiB
 
 // --- Geometry ------------------------------------------------------------------
+
+// Only the pair an expand cut short between its two writes reads as a
+// growth: the label larger in both size and chunk count, the rest equal.
+TEST(InterruptedExpand, OnlyAGrownLabelOverItsOwnMetadata) {
+  auto small = MakeLabel(2 << 20, 4096, 0, 64 << 10, Backend::kRing);
+  auto large = MakeLabel(4 << 20, 4096, 0, 64 << 10, Backend::kRing);
+  ASSERT_TRUE(small.ok() && large.ok());
+  large->uuid = small->uuid;
+  const StoreMeta meta = StoreMeta::ForLabel(*small);
+  EXPECT_TRUE(IsInterruptedExpand(*large, meta));
+  const StoreMeta grown = GrownMeta(*large, meta);
+  EXPECT_EQ(grown.chunk_count, large->chunk_count);
+  EXPECT_EQ(grown.partition_size, large->partition_size);
+  EXPECT_EQ(grown.next_pg_stamp, meta.next_pg_stamp);
+  EXPECT_FALSE(IsInterruptedExpand(*large, grown));                           // already done
+  EXPECT_FALSE(IsInterruptedExpand(*small, StoreMeta::ForLabel(*large)));     // meta larger
+  Label other = *large;
+  other.uuid = Uuid::Random();
+  EXPECT_FALSE(IsInterruptedExpand(other, meta));  // another store's
+  Label chunks_only = *small;
+  chunks_only.chunk_count -= 1;
+  EXPECT_FALSE(IsInterruptedExpand(*small, StoreMeta::ForLabel(chunks_only)));  // size equal
+  Label size_only = *small;
+  size_only.partition_size += 4096;
+  EXPECT_FALSE(IsInterruptedExpand(size_only, meta));  // no chunk added
+  Label backend = *large;
+  backend.backend = Backend::kRocksDb;
+  EXPECT_FALSE(IsInterruptedExpand(backend, meta));
+}
 
 TEST(CheckGeometry, WhatAWriterMakesPasses) {
   EXPECT_OK(CheckGeometry(4096, 1 << 20, kPartition, 16));
