@@ -139,7 +139,7 @@ print("partition + RocksDB, less the floor's RocksDB bytes per write), which a n
 print("moves, and the fio process's CPU time (getrusage, setup excluded), which it moves in short")
 print("runs too; docs/BENCHMARKS.md says what each counts.")
 print()
-print("targets (the project brief, section 4), this run:")
+print("targets (README, \"Results so far\"), this run:")
 # (what, measured, op, limit): met when `measured op limit` holds.
 def targets_of(r):
     return [
@@ -160,7 +160,7 @@ for (what, v, op, limit), (_, sv, _, _) in zip(targets_of(ring), targets_of(stre
         met = "-" if x is None else ("met" if (x >= limit if op == ">=" else x <= limit) else "NOT met")
         return f"{f(x, '.3f'):>7} {met:>7}"
     print(f"  {what:<{width}}  {cell(v):>20}  {cell(sv):>20}  (target {op} {limit:g})")
-print("  (the brief measures metadata bytes over a 600 s run, and IOPS and p99 as medians of alternating")
+print("  (the targets take metadata bytes over a 600 s run, and IOPS and p99 as medians of alternating")
 print("   rounds: bench/report.sh; one short run here)")
 print()
 print("other ratios, this run:")

@@ -20,9 +20,9 @@ namespace {
 // compared with RocksDB at its best for this data:
 //   compression=kNoCompression        Reef's default. Squid (v19) switched to
 //                                     kLZ4Compression to save metadata space;
-//                                     kept off here: the brief says measure
-//                                     compression before enabling it, and
-//                                     both backends get the same setting.
+//                                     kept off here: compression is measured
+//                                     before it is enabled (docs/BENCHMARKS.md),
+//                                     and both backends get the same setting.
 //   max_write_buffer_number=64        up to 64 memtables queue before writes
 //                                     stall on a slow flush
 //   min_write_buffer_number_to_merge=6  (32, below) a flush merges several
