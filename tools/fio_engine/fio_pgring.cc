@@ -517,6 +517,19 @@ int fio_pgring_setup(thread_data* td) {
   return 0;
 }
 
+// The numjobs of a job's section. fio keeps it in the section's first job
+// (subjob 0) only: its clones get numjobs=1 and come right after it in fio's
+// table of jobs, numbered numjobs-1 .. 1 (init.c, add_job), so the nearest
+// subjob 0 before a clone is its section's first job.
+unsigned SectionJobs(thread_data* td) {
+  if (td->subjob_number == 0) return td->o.numjobs > 0 ? td->o.numjobs : 1;
+  for (unsigned i = td->thread_number - 1; i-- > 0;) {  // thread_number is 1-based
+    const thread_data* t = tnumber_to_td(i);
+    if (t->subjob_number == 0) return t->o.numjobs > 0 ? t->o.numjobs : 1;
+  }
+  return td->subjob_number + 1;  // not reached: a clone always has its first job
+}
+
 int fio_pgring_init(thread_data* td) {
   try {
     if (td->o.numjobs > 1 && !td->o.use_thread) {
@@ -533,7 +546,7 @@ int fio_pgring_init(thread_data* td) {
     // opens the store), or all in one.
     uint32_t pool = 0;
     if (!config.single_pool_mode) {
-      config.pools = td->o.numjobs > 0 ? td->o.numjobs : 1;
+      config.pools = SectionJobs(td);
       pool = td->subjob_number;
     }
     std::vector<std::string> data_files;
