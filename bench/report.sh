@@ -83,6 +83,9 @@
 #                     takes --home-blocks
 #   PGRING_SIZE       data partition (2G; --smoke 256M)
 #   PGRING_LOG_SIZE   log partition (4G: 1024 PGs need ~3 chunks each; --smoke 256M)
+#   (the others' defaults: fio-jobs/defaults.sh, shared with fio-jobs/run.sh
+#   and scripts/main-job.sh; this script sets runtime, queue depth and PGs
+#   per run)
 #   PGRING_DATA, PGRING_LOG   real devices instead of files, as for fio-jobs/run.sh
 #                     (restart_bench always uses files in the work directory)
 #   BENCH_JOBS        build parallelism (nproc)
@@ -208,12 +211,17 @@ LOG_KINDS=(ring stream)  # the ring backend's two layouts
 
 # The partitions (fio-jobs/run.sh creates them on first use).
 export PGRING_DIR=$WORK
+# The fio jobs' defaults are fio-jobs/defaults.sh, as for run.sh and
+# main-job.sh, but for the log partition (4G, not 2G: 1024 PGs, the
+# matrix's largest count, need ~3 chunks each), the --smoke sizes, and the
+# runtime and queue depth, which the matrix sets run by run.
 if [[ $MODE == smoke ]]; then
   : "${PGRING_SIZE:=256M}" "${PGRING_LOG_SIZE:=256M}"
 else
-  : "${PGRING_SIZE:=2G}" "${PGRING_LOG_SIZE:=4G}"
+  : "${PGRING_LOG_SIZE:=4G}"
 fi
-export PGRING_SIZE PGRING_LOG_SIZE
+# shellcheck source=fio-jobs/defaults.sh
+source "$ROOT/fio-jobs/defaults.sh"
 
 # Record the setting for report.py.
 python3 - "$OUT/settings.json" <<PY

@@ -6,23 +6,20 @@
 # Usage: fio-jobs/run.sh JOB.fio [fio arguments...]
 #   e.g. PGRING_IODEPTH=32 fio-jobs/run.sh fio-jobs/ring-randwrite.fio --output-format=json
 #
-# Defaults (override any of them in the environment):
+# Defaults (override any of them in the environment): fio-jobs/defaults.sh
+# (PGRING_SIZE, PGRING_LOG_SIZE, PGRING_RUNTIME, PGRING_IODEPTH, PGRING_PGS,
+# PGRING_SHARED_FLUSH, PGRING_SYNC_COVERS, PGRING_NO_PG_LOG, PGRING_LAYOUT:
+# the same for scripts/main-job.sh and bench/report.sh, which say where they
+# differ), and here the paths:
 #   PGRING_DIR      build/fio-bench in the repository: where the partitions live
 #   PGRING_DATA     $PGRING_DIR/data.part, written with PGRING_SIZE of zeros
 #   PGRING_LOG      $PGRING_DIR/log.part, written with PGRING_LOG_SIZE of zeros
 #   PGRING_DB       $PGRING_DIR/db
-#   PGRING_SIZE     2G          PGRING_LOG_SIZE  2G
-#   PGRING_RUNTIME  20          PGRING_IODEPTH   16          PGRING_PGS  128
 #   PGRING_STATS    $PGRING_DIR/<job name>.report.json
-#   PGRING_SHARED_FLUSH  auto (ring job: one flush for data and log when safe)
-#   PGRING_SYNC_COVERS   auto (ring job: a group's RocksDB sync flushes the next
-#                        group's records, when RocksDB is on the partition's disk)
-#   PGRING_NO_PG_LOG     0 (ring job: 1 makes it the floor, the OSD write with
-#                        no PG log)
-#   PGRING_LAYOUT        perpg (ring job: stream puts the records in the log
-#                        stream first)
 #   PGRING_ENGINE   the first libfio_pgring.so found under build/{default,dev,*}
-# Block devices given as PGRING_DATA or PGRING_LOG are used as they are.
+# Block devices given as PGRING_DATA or PGRING_LOG are used as they are
+# (RocksDB stays in PGRING_DB: the engine refuses one that would default to
+# <block device>.db, under /dev).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,15 +30,8 @@ shift
 : "${PGRING_DATA:=$PGRING_DIR/data.part}"
 : "${PGRING_LOG:=$PGRING_DIR/log.part}"
 : "${PGRING_DB:=$PGRING_DIR/db}"
-: "${PGRING_SIZE:=2G}"
-: "${PGRING_LOG_SIZE:=2G}"
-: "${PGRING_RUNTIME:=20}"
-: "${PGRING_IODEPTH:=16}"
-: "${PGRING_PGS:=128}"
-: "${PGRING_SHARED_FLUSH:=auto}"
-: "${PGRING_SYNC_COVERS:=auto}"
-: "${PGRING_NO_PG_LOG:=0}"
-: "${PGRING_LAYOUT:=perpg}"
+# shellcheck source=fio-jobs/defaults.sh
+source "$ROOT/fio-jobs/defaults.sh"
 : "${PGRING_STATS:=$PGRING_DIR/$(basename "$JOB" .fio).report.json}"
 if [[ -z "${PGRING_ENGINE:-}" ]]; then
   for so in "$ROOT"/build/default/tools/fio_engine/libfio_pgring.so \
@@ -51,9 +41,7 @@ if [[ -z "${PGRING_ENGINE:-}" ]]; then
   done
 fi
 [[ -n "${PGRING_ENGINE:-}" ]] || { echo "run.sh: no libfio_pgring.so under build/: build the fio_pgring target or set PGRING_ENGINE" >&2; exit 1; }
-export PGRING_DIR PGRING_DATA PGRING_LOG PGRING_DB PGRING_SIZE PGRING_RUNTIME PGRING_IODEPTH \
-       PGRING_PGS PGRING_STATS PGRING_ENGINE PGRING_SHARED_FLUSH PGRING_SYNC_COVERS \
-       PGRING_NO_PG_LOG PGRING_LAYOUT
+export PGRING_DIR PGRING_DATA PGRING_LOG PGRING_DB PGRING_STATS PGRING_ENGINE
 
 mkdir -p "$PGRING_DIR"
 # The partitions, when they are files: written once with zeros. Not

@@ -19,9 +19,11 @@
 # It installs what is missing (Debian packages), builds the engine, creates
 # the partitions under the work directory, and can be run again.
 #
-# Environment (defaults):
-#   PGRING_RUNTIME  seconds per job (60; the whole run is ~4x that plus setup)
-#   PGRING_IODEPTH  writes in flight (32)
+# Environment (defaults: fio-jobs/defaults.sh, the same as fio-jobs/run.sh's
+# and bench/report.sh's, but for the two set here, as said):
+#   PGRING_RUNTIME  seconds per job (60, not 20: one run per backend, long
+#                   enough to be steady; the whole run is ~5x that plus setup)
+#   PGRING_IODEPTH  writes in flight (32, not 16: the brief's headline cell)
 #   PGRING_PGS      placement groups (128)
 #   PGRING_SIZE     data partition size (2G)     PGRING_LOG_SIZE  log partition size (2G)
 #   PGRING_WORK     work directory (build/main-job-work)
@@ -33,9 +35,9 @@ cd "$ROOT"
 
 : "${PGRING_RUNTIME:=60}"
 : "${PGRING_IODEPTH:=32}"
-: "${PGRING_PGS:=128}"
+# shellcheck source=fio-jobs/defaults.sh
+source "$ROOT/fio-jobs/defaults.sh"
 : "${PGRING_WORK:=$ROOT/build/main-job-work}"
-export PGRING_RUNTIME PGRING_IODEPTH PGRING_PGS
 
 bash scripts/install-deps.sh
 

@@ -60,7 +60,7 @@ TEST(CephPayloadTest, EveryKindDecodesWholeAndSaysWhatWasWritten) {
       EXPECT_EQ(e["op"], "modify");
       EXPECT_EQ(e["version"], version);
       EXPECT_EQ(e["struct_v"], 14);
-      EXPECT_EQ(e["object"]["pool"], kPool);
+      EXPECT_EQ(e["object"]["pool"], kFirstPool);
       const uint32_t hash =
           static_cast<uint32_t>(std::stoul(e["object"]["hash"].get<std::string>(), nullptr, 16));
       EXPECT_EQ(CephStableMod(hash, c.pgs), pg);  // the object belongs to this PG

@@ -20,12 +20,16 @@
 //            run.per_write) agree with the counters they divide; the ring
 //            made log-partition writes, the RocksDB backend and the floor
 //            none
+//   pools    one per fio job (or one, pgring_single_pool_mode), each with
+//            pgring_pgs PGs in the report, and each took exactly its own
+//            job's writes
 //   store    opens (read-only); holds the report's PGs; per PG the entries
 //            have consecutive versions, sizes within [entry_min, entry_max],
 //            the count and last version of the report; dups are consecutive
-//            57-byte payloads below the first entry; the info has the size
+//            pgring_dup_size-byte payloads below the first entry; the info has the size
 //            of a fastinfo or a full info
-//   RocksDB  the onode.<object> keys exist and have the onode size
+//   RocksDB  the onode.<object> keys exist and have the onode size (plus
+//            pgring_oi_attr_len)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -34,6 +38,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <rocksdb/db.h>
@@ -102,10 +107,12 @@ int main(int argc, char** argv) {
   // --- fio's own view -------------------------------------------------------
   const json fio = Load(args["fio-json"]);
   uint64_t fio_writes = 0, fio_reads = 0;
+  std::vector<uint64_t> job_writes;  // in fio's order: a section's jobs by their number
   if (fio.contains("jobs")) {
     for (const json& job : fio["jobs"]) {
       CHECK(job.value("error", -1) == 0, "fio job " + job.value("jobname", std::string("?")) +
                                               " error=" + std::to_string(job.value("error", -1)));
+      job_writes.push_back(job["write"].value("total_ios", uint64_t{0}));
       fio_writes += job["write"].value("total_ios", uint64_t{0});
       fio_reads += job["read"].value("total_ios", uint64_t{0});
     }
@@ -119,10 +126,17 @@ int main(int argc, char** argv) {
   const json r = Load(args["report"]);
   if (r.is_null()) return 1;
   const json& cfg = r["config"];
-  const uint32_t pgs = cfg.value("pgring_pgs", 0u);
+  // PGs per pool, times the pools: one per job unless pgring_single_pool_mode.
+  const uint32_t pools = cfg.value("pools", 1u);
+  const uint32_t pgs = cfg.value("pgring_pgs", 0u) * pools;
+  CHECK(cfg.value("pgring_single_pool_mode", false) ? pools == 1 : pools == job_writes.size(),
+        "report: " + S(pools) + " pool(s) for " + S(job_writes.size()) + " fio job(s), single pool mode " +
+            S(cfg.value("pgring_single_pool_mode", false)));
   const uint32_t entry_min = cfg.value("pgring_entry_min", 0u), entry_max = cfg.value("pgring_entry_max", 0u);
   const uint32_t fastinfo = cfg.value("pgring_fastinfo_size", 0u), info = cfg.value("pgring_info_size", 0u);
-  const uint32_t onode_size = cfg.value("pgring_onode_size", 0u);
+  // The onode value holds the object-info attr too (pgring_oi_attr_len).
+  const uint32_t onode_size = cfg.value("pgring_onode_size", 0u) + cfg.value("pgring_oi_attr_len", 0u);
+  const uint32_t dup_size = cfg.value("pgring_dup_size", 0u);
   CHECK(r.value("backend", std::string()) == args["backend"], "report backend " + r.value("backend", std::string()));
   const json& w = r["writes"];
   CHECK(w.value("submitted", uint64_t{0}) == fio_writes,
@@ -210,6 +224,25 @@ int main(int argc, char** argv) {
     CHECK(r["osd_model"].value("trims", uint64_t{0}) > 0, "report: the logs never trimmed");
   }
   CHECK(r["pgs"]["per_pg"].size() == pgs, "report: per_pg rows");
+  // Each pool holds pgring_pgs PGs, and took the writes of its own job
+  // alone (job i: pool i + 1); in single-pool mode, pool 1 took them all.
+  {
+    std::map<int64_t, uint64_t> pool_pgs, pool_writes;
+    for (const json& row : r["pgs"]["per_pg"]) {
+      pgring::PgId id;
+      if (!pgring::PgId::Parse(row.value("pg", std::string()), &id)) continue;  // failed below
+      ++pool_pgs[id.pool];
+      pool_writes[id.pool] += row.value("writes", uint64_t{0});
+    }
+    CHECK(pool_pgs.size() == pools, "report: PGs in " + S(pool_pgs.size()) + " pools, not " + S(pools));
+    for (uint32_t p = 0; p < pools; ++p) {
+      const uint64_t want = pools == 1 ? fio_writes : job_writes[p];
+      CHECK(pool_pgs[p + 1] == pgs / pools, "report: pool " + S(p + 1) + " has " + S(pool_pgs[p + 1]) + " PGs");
+      // (The floor writes no PG log: its model counts no writes per PG.)
+      CHECK(floor || pool_writes[p + 1] == want, "report: pool " + S(p + 1) + " took " + S(pool_writes[p + 1]) +
+                                           " writes, its job(s) made " + S(want));
+    }
+  }
   if (cfg.value("pgring_verify_log", false)) {
     CHECK(r["verify"].value("ok", false), "report: the engine's log check failed: " + r["verify"].dump());
   }
@@ -259,7 +292,7 @@ int main(int argc, char** argv) {
       }
       for (size_t i = 0; i < dups->size(); ++i) {
         const auto& d = (*dups)[i];
-        CHECK(d.payload.size() == 57, "PG " + name + ": dup of " + S(d.payload.size()) + " bytes");
+        CHECK(d.payload.size() == dup_size, "PG " + name + ": dup of " + S(d.payload.size()) + " bytes");
         if (i > 0) {
           CHECK(d.version.version == (*dups)[i - 1].version.version + 1, "PG " + name + ": dup gap");
         }

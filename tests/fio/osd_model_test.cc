@@ -75,7 +75,12 @@ TEST(OsdModelRules, PayloadsAreDeterministicAndSized) {
     EXPECT_EQ(e, EntryPayload(c, 3, v));
     EXPECT_NE(e, EntryPayload(c, 4, v));
   }
-  EXPECT_EQ(DupPayload(c, 1, 2).size(), kDupPayloadSize);
+  EXPECT_EQ(DupPayload(c, 1, 2).size(), 57u);  // Ceph's pg_log_dup_t, the default
+  EngineConfig sized = c;
+  sized.dup_size = 90;
+  sized.oi_attr_len = 250;
+  EXPECT_EQ(DupPayload(sized, 1, 2).size(), 90u);
+  EXPECT_EQ(OnodePayload(sized, 9, 2).size(), c.onode_size + 250u);
   EXPECT_EQ(InfoPayload(c, 1, 2, true).size(), c.info_size);
   EXPECT_EQ(InfoPayload(c, 1, 2, false).size(), c.fastinfo_size);
   EXPECT_EQ(OnodePayload(c, 9, 2).size(), c.onode_size);
@@ -90,7 +95,7 @@ class OsdModelStoreTest : public StoreFixture, public ::testing::WithParamInterf
   }
 
   // Submits one write with an open gate and waits for its commit.
-  absl::Status Write(OsdModel& model, uint64_t object) {
+  absl::Status Write(OsdModel& model, uint64_t object, uint32_t pool = 0) {
     auto gate = std::make_shared<CommitGate>();
     gate->Open();
     std::mutex mu;
@@ -102,7 +107,7 @@ class OsdModelStoreTest : public StoreFixture, public ::testing::WithParamInterf
       result = s;
       done = true;
       cv.notify_all();
-    });
+    }, pool);
     if (!op.ok()) return op.status();
     std::unique_lock<std::mutex> lk(mu);
     cv.wait(lk, [&] { return done; });
@@ -112,7 +117,7 @@ class OsdModelStoreTest : public StoreFixture, public ::testing::WithParamInterf
   void ExpectStoreMatches(const OsdModel& model) {
     const CheckResult r = model.CheckStore(*store_);
     EXPECT_EQ(r.error_count, 0u) << (r.errors.empty() ? "" : r.errors.front());
-    EXPECT_EQ(r.pgs, model.config().pgs);
+    EXPECT_EQ(r.pgs, model.config().TotalPgs());
   }
 };
 
@@ -129,6 +134,38 @@ TEST_P(OsdModelStoreTest, PrefillIsASteadyStateLog) {
     EXPECT_EQ(x.dups(), 60u - target);
     EXPECT_EQ(x.last_dup + 1, x.first_entry);
   }
+  ExpectStoreMatches(model);
+}
+
+// numjobs>1 without pgring_single_pool_mode: each job a pool of its own,
+// with pgring_pgs PGs each, and Ceph's per-OSD log budget spread over all.
+TEST_P(OsdModelStoreTest, EachPoolHasItsOwnPgs) {
+  EngineConfig c = SmallConfig();
+  c.pools = 2;
+  EXPECT_EQ(c.TotalPgs(), 32u);
+  EXPECT_EQ(c.TargetLogEntries(), 20u);  // 480 / 32 = 15, clamped to osd_min_pg_log_entries
+  OsdModel model(c);
+  ASSERT_EQ(model.slots(), 32u);
+  ASSERT_OK(model.Setup(store_.get()));
+  auto listed = store_->ListPgs();
+  ASSERT_OK(listed.status());
+  ASSERT_EQ(listed->size(), 32u);
+  for (const PgId& id : *listed) {
+    EXPECT_TRUE(id.pool == 1 || id.pool == 2) << id.ToString();
+    EXPECT_LT(id.seed, 16u) << id.ToString();
+  }
+  // The same object in each pool: the same seed, two PGs.
+  const uint32_t seed = model.PgOf(7);
+  ASSERT_OK(Write(model, 7, 0));
+  ASSERT_OK(Write(model, 7, 1));
+  ASSERT_OK(Write(model, 7, 1));
+  EXPECT_EQ(model.PgIdOf(seed).ToString(), (PgId{1, seed, -1}.ToString()));
+  EXPECT_EQ(model.PgIdOf(16 + seed).ToString(), (PgId{2, seed, -1}.ToString()));
+  EXPECT_EQ(model.Expectation(seed).writes, 1u);
+  EXPECT_EQ(model.Expectation(16 + seed).writes, 2u);
+  EXPECT_EQ(SlotOf(PgId{2, seed, -1}, c.pgs, c.pools), 16 + seed);
+  EXPECT_EQ(SlotOf(PgId{3, seed, -1}, c.pgs, c.pools), std::nullopt);
+  EXPECT_EQ(Write(model, 7, 2).code(), absl::StatusCode::kInvalidArgument);
   ExpectStoreMatches(model);
 }
 

@@ -107,7 +107,7 @@ absl::StatusOr<AckRecord::Contents> AckRecord::Load(const std::string& path) {
   return c;
 }
 
-AckCheckResult CheckAcks(const std::string& path, const Store& store) {
+AckCheckResult CheckAcks(const std::string& path, const Store& store, uint32_t pgs_per_pool) {
   AckCheckResult r;
   r.ran = true;
   auto error = [&](std::string msg) {
@@ -122,7 +122,7 @@ AckCheckResult CheckAcks(const std::string& path, const Store& store) {
   r.durable = rec->durable;
   for (uint32_t pg = 0; pg < rec->slots.size(); ++pg) {
     const AckRecord::Slot& s = rec->slots[pg];
-    const PgId id = OsdModel::PgIdOf(pg);
+    const PgId id = PgIdOfSlot(pg, pgs_per_pool);
     ++r.pgs;
     if (s.acked < s.start || s.submitted < s.acked) {
       error(absl::StrFormat("PG %s: inconsistent record (start %u, submitted %u, acked %u)",

@@ -65,7 +65,7 @@ class AckRecord {
   // A record as read back from a file.
   struct Contents {
     bool durable = true;
-    std::vector<Slot> slots;  // by PG seed
+    std::vector<Slot> slots;  // by the model's PG slot
   };
   static absl::StatusOr<Contents> Load(const std::string& path);
 
@@ -93,9 +93,10 @@ struct AckCheckResult {
   bool ok() const { return error_count == 0; }
 };
 
-// Checks `store` against the record in `path`. An unreadable record is an
-// error in the result, not a status.
-AckCheckResult CheckAcks(const std::string& path, const Store& store);
+// Checks `store` against the record in `path`, whose slots are the model's
+// (OsdModel: slot s is PgIdOfSlot(s, pgs_per_pool)). An unreadable record is
+// an error in the result, not a status.
+AckCheckResult CheckAcks(const std::string& path, const Store& store, uint32_t pgs_per_pool);
 
 }  // namespace pgring::fio
 

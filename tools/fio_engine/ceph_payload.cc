@@ -74,6 +74,7 @@ constexpr int32_t kOpModify = 1;
 struct Write {
   uint64_t object;  // RBD object number
   uint32_t hash;    // object name hash; maps to the PG
+  int64_t pool;     // the PG's pool
   uint64_t offset;  // of the write in the object
   bool new_object;  // first write of the object: no prior version
   uint64_t prior;   // prior version (0: none)
@@ -82,16 +83,19 @@ struct Write {
   uint32_t sec, nsec;  // mtime
 };
 
+// `pg` is the model's slot of the PG (osd_model.h: PgIdOfSlot).
 Write WriteOf(const EngineConfig& c, uint32_t pg, uint64_t version) {
   Write w;
+  const PgId id = PgIdOfSlot(pg, c.pgs);
+  w.pool = id.pool;
   const uint64_t r = PayloadMix('w', pg, version);
   const uint64_t r2 = PayloadMix('x', pg, version);
   uint32_t mask = 1;
   while (mask < c.pgs) mask <<= 1;
   mask -= 1;
   // Ceph places by ceph_stable_mod(hash, pg_num): keep the PG's bits.
-  w.hash = (static_cast<uint32_t>(r >> 32) & ~mask) | pg;
-  w.object = (r & 0xffff) * c.pgs + pg;
+  w.hash = (static_cast<uint32_t>(r >> 32) & ~mask) | id.seed;
+  w.object = (r & 0xffff) * c.pgs + id.seed;
   const uint64_t blocks = std::max<uint64_t>(1, c.object_size / kWriteSize);
   w.offset = (r2 % blocks) * kWriteSize;
   w.new_object = version == 1 || r2 % 16 == 0;
@@ -121,7 +125,7 @@ void Hobject(Encoder& e, const Write& w) {
   e.U32(w.hash);
   e.Bool(false);  // max
   e.String("");   // namespace
-  e.I64(kPool);
+  e.I64(w.pool);
   e.Finish(at);
 }
 
@@ -237,9 +241,10 @@ std::string CephPgInfo(const EngineConfig& c, uint32_t pg, uint64_t version) {
   Encoder e;
   const size_t at = e.Start(32, 26);
   // pgid (pg_t)
+  const PgId id = PgIdOfSlot(pg, c.pgs);
   e.U8(1);
-  e.U64(kPool);
-  e.U32(pg);
+  e.U64(static_cast<uint64_t>(id.pool));
+  e.U32(id.seed);
   e.I32(-1);
   e.Eversion(kEpoch, version);          // last_update
   e.Eversion(kEpoch, version);          // last_complete

@@ -1,6 +1,7 @@
 #include "engine_config.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -101,8 +102,8 @@ absl::Status EngineConfig::ResolveSharedFlush(const std::vector<std::string>& da
 }
 
 uint64_t EngineConfig::TargetLogEntries() const {
-  if (pgs == 0 || osd_target_pg_log_entries_per_osd == 0) return osd_min_pg_log_entries;
-  return std::clamp<uint64_t>(osd_target_pg_log_entries_per_osd / pgs, osd_min_pg_log_entries,
+  if (TotalPgs() == 0 || osd_target_pg_log_entries_per_osd == 0) return osd_min_pg_log_entries;
+  return std::clamp<uint64_t>(osd_target_pg_log_entries_per_osd / TotalPgs(), osd_min_pg_log_entries,
                               osd_max_pg_log_entries);
 }
 
@@ -111,7 +112,26 @@ absl::Status EngineConfig::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat("pgring engine: ", what));
   };
   if (log_dev.empty()) return bad("pgring_log_dev is required (the log partition: a file or block device)");
+  if (db_path.empty()) {
+    // Lexically, from the current directory: the directory does not exist
+    // yet, and a symlink to a block device (/dev/disk/by-id/...) is under
+    // /dev itself.
+    std::error_code ec;
+    const std::filesystem::path db =
+        std::filesystem::absolute(EffectiveDbPath(), ec).lexically_normal();
+    if (!ec && db.string().starts_with("/dev/")) {
+      return bad(absl::StrCat("pgring_db is not set, and its default, <pgring_log_dev>.db = ",
+                              db.string(), ", is under /dev: RocksDB would live in devtmpfs, in "
+                              "RAM, and the run would measure nothing real; set pgring_db to a "
+                              "directory on a disk"));
+    }
+  }
   if (pgs == 0) return bad("pgring_pgs must be at least 1");
+  if (pools == 0) return bad("the OSD needs at least one pool");
+  if (TotalPgs() > (uint64_t{1} << 31)) {
+    return bad(absl::StrFormat("pgring_pgs (%u) x pools (%u, one per job) is too many PGs", pgs,
+                               pools));
+  }
   if (object_size == 0) return bad("pgring_object_size must not be 0");
   if (entry_min == 0 || entry_min > entry_max) {
     return bad(absl::StrFormat("pgring_entry_min (%u) must be between 1 and pgring_entry_max (%u)",
@@ -119,9 +139,11 @@ absl::Status EngineConfig::Validate() const {
   }
   // Each payload starts with a 16-byte header (tag, PG, version) so that a
   // misplaced payload is recognised by the log check.
-  if (entry_min < 16 || fastinfo_size < 16 || info_size < 16 || (onode_size != 0 && onode_size < 16)) {
-    return bad("pgring_entry_min, pgring_fastinfo_size, pgring_info_size and pgring_onode_size "
-               "must be at least 16 bytes (pgring_onode_size may be 0: no onode)");
+  if (entry_min < 16 || fastinfo_size < 16 || info_size < 16 || dup_size < 16 ||
+      (OnodeValueSize() != 0 && OnodeValueSize() < 16)) {
+    return bad("pgring_entry_min, pgring_fastinfo_size, pgring_info_size, pgring_dup_size and "
+               "pgring_onode_size + pgring_oi_attr_len must be at least 16 bytes (the onode may "
+               "be 0: no onode)");
   }
   if (osd_min_pg_log_entries > osd_max_pg_log_entries) {
     return bad(absl::StrFormat("osd_min_pg_log_entries (%u) exceeds osd_max_pg_log_entries (%u)",
@@ -139,7 +161,9 @@ std::string EngineConfig::StoreSignature() const {
       " stream_chunks=", stream_chunks, " home_blocks=", home_blocks,
       " stream_bypass=", stream_bypass, " io_engine=", IoEngineName(io_engine),
       " shared_flush=", share_flush, " sync_covers=", sync_covers_partition,
-      " pgs=", pgs, " object_size=", object_size, " onode_size=", onode_size,
+      " pgs=", pgs, " single_pool_mode=", single_pool_mode, " pools=", pools,
+      " object_size=", object_size, " onode_size=", onode_size,
+      " oi_attr_len=", oi_attr_len, " dup_size=", dup_size,
       " entry=", entry_min, "-", entry_max, " fastinfo_size=", fastinfo_size,
       " info_size=", info_size, " full_info_every=", full_info_every, " prefill=", prefill, " no_pg_log=", no_pg_log,
       " payload=", PayloadName(payload),

@@ -18,6 +18,11 @@ struct EngineConfig {
   Backend backend = Backend::kRing;      // pgring_backend (used at mkfs)
   std::string log_dev;                   // pgring_log_dev: the log partition
   std::string db_path;                   // pgring_db; empty: "<log_dev>.db"
+  // pgring_preallocate: before the store opens, create the log partition
+  // file if missing, extend it to log_size and write zeros into its holes
+  // (fio_pgring.cc does the same to the data files); see preallocate.h.
+  bool preallocate = false;
+  uint64_t log_size = 0;                 // pgring_log_size; 0: keep its size
   bool mkfs = false;                     // pgring_mkfs: new RocksDB + mkfs (force) first
   uint32_t chunk_size = 1 << 20;         // pgring_chunk_size (mkfs only)
   DurabilityMode durability = DurabilityMode::kGroupCommit;           // pgring_durability
@@ -49,13 +54,29 @@ struct EngineConfig {
   std::string sync_covers_why;
 
   // --- the OSD being modelled --------------------------------------------
-  uint32_t pgs = 128;                    // pgring_pgs
+  uint32_t pgs = 128;                    // pgring_pgs: PGs per pool
+  // pgring_single_pool_mode (Ceph's single_pool_mode): every job writes to
+  // pool 1's PGs. Otherwise, as in Ceph's fio engine, each of a job
+  // section's numjobs jobs is a pool of its own (job i: pool i + 1), each
+  // with pgring_pgs PGs.
+  bool single_pool_mode = false;
+  // The modelled OSD's pools: 1 in single-pool mode, else the jobs'
+  // numjobs (fio_pgring.cc sets it). Its PGs: pgs * pools.
+  uint32_t pools = 1;
   uint64_t object_size = 4 << 20;        // pgring_object_size
-  uint32_t onode_size = 400;             // pgring_onode_size; 0 = no onode key
+  uint32_t onode_size = 400;             // pgring_onode_size; 0 = no onode key (but see oi_attr_len)
   uint32_t entry_min = 170;              // pgring_entry_min
   uint32_t entry_max = 260;              // pgring_entry_max
   uint32_t fastinfo_size = 190;          // pgring_fastinfo_size
   uint32_t info_size = 920;              // pgring_info_size
+  // pgring_dup_size: bytes of each dup (Ceph's pg_log_dup_t encodes to
+  // about 57 bytes; Ceph's fio engine calls it pglog_dup_omap_len).
+  uint32_t dup_size = 57;
+  // pgring_oi_attr_len: bytes of the object-info ('_') attr written with
+  // every write. BlueStore keeps an object's attrs in its onode, so they go
+  // into the same onode value: the onode key holds onode_size + oi_attr_len
+  // bytes. 0: pgring_onode_size is the whole onode, attrs included.
+  uint32_t oi_attr_len = 0;
   // The full info on every Nth write of a PG, besides every write that trims
   // (which always carries it); 0 = only the trimming writes.
   uint32_t full_info_every = 0;          // pgring_full_info_every
@@ -88,13 +109,22 @@ struct EngineConfig {
   std::string EffectiveDbPath() const {
     return db_path.empty() ? log_dev + ".db" : db_path;
   }
+  // Bytes of the onode value each write puts in the batch (0: no onode key).
+  uint32_t OnodeValueSize() const { return onode_size + oi_attr_len; }
+
+  // Every PG of the modelled OSD, all pools together.
+  uint64_t TotalPgs() const { return static_cast<uint64_t>(pgs) * pools; }
 
   // Entries a PG's log keeps after a trim: Ceph's
   // OSDService::get_target_pg_log_entries(), the per-OSD budget spread over
-  // the PGs and clamped to [osd_min_pg_log_entries, osd_max_pg_log_entries].
+  // the OSD's PGs (every pool's) and clamped to [osd_min_pg_log_entries,
+  // osd_max_pg_log_entries].
   uint64_t TargetLogEntries() const;
 
-  // kInvalidArgument naming the option for an impossible setting.
+  // kInvalidArgument naming the option for an impossible setting, or for a
+  // RocksDB directory that would default to somewhere under /dev (a block
+  // device as pgring_log_dev, no pgring_db): devtmpfs is RAM, and RocksDB
+  // there would make every measurement meaningless.
   absl::Status Validate() const;
 
   // Sets share_flush and share_flush_why from shared_flush, the backend and

@@ -23,14 +23,14 @@ int ErrnoOf(const absl::Status& s) {
 }
 
 absl::StatusOr<std::unique_ptr<EngineJob>> EngineJob::Create(const EngineConfig& config,
-                                                             uint32_t iodepth) {
-  auto store = SharedStore::Acquire(config);
+                                                             uint32_t iodepth, uint32_t pool) {
+  auto store = SharedStore::Acquire(config, pool);
   if (!store.ok()) return store.status();
-  return std::unique_ptr<EngineJob>(new EngineJob(std::move(*store), iodepth));
+  return std::unique_ptr<EngineJob>(new EngineJob(std::move(*store), iodepth, pool));
 }
 
-EngineJob::EngineJob(std::shared_ptr<SharedStore> store, uint32_t iodepth)
-    : store_(std::move(store)), iodepth_(iodepth == 0 ? 1 : iodepth) {}
+EngineJob::EngineJob(std::shared_ptr<SharedStore> store, uint32_t iodepth, uint32_t pool)
+    : store_(std::move(store)), iodepth_(iodepth == 0 ? 1 : iodepth), pool_(pool) {}
 
 EngineJob::~EngineJob() { Close().IgnoreError(); }
 
@@ -44,7 +44,7 @@ absl::Status EngineJob::Close() {
   Commit();
   WaitIdle();
   files_.clear();  // fio closes its files first; this covers an aborted job
-  return SharedStore::Release(std::move(store_));
+  return SharedStore::Release(std::move(store_), pool_);
 }
 
 absl::StatusOr<DataFile*> EngineJob::OpenFile(const std::string& path) {
@@ -109,7 +109,7 @@ absl::Status EngineJob::QueueWrite(void* token, DataFile* file, uint64_t offset,
     file->Plug();
     plugged_files_.push_back(file);
   }
-  auto op = store_->model().SubmitWrite(store_->store(), object, gate, std::move(done));
+  auto op = store_->model().SubmitWrite(store_->store(), object, gate, std::move(done), pool_);
   if (!op.ok()) {
     stats.writes_failed.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lk(cq_->mu);

@@ -41,10 +41,11 @@ class EngineJob {
     int error = 0;  // errno; 0 = OK
   };
 
-  // Acquires the process's store for config.log_dev (see SharedStore).
-  // `iodepth` sizes the data file's I/O queue.
+  // Acquires the process's store for config.log_dev (see SharedStore); the
+  // job's writes go to pool index `pool` of the modelled OSD. `iodepth`
+  // sizes the data file's I/O queue.
   static absl::StatusOr<std::unique_ptr<EngineJob>> Create(const EngineConfig& config,
-                                                           uint32_t iodepth);
+                                                           uint32_t iodepth, uint32_t pool = 0);
   // Waits for the job's writes in flight and releases the store if Close()
   // was not called.
   ~EngineJob();
@@ -90,11 +91,12 @@ class EngineJob {
     uint64_t in_flight = 0;
   };
 
-  EngineJob(std::shared_ptr<SharedStore> store, uint32_t iodepth);
+  EngineJob(std::shared_ptr<SharedStore> store, uint32_t iodepth, uint32_t pool);
   void WaitIdle();
 
   std::shared_ptr<SharedStore> store_;  // null once released
   const uint32_t iodepth_;
+  const uint32_t pool_;
   std::shared_ptr<CompletionQueue> cq_ = std::make_shared<CompletionQueue>();
   std::vector<Completion> events_;
   std::vector<std::unique_ptr<DataFile>> files_;

@@ -26,6 +26,7 @@
 
 #include "engine_config.h"
 #include "engine_job.h"
+#include "preallocate.h"
 
 // fio's headers (C, usable from C++; file.h declares the generic_* helpers
 // extern "C"). Functions declared without extern "C" in fio's headers — most
@@ -50,12 +51,17 @@ struct PgringOptions {
   int mkfs;                        // FIO_OPT_BOOL
   unsigned long long chunk_size;   // FIO_OPT_STR_VAL: a long long
   unsigned int pgs;                // FIO_OPT_INT
+  int single_pool_mode;
   unsigned long long object_size;
   unsigned int onode_size;
   unsigned int entry_min;
   unsigned int entry_max;
   unsigned int fastinfo_size;
   unsigned int info_size;
+  unsigned int dup_size;
+  unsigned int oi_attr_len;
+  int preallocate;
+  unsigned long long log_size;
   unsigned int full_info_every;
   int prefill;
   unsigned int payload;
@@ -88,12 +94,14 @@ constexpr uint64_t kGroup = FIO_OPT_G_INVALID;
 
 #define PGRING_OFF(field) static_cast<unsigned int>(offsetof(PgringOptions, field))
 
-// An integer option with a minimum.
+// An integer option with a minimum, and optionally a second name (fio's
+// .alias: `fio --enghelp=ENGINE,NAME` shows it; the full listing does not,
+// so the help text names it too).
 constexpr fio_option IntOption(const char* name, const char* lname, unsigned int off, int minval,
-                               const char* help, const char* def) {
-  return fio_option{.name = name, .lname = lname, .type = FIO_OPT_INT, .off1 = off,
-                    .minval = minval, .help = help, .def = def, .category = kCategory,
-                    .group = kGroup};
+                               const char* help, const char* def, const char* alias = nullptr) {
+  return fio_option{.name = name, .lname = lname, .alias = alias, .type = FIO_OPT_INT,
+                    .off1 = off, .minval = minval, .help = help, .def = def,
+                    .category = kCategory, .group = kGroup};
 }
 
 fio_option g_options[] = {
@@ -126,6 +134,25 @@ fio_option g_options[] = {
      .def = "",
      .category = kCategory,
      .group = kGroup},
+    {.name = "pgring_preallocate",
+     .lname = "pgring preallocate",
+     .alias = "preallocate_files",
+     .type = FIO_OPT_BOOL,
+     .off1 = PGRING_OFF(preallocate),
+     .help = "Lay the files out as raw partitions before the run: create the log partition file "
+             "(pgring_log_size) and the data files (size=) if missing, extend them and write zeros "
+             "into their holes; block devices are left alone (alias: preallocate_files)",
+     .def = "0",
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_log_size",
+     .lname = "pgring log partition size",
+     .type = FIO_OPT_STR_VAL,
+     .off1 = PGRING_OFF(log_size),
+     .help = "Size of the log partition file pgring_preallocate=1 makes (0: the file's own)",
+     .def = "0",
+     .category = kCategory,
+     .group = kGroup},
     {.name = "pgring_mkfs",
      .lname = "pgring mkfs",
      .type = FIO_OPT_BOOL,
@@ -143,7 +170,18 @@ fio_option g_options[] = {
      .category = kCategory,
      .group = kGroup},
     IntOption("pgring_pgs", "pgring PGs", PGRING_OFF(pgs), 1,
-              "Placement groups of the modelled OSD (pool 1, PGs 1.0 ..)", "128"),
+              "Placement groups per pool of the modelled OSD (pool 1: PGs 1.0 ..; with numjobs>1 "
+              "each job its own pool, 1 .. numjobs, unless pgring_single_pool_mode)", "128"),
+    {.name = "pgring_single_pool_mode",
+     .lname = "pgring single pool mode",
+     .alias = "single_pool_mode",
+     .type = FIO_OPT_BOOL,
+     .off1 = PGRING_OFF(single_pool_mode),
+     .help = "All jobs of a store write to one pool's PGs (pool 1) instead of each job to a pool "
+             "of its own, as in Ceph's fio engine (alias: single_pool_mode)",
+     .def = "0",
+     .category = kCategory,
+     .group = kGroup},
     {.name = "pgring_object_size",
      .lname = "pgring object size",
      .type = FIO_OPT_STR_VAL,
@@ -161,8 +199,30 @@ fio_option g_options[] = {
     IntOption("pgring_entry_max", "pgring entry max", PGRING_OFF(entry_max), 16,
               "Largest PG log entry; each entry's size is drawn from [entry_min, entry_max]", "260"),
     IntOption("pgring_fastinfo_size", "pgring fastinfo size", PGRING_OFF(fastinfo_size), 16,
-              "Bytes of the PG info written by a write that does not trim (Ceph's _fastinfo)",
-              "190"),
+              "Bytes of the PG info written by a write that does not trim (Ceph's _fastinfo; "
+              "alias: _fastinfo_omap_len)",
+              "190", "_fastinfo_omap_len"),
+    IntOption("pgring_dup_size", "pgring dup size", PGRING_OFF(dup_size), 16,
+              "Bytes of each dup a trim makes with pgring_payload=random (Ceph's pg_log_dup_t; "
+              "Ceph-encoded dups keep their encoded size; alias: pglog_dup_omap_len)",
+              "57", "pglog_dup_omap_len"),
+    IntOption("pgring_oi_attr_len", "pgring object-info attr length", PGRING_OFF(oi_attr_len), 0,
+              "Bytes of the object-info ('_') attr each write adds to its onode value, where "
+              "BlueStore keeps attrs (alias: oi_attr_len)",
+              "0", "oi_attr_len"),
+    // Ceph's fio engine's pglog_omap_len: one length for every entry, or
+    // "min-max". Two offsets, which fio's parser fills both from one value
+    // (and in turn from "a-b" or "a,b"); no default of its own, so that it
+    // does not override pgring_entry_min/max's.
+    {.name = "pglog_omap_len",
+     .lname = "Ceph pglog omap entry length",
+     .type = FIO_OPT_INT,
+     .off1 = PGRING_OFF(entry_min),
+     .off2 = PGRING_OFF(entry_max),
+     .minval = 16,
+     .help = "Ceph's fio engine's name: sets pgring_entry_min and pgring_entry_max (N, or N-M)",
+     .category = kCategory,
+     .group = kGroup},
     IntOption("pgring_info_size", "pgring info size", PGRING_OFF(info_size), 16,
               "Bytes of the full PG info (pg_info_t), written by every write that trims the log",
               "920"),
@@ -177,7 +237,7 @@ fio_option g_options[] = {
      .def = "random",
      .posval = {{.ival = "random",
                  .oval = static_cast<unsigned long long>(EngineConfig::Payload::kRandom),
-                 .help = "pseudo-random bytes of pgring_entry_min..max, info sizes"},
+                 .help = "pseudo-random bytes of pgring_entry_min..max, the dup and info sizes"},
                 {.ival = "ceph",
                  .oval = static_cast<unsigned long long>(EngineConfig::Payload::kCeph),
                  .help = "Ceph's encodings (pg_log_entry_t, pg_log_dup_t, pg_info_t)"}},
@@ -196,8 +256,20 @@ fio_option g_options[] = {
      .type = FIO_OPT_BOOL,
      .off1 = PGRING_OFF(no_pg_log),
      .help = "Benchmark floor: each write commits only its onode, with no PG log (the same data "
-             "write, flushes and synced RocksDB write as a real OSD write)",
+             "write, flushes and synced RocksDB write as a real OSD write; pglog_simulation=0)",
      .def = "0",
+     .category = kCategory,
+     .group = kGroup},
+    // Ceph's fio engine's switch, the other way round: fio stores its
+    // negation (.neg) in pgring_no_pg_log's field.
+    {.name = "pglog_simulation",
+     .lname = "Ceph pglog simulation",
+     .type = FIO_OPT_BOOL,
+     .off1 = PGRING_OFF(no_pg_log),
+     .neg = 1,
+     .help = "Ceph's fio engine's name for the opposite of pgring_no_pg_log: 0 writes no PG log "
+             "(unlike Ceph's, on by default)",
+     .def = "1",
      .category = kCategory,
      .group = kGroup},
     IntOption("osd_min_pg_log_entries", "Ceph osd_min_pg_log_entries",
@@ -375,12 +447,17 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.mkfs = o.mkfs != 0;
   c.chunk_size = static_cast<uint32_t>(o.chunk_size);
   c.pgs = o.pgs;
+  c.single_pool_mode = o.single_pool_mode != 0;
   c.object_size = o.object_size;
   c.onode_size = o.onode_size;
   c.entry_min = o.entry_min;
   c.entry_max = o.entry_max;
   c.fastinfo_size = o.fastinfo_size;
   c.info_size = o.info_size;
+  c.dup_size = o.dup_size;
+  c.oi_attr_len = o.oi_attr_len;
+  c.preallocate = o.preallocate != 0;
+  c.log_size = o.log_size;
   c.full_info_every = o.full_info_every;
   c.prefill = o.prefill != 0;
   c.payload = static_cast<EngineConfig::Payload>(o.payload);
@@ -420,6 +497,56 @@ void SetJobError(thread_data* td, int err, const std::string& msg) {
   }
 }
 
+// fio's setup hook, which runs before fio lays out or sizes the job's files
+// (filesetup.c: setup_files) and replaces its get_file_sizes(): with
+// pgring_preallocate=1, first lays out each data file as a raw partition
+// (preallocate.h; the log partition is laid out when the store opens), so
+// fio finds them full-sized and written and lays out nothing itself.
+int fio_pgring_setup(thread_data* td) {
+  const auto& o = *static_cast<const PgringOptions*>(td->eo);
+  const unsigned nr_files = td->o.nr_files > 0 ? td->o.nr_files : 1;
+  const uint64_t file_size = td->o.file_size_high != 0 ? td->o.file_size_high : td->o.size / nr_files;
+  fio_file* f;
+  unsigned i;
+  for_each_file(td, f, i) {
+    if (o.preallocate != 0) {
+      auto p = pgring::fio::PreallocateZeroed(f->file_name, file_size);
+      if (!p.ok()) {
+        SetJobError(td, pgring::fio::ErrnoOf(p.status()), std::string(p.status().message()));
+        return 1;
+      }
+      if (p->zeroed_bytes > 0) {
+        std::fprintf(stderr, "fio: pgring: %s: wrote %llu bytes of zeros (pgring_preallocate)\n",
+                     f->file_name, static_cast<unsigned long long>(p->zeroed_bytes));
+      }
+    }
+    // What fio's get_file_sizes() does: a missing file is laid out later.
+    if (generic_get_file_size(td, f) != 0) {
+      if (td->error != ENOENT) {
+        std::fprintf(stderr, "fio: pgring: %s\n", td->verror);
+        return 1;
+      }
+      td->error = 0;
+      td->verror[0] = '\0';
+    }
+    if (f->real_file_size == -1ULL && td->o.size != 0) f->real_file_size = td->o.size / nr_files;
+  }
+  return 0;
+}
+
+// The numjobs of a job's section. fio keeps it in the section's first job
+// (subjob 0) only: its clones get numjobs=1 and come right after it in fio's
+// table of jobs, numbered numjobs-1 .. 1 (init.c, add_job), so the nearest
+// subjob 0 before a clone is its section's first job.
+unsigned SectionJobs(thread_data* td) {
+  if (td->subjob_number == 0) return td->o.numjobs > 0 ? td->o.numjobs : 1;
+  for (unsigned i = td->thread_number - 1; i-- > 0;) {  // thread_number is 1-based
+    const thread_data* t = tnumber_to_td(i);
+    if (t->subjob_number == 0) return t->o.numjobs > 0 ? t->o.numjobs : 1;
+  }
+  return td->subjob_number + 1;  // not reached: a clone always has its first job
+}
+
 int fio_pgring_init(thread_data* td) {
   try {
     if (td->o.numjobs > 1 && !td->o.use_thread) {
@@ -429,6 +556,16 @@ int fio_pgring_init(thread_data* td) {
       return 1;
     }
     EngineConfig config = ConfigFrom(*static_cast<const PgringOptions*>(td->eo));
+    // As Ceph's fio engine: each job a pool of its own with pgring_pgs PGs
+    // (Ceph numbers them by fio's thread_number; here by the job's place
+    // among its section's numjobs, so that the OSD's pools, and Ceph's
+    // per-OSD log budget over all their PGs, are known when the first job
+    // opens the store), or all in one.
+    uint32_t pool = 0;
+    if (!config.single_pool_mode) {
+      config.pools = SectionJobs(td);
+      pool = td->subjob_number;
+    }
     std::vector<std::string> data_files;
     for (unsigned i = 0; i < td->files_index; ++i) {
       if (td->files[i] != nullptr && td->files[i]->file_name != nullptr) {
@@ -439,7 +576,7 @@ int fio_pgring_init(thread_data* td) {
       SetJobError(td, EINVAL, std::string(s.message()));
       return 1;
     }
-    auto job = EngineJob::Create(config, td->o.iodepth);
+    auto job = EngineJob::Create(config, td->o.iodepth, pool);
     if (!job.ok()) {
       SetJobError(td, pgring::fio::ErrnoOf(job.status()), std::string(job.status().message()));
       return 1;
@@ -550,6 +687,7 @@ ioengine_ops g_ioengine = {
     .version = FIO_IOOPS_VERSION,
     // FIO_MEMALIGN: page-aligned I/O buffers, which O_DIRECT reads need.
     .flags = FIO_MEMALIGN,
+    .setup = fio_pgring_setup,
     .init = fio_pgring_init,
     .queue = fio_pgring_queue,
     .commit = fio_pgring_commit,

@@ -78,7 +78,7 @@ std::string EntryPayload(const EngineConfig& c, uint32_t pg, uint64_t version) {
 
 std::string DupPayload(const EngineConfig& c, uint32_t pg, uint64_t version) {
   if (c.payload == EngineConfig::Payload::kCeph) return CephLogDup(c, pg, version);
-  return Payload('D', pg, version, kDupPayloadSize);
+  return Payload('D', pg, version, c.dup_size);
 }
 
 std::string InfoPayload(const EngineConfig& c, uint32_t pg, uint64_t version, bool full) {
@@ -91,7 +91,7 @@ std::string InfoPayload(const EngineConfig& c, uint32_t pg, uint64_t version, bo
 std::string OnodeKey(uint64_t object) { return absl::StrFormat("onode.%016x", object); }
 
 std::string OnodePayload(const EngineConfig& c, uint64_t object, uint64_t version) {
-  return Payload('O', object, version, c.onode_size);
+  return Payload('O', object, version, c.OnodeValueSize());
 }
 
 namespace {
@@ -99,7 +99,7 @@ namespace {
 // Puts the object's onode (if the model has onodes) into `txn`'s batch;
 // returns its bytes.
 uint64_t PutOnode(const EngineConfig& c, uint64_t object, uint64_t version, Transaction* txn) {
-  if (c.onode_size == 0) return 0;
+  if (c.OnodeValueSize() == 0) return 0;
   std::string onode = OnodePayload(c, object, version);
   txn->batch()->Put(OnodeKey(object), onode);
   return onode.size();
@@ -107,10 +107,23 @@ uint64_t PutOnode(const EngineConfig& c, uint64_t object, uint64_t version, Tran
 
 }  // namespace
 
+PgId PgIdOfSlot(uint32_t slot, uint32_t pgs_per_pool) {
+  return PgId{kFirstPool + slot / pgs_per_pool, slot % pgs_per_pool, -1};
+}
+
+std::optional<uint32_t> SlotOf(const PgId& id, uint32_t pgs_per_pool, uint32_t pools) {
+  if (id.shard != -1 || id.pool < kFirstPool || id.pool >= kFirstPool + pools ||
+      id.seed >= pgs_per_pool) {
+    return std::nullopt;
+  }
+  return static_cast<uint32_t>(id.pool - kFirstPool) * pgs_per_pool + id.seed;
+}
+
 OsdModel::OsdModel(const EngineConfig& config)
     : config_(config), target_(config.TargetLogEntries()) {
-  pgs_.reserve(config_.pgs);
-  for (uint32_t i = 0; i < config_.pgs; ++i) pgs_.push_back(std::make_unique<PgState>());
+  const uint64_t slots = config_.TotalPgs();
+  pgs_.reserve(slots);
+  for (uint64_t i = 0; i < slots; ++i) pgs_.push_back(std::make_unique<PgState>());
 }
 
 PgExpectation OsdModel::Expectation(uint32_t pg) const {
@@ -123,7 +136,7 @@ absl::Status OsdModel::Setup(Store* store) {
   if (!listed.ok()) return listed.status();
   std::set<uint32_t> present;
   for (const PgId& id : *listed) {
-    if (id.pool == kPool && id.shard == -1 && id.seed < config_.pgs) present.insert(id.seed);
+    if (auto slot = SlotOf(id, config_.pgs, config_.pools)) present.insert(*slot);
   }
   // PGs left by an earlier run: continue their logs where they end.
   for (uint32_t pg : present) {
@@ -168,7 +181,7 @@ absl::Status OsdModel::Setup(Store* store) {
     pgs_[pg]->committed.store(x.head);
   }
   std::vector<uint32_t> missing;
-  for (uint32_t pg = 0; pg < config_.pgs; ++pg) {
+  for (uint32_t pg = 0; pg < slots(); ++pg) {
     if (!present.count(pg)) missing.push_back(pg);
   }
   if (missing.empty()) return absl::OkStatus();
@@ -263,9 +276,16 @@ absl::Status OsdModel::Prefill(Store* store, const std::vector<uint32_t>& pgs) {
 
 absl::StatusOr<OsdModel::WriteOp> OsdModel::SubmitWrite(Store* store, uint64_t object,
                                                         std::shared_ptr<CommitGate> gate,
-                                                        WriteDone done) {
-  if (config_.no_pg_log) return SubmitWriteWithoutLog(store, object, std::move(gate), std::move(done));
-  const uint32_t pg = PgOf(object);
+                                                        WriteDone done, uint32_t pool) {
+  if (pool >= config_.pools) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "pgring engine: a write to pool index %u, but the model has %u pool(s)", pool,
+        config_.pools));
+  }
+  const uint32_t pg = pool * config_.pgs + PgOf(object);  // the slot
+  if (config_.no_pg_log) {
+    return SubmitWriteWithoutLog(store, pg, object, std::move(gate), std::move(done));
+  }
   const PgId id = PgIdOf(pg);
   PgState& s = *pgs_[pg];
   std::lock_guard<std::mutex> lk(s.mu);
@@ -358,7 +378,8 @@ absl::StatusOr<OsdModel::WriteOp> OsdModel::SubmitWrite(Store* store, uint64_t o
   return op;
 }
 
-absl::StatusOr<OsdModel::WriteOp> OsdModel::SubmitWriteWithoutLog(Store* store, uint64_t object,
+absl::StatusOr<OsdModel::WriteOp> OsdModel::SubmitWriteWithoutLog(Store* store, uint32_t slot,
+                                                                  uint64_t object,
                                                                   std::shared_ptr<CommitGate> gate,
                                                                   WriteDone done) {
   // The onode alone, with the data write's gate: the same data write, flush
@@ -367,7 +388,7 @@ absl::StatusOr<OsdModel::WriteOp> OsdModel::SubmitWriteWithoutLog(Store* store, 
   const uint64_t onode_bytes =
       PutOnode(config_, object, no_log_writes_.fetch_add(1) + 1, &txn);
   txn.WaitFor(std::move(gate));
-  const WriteOp op{PgOf(object), 0};
+  const WriteOp op{slot, 0};
   absl::Status st = store->Submit(std::move(txn), [op, done = std::move(done)](absl::Status result) {
     done(op, result);
   });
@@ -382,7 +403,7 @@ CheckResult OsdModel::CheckStore(const Store& store, size_t max_errors) const {
     ++r.error_count;
     if (r.errors.size() < max_errors) r.errors.push_back(std::move(msg));
   };
-  for (uint32_t pg = 0; pg < config_.pgs; ++pg) {
+  for (uint32_t pg = 0; pg < slots(); ++pg) {
     const PgId id = PgIdOf(pg);
     const std::string name = id.ToString();
     const PgExpectation x = Expectation(pg);

@@ -5,8 +5,9 @@
 // Per write to byte `offset` of the data partition:
 //   object  = offset / object_size
 //   PG      = ceph_stable_mod(jenkins(object), pgs)      (Ceph's placement)
-//   batch   : onode.<object> = onode_size bytes          (the OSD's onode;
-//             none with onode_size 0, to see pgring's own RocksDB traffic)
+//   batch   : onode.<object> = onode_size + oi_attr_len bytes (the OSD's
+//             onode with its object-info attr; none when both are 0, to see
+//             pgring's own RocksDB traffic)
 //   log     : AppendEntry(PG, epoch'version, entry_min..entry_max bytes)
 //   info    : SetInfo(PG, the full info (info_size bytes) when the write
 //             trims or every full_info_every-th write, else the fastinfo)
@@ -17,7 +18,7 @@
 //             osd_pg_log_trim_min, trim the oldest entries (at most
 //             osd_pg_log_trim_max, never past the last committed version) and,
 //             as PGLog::IndexedLog::trim() does, turn each trimmed entry within
-//             osd_pg_log_dups_tracked versions of the head into a 57-byte dup
+//             osd_pg_log_dups_tracked versions of the head into a dup_size-byte dup (57)
 //             and drop the dups older than that — all in the same transaction.
 // A trim moves the info's log_tail, which pg_fast_info_t does not carry, so
 // Ceph writes the full pg_info_t with every trimming write; that is why the
@@ -51,10 +52,15 @@
 
 namespace pgring::fio {
 
-// Size of a random dup payload: Ceph's pg_log_dup_t encodes to about 57..61 bytes.
-inline constexpr uint32_t kDupPayloadSize = 57;
-// The pool every modelled PG belongs to.
-inline constexpr int64_t kPool = 1;
+// The first pool's id; pool i (0-based, one per fio job unless
+// pgring_single_pool_mode) is kFirstPool + i.
+inline constexpr int64_t kFirstPool = 1;
+
+// The model keeps its PGs, every pool's, in one array: PG `seed` of pool
+// index p is slot p * pgs_per_pool + seed. These map a slot to its PgId and
+// back (SlotOf: nullopt for a PG outside the model's pools).
+PgId PgIdOfSlot(uint32_t slot, uint32_t pgs_per_pool);
+std::optional<uint32_t> SlotOf(const PgId& id, uint32_t pgs_per_pool, uint32_t pools);
 
 // Ceph's ceph_stable_mod(): maps a hash onto [0, b) so that growing b splits
 // PGs instead of reshuffling them.
@@ -121,8 +127,12 @@ class OsdModel {
   const EngineConfig& config() const { return config_; }
   uint64_t target_log_entries() const { return target_; }
 
+  // The PG (seed, within its pool) of an object.
   uint32_t PgOf(uint64_t object) const { return CephStableMod(ObjectHash(object), config_.pgs); }
-  static PgId PgIdOf(uint32_t pg) { return PgId{kPool, pg, -1}; }
+  // The model's PGs are slots 0 .. slots() - 1 (see PgIdOfSlot); a
+  // WriteOp's `pg`, Expectation() and the payloads take a slot.
+  uint32_t slots() const { return static_cast<uint32_t>(pgs_.size()); }
+  PgId PgIdOf(uint32_t slot) const { return PgIdOfSlot(slot, config_.pgs); }
 
   // Loads the state of the PGs the store already holds and creates the
   // missing ones in one transaction; with `prefill`, fills each new PG with
@@ -130,18 +140,20 @@ class OsdModel {
   absl::Status Setup(Store* store);
 
   struct WriteOp {
-    uint32_t pg = 0;
+    uint32_t pg = 0;  // the slot
     uint64_t version = 0;
   };
   using WriteDone = std::function<void(WriteOp, absl::Status)>;
 
-  // Builds the transaction of an OSD write to `object`, makes it wait for
+  // Builds the transaction of an OSD write to `object` of pool index
+  // `pool` (< config().pools; kInvalidArgument otherwise), makes it wait for
   // `gate` (the data write), and submits it. On a Submit error nothing is
   // changed and the error is returned; otherwise `done` is called once, when
   // the transaction commits or fails. With pgring_no_pg_log the transaction
   // holds only the onode (WriteOp::version 0): see SubmitWriteWithoutLog.
   absl::StatusOr<WriteOp> SubmitWrite(Store* store, uint64_t object,
-                                      std::shared_ptr<CommitGate> gate, WriteDone done);
+                                      std::shared_ptr<CommitGate> gate, WriteDone done,
+                                      uint32_t pool = 0);
 
   // Checks that `store` holds exactly the expected log, dups and info of
   // every PG: counts, versions and every payload byte.
@@ -165,7 +177,7 @@ class OsdModel {
   // pgring_no_pg_log: the OSD write without its PG log (no entry, info, trim
   // or dup), only the onode and the data write's gate. The floor of the
   // comparison: what any PG log backend adds its cost to.
-  absl::StatusOr<WriteOp> SubmitWriteWithoutLog(Store* store, uint64_t object,
+  absl::StatusOr<WriteOp> SubmitWriteWithoutLog(Store* store, uint32_t slot, uint64_t object,
                                                 std::shared_ptr<CommitGate> gate, WriteDone done);
 
   const EngineConfig config_;

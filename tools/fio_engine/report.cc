@@ -178,11 +178,17 @@ json BuildReport(const ReportInputs& in) {
       {"pgring_backend", BackendName(c.backend)},
       {"pgring_log_dev", c.log_dev},
       {"pgring_db", c.EffectiveDbPath()},
+      {"pgring_preallocate", c.preallocate},
+      {"pgring_log_size", c.log_size},
       {"pgring_mkfs", c.mkfs},
       {"pgring_chunk_size", c.chunk_size},
       {"pgring_pgs", c.pgs},
+      {"pgring_single_pool_mode", c.single_pool_mode},
+      {"pools", c.pools},
       {"pgring_object_size", c.object_size},
       {"pgring_onode_size", c.onode_size},
+      {"pgring_oi_attr_len", c.oi_attr_len},
+      {"pgring_dup_size", c.dup_size},
       {"pgring_entry_min", c.entry_min},
       {"pgring_entry_max", c.entry_max},
       {"pgring_fastinfo_size", c.fastinfo_size},
@@ -263,7 +269,8 @@ json BuildReport(const ReportInputs& in) {
   json per_pg = json::array();
   std::vector<uint64_t> entries, dups, chunks, ring_bytes, writes;
   for (const PgStats& p : in.pgs) {
-    const PgExpectation x = in.model->Expectation(static_cast<uint32_t>(p.pg.seed));
+    const PgExpectation x =
+        in.model->Expectation(SlotOf(p.pg, c.pgs, c.pools).value_or(0));
     per_pg.push_back(json{{"pg", p.pg.ToString()},
                           {"entries", p.entries},
                           {"entry_bytes", p.entry_bytes},

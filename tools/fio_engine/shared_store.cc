@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "preallocate.h"
 #include "report.h"
 #include "rocksdb/db.h"
 #include "rocksdb/options.h"
@@ -24,6 +25,7 @@ struct Registry {
   struct Entry {
     std::shared_ptr<SharedStore> store;
     int refs = 0;
+    std::multiset<uint32_t> pools;  // the pool index of each job holding it
   };
   std::mutex mu;
   std::map<std::string, Entry> stores;
@@ -152,7 +154,7 @@ absl::Status SharedStore::Open() {
   // The store says which backend it is; pgring_backend only matters at mkfs.
   backend_ = store_->backend();
   // The record of an earlier run is checked before setup writes anything.
-  if (!config_.ack_check.empty()) ack_check_ = CheckAcks(config_.ack_check, *store_);
+  if (!config_.ack_check.empty()) ack_check_ = CheckAcks(config_.ack_check, *store_, config_.pgs);
   model_ = std::make_unique<OsdModel>(config_);
   absl::Status s = model_->Setup(store_.get());
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat("pgring engine: creating the PGs: ", s.message()));
@@ -162,7 +164,7 @@ absl::Status SharedStore::Open() {
   setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!config_.ack_file.empty()) {
     std::vector<uint64_t> heads;
-    for (uint32_t pg = 0; pg < config_.pgs; ++pg) heads.push_back(model_->Expectation(pg).head);
+    for (uint32_t pg = 0; pg < model_->slots(); ++pg) heads.push_back(model_->Expectation(pg).head);
     auto record = AckRecord::Create(config_.ack_file,
                                     config_.durability != DurabilityMode::kUnsynced, heads);
     if (!record.ok()) return record.status();
@@ -172,11 +174,23 @@ absl::Status SharedStore::Open() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<SharedStore>> SharedStore::Acquire(const EngineConfig& config) {
+absl::StatusOr<std::shared_ptr<SharedStore>> SharedStore::Acquire(const EngineConfig& config,
+                                                                  uint32_t pool) {
   absl::Status valid = config.Validate();
   if (!valid.ok()) return valid;
+  if (pool >= config.pools) {
+    return absl::InvalidArgumentError(absl::StrCat("pgring engine: pool index ", pool,
+                                                   " of a store with ", config.pools, " pool(s)"));
+  }
   Registry& reg = TheRegistry();
   std::lock_guard<std::mutex> lk(reg.mu);
+  if (config.preallocate && reg.stores.count(Canonical(config.log_dev)) == 0) {
+    // Before the store opens, by the first job (under the registry's lock:
+    // zeros written into a hole the store has just written would destroy a
+    // record), and before the key is taken: a file made here changes it.
+    auto p = PreallocateZeroed(config.log_dev, config.log_size);
+    if (!p.ok()) return p.status();
+  }
   const std::string key = Canonical(config.log_dev);
   auto it = reg.stores.find(key);
   if (it != reg.stores.end()) {
@@ -188,23 +202,34 @@ absl::StatusOr<std::shared_ptr<SharedStore>> SharedStore::Acquire(const EngineCo
           " must use the same store and model settings; this job has\n  ", mine,
           "\nbut the job that opened the store has\n  ", theirs));
     }
+    if (!config.single_pool_mode && it->second.pools.count(pool) != 0) {
+      // Two jobs of one index: two job sections sharing the partition, each
+      // numbering its jobs from 0.
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pgring engine: two jobs on pgring_log_dev=", config.log_dev, " both want pool ",
+          kFirstPool + pool, " (each job is a pool of its own, numbered by its place among its "
+          "section's numjobs): give each job section its own pgring_log_dev, or share one pool "
+          "with pgring_single_pool_mode=1"));
+    }
     ++it->second.refs;
+    it->second.pools.insert(pool);
     return it->second.store;
   }
   std::shared_ptr<SharedStore> store(new SharedStore(config));
   absl::Status s = store->Open();
   if (!s.ok()) return s;
-  reg.stores[key] = Registry::Entry{store, 1};
+  reg.stores[key] = Registry::Entry{store, 1, {pool}};
   return store;
 }
 
-absl::Status SharedStore::Release(std::shared_ptr<SharedStore> store) {
+absl::Status SharedStore::Release(std::shared_ptr<SharedStore> store, uint32_t pool) {
   Registry& reg = TheRegistry();
   std::lock_guard<std::mutex> lk(reg.mu);
   auto it = reg.stores.find(Canonical(store->config().log_dev));
   if (it == reg.stores.end() || it->second.store != store) {
     return absl::InternalError("pgring engine: releasing a store that is not registered");
   }
+  if (auto p = it->second.pools.find(pool); p != it->second.pools.end()) it->second.pools.erase(p);
   if (--it->second.refs > 0) return absl::OkStatus();
   reg.stores.erase(it);
   // Finish under the registry lock: a job that starts now (stonewall) must
@@ -230,8 +255,8 @@ absl::Status SharedStore::Finish() {
     problems.push_back(absl::StrCat("ack check (", config_.ack_check, "): ", ack_check_.error_count,
                                     " problem(s): ", absl::StrJoin(ack_check_.errors, "; ")));
   }
-  for (uint32_t pg = 0; pg < config_.pgs; ++pg) {
-    auto st = store_->GetPgStats(OsdModel::PgIdOf(pg));
+  for (uint32_t pg = 0; pg < model_->slots(); ++pg) {
+    auto st = store_->GetPgStats(model_->PgIdOf(pg));
     if (st.ok()) in.pgs.push_back(*st);
   }
   absl::Status close = store_->Close();

@@ -7,6 +7,11 @@
 //
 // Jobs in separate processes cannot share a store: the partition is locked by
 // its opener. With numjobs>1, or several jobs on one partition, set thread=1.
+//
+// The store models one OSD with config.pools pools of config.pgs PGs each,
+// all created (and prefilled) when it opens: a job writes to the pool its
+// Acquire names (pool index i is pool kFirstPool + i), and two jobs may
+// share a pool only in pgring_single_pool_mode.
 #ifndef PGRING_TOOLS_FIO_ENGINE_SHARED_STORE_H_
 #define PGRING_TOOLS_FIO_ENGINE_SHARED_STORE_H_
 
@@ -86,10 +91,13 @@ struct IoSnapshot {
 
 class SharedStore {
  public:
-  static absl::StatusOr<std::shared_ptr<SharedStore>> Acquire(const EngineConfig& config);
-  // Drops one reference. The last closes the store, checks the logs and
-  // writes the report; its status says what failed there.
-  static absl::Status Release(std::shared_ptr<SharedStore> store);
+  // kInvalidArgument for a pool index >= config.pools, or one another job
+  // holds (unless config.single_pool_mode).
+  static absl::StatusOr<std::shared_ptr<SharedStore>> Acquire(const EngineConfig& config,
+                                                              uint32_t pool);
+  // Drops the reference Acquire(…, pool) took. The last closes the store,
+  // checks the logs and writes the report; its status says what failed there.
+  static absl::Status Release(std::shared_ptr<SharedStore> store, uint32_t pool);
 
   ~SharedStore();
   SharedStore(const SharedStore&) = delete;
