@@ -134,7 +134,7 @@ TEST_P(CephPayloadStoreTest, ModelWritesThemAndTheyReadBackDecodable) {
   const CheckResult r = model.CheckStore(*store_);
   EXPECT_EQ(r.error_count, 0u) << (r.errors.empty() ? "" : r.errors.front());
   for (uint32_t pg = 0; pg < c.pgs; ++pg) {
-    const PgId id = OsdModel::PgIdOf(pg);
+    const PgId id = model.PgIdOf(pg);
     auto entries = store_->ReadEntries(id, Version::Min(), Version::Max());
     ASSERT_OK(entries.status());
     ASSERT_FALSE(entries->empty());
