@@ -497,12 +497,16 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const It
   Json items = Json::array();
   std::vector<Problem> problems;
   Table t;
+  // What the payload column holds: hex, or Ceph's one-line form where the
+  // payload decodes (hex where it does not).
+  const char* payload_header =
+      decode == ceph::DecodeMode::kNone ? "PAYLOAD(hex)" : "PAYLOAD(decoded|hex)";
   if (a.backend == Backend::kRing) {
     t.columns = {Column::Left("VERSION", 16, 0),   Column::Right("LPOS(B)", 12),
                  Column::Right("CHUNK", 8),        Column::Right("OFFSET(B)", 10),
                  Column::Right("LEN(B)", 7),       Column::Right("RECORD-LPOS(B)", 14),
                  Column::Right("RECORD-SEQ", 10),  Column::Left("RECORD-CRC", 10),
-                 Column::Left("PAYLOAD(hex)", 0, 2)};
+                 Column::Left(payload_header, 0, 2)};
     PgScanOptions so;
     so.keep_entry_payloads = !dups;
     so.keep_dup_payloads = dups;
@@ -546,7 +550,7 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const It
     }
   } else {
     t.columns = {Column::Left("VERSION", 16, 0), Column::Left("KEY", 36),
-                 Column::Right("LEN(B)", 7), Column::Left("PAYLOAD(hex)", 0, 2)};
+                 Column::Right("LEN(B)", 7), Column::Left(payload_header, 0, 2)};
     absl::StatusOr<std::vector<LogEntry>> read =
         dups ? a.store->ReadDups(id) : a.store->ReadEntries(id, from, to);
     if (!read.ok()) return CommandResult::Failure(read.status(), ExitCodeFor(read.status()));
