@@ -72,6 +72,12 @@
 #include "util/test_util.h"
 
 namespace pgring::testing {
+
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kThreadSanitizer = true;
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
 namespace {
 
 int CrashPoints() {
@@ -204,8 +210,12 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
     ASSERT_OK(r.store()->Close());
     total_ops = (c.crash_in_rocksdb ? r.fs()->sync_count() : r.dev()->op_count()) - before;
     // The timed device really kept writes in flight together (so they
-    // could complete out of order, and flushes overlap them).
-    if (c.timed) {
+    // could complete out of order, and flushes overlap them). Not required
+    // under ThreadSanitizer, whose instrumentation slows the submitting
+    // threads so much that a write's 0-300 us delay can end before the next
+    // write is issued (seen: 1 in flight at most); the default and asan
+    // builds hold every timed case to it.
+    if (c.timed && !kThreadSanitizer) {
       EXPECT_GE(r.dev()->model_stats().max_writes_in_flight, 2u);
     }
   }
