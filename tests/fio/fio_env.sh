@@ -20,16 +20,6 @@ sanitizer_env() {
     *thread*)
       LD_PRELOAD="$("$cxx" -print-file-name=libtsan.so)"
       export LD_PRELOAD
-      # tests/tsan.supp plus tests/tsan-fio.supp (why: see that file), as
-      # one file, since TSan reads one; made once per script.
-      case "${TSAN_OPTIONS:-}" in *pgring-tsan-fio.*) return 0 ;; esac
-      local tests_dir supp
-      tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-      supp=$(mktemp "${TMPDIR:-/tmp}/pgring-tsan-fio.XXXXXX")
-      cat "$tests_dir/tsan.supp" "$tests_dir/tsan-fio.supp" > "$supp"
-      local rest
-      rest=$(printf '%s' "${TSAN_OPTIONS:-}" | sed -E 's/(^|:)suppressions=[^:]*//; s/^://')
-      export TSAN_OPTIONS="suppressions=$supp${rest:+:$rest}"
       ;;
   esac
 }
