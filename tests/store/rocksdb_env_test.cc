@@ -67,6 +67,16 @@ class RocksDbEnvTest : public ::testing::Test {
     options_.log_sink = NullLogSink();
   }
   MetadataLocation Meta() const { return MetadataLocation::OwnDb(db_path_); }
+  // An embedder's own RocksDB at db_path_ (null, with a failure, if it
+  // does not open).
+  std::unique_ptr<rocksdb::DB> OpenEmbedderDb() const {
+    rocksdb::Options o;
+    o.create_if_missing = true;
+    rocksdb::DB* raw = nullptr;
+    const rocksdb::Status s = rocksdb::DB::Open(o, db_path_, &raw);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return std::unique_ptr<rocksdb::DB>(raw);
+  }
   static absl::Status CreateAndAppend(Store* s) {
     Transaction t;
     t.CreatePg(PgId{1, 1, -1});
@@ -151,11 +161,8 @@ TEST_F(RocksDbEnvTest, TheStoreHoldsTheEnvWhileOpen) {
 }
 
 TEST_F(RocksDbEnvTest, AnEmbeddersDbRefusesIt) {
-  rocksdb::Options o;
-  o.create_if_missing = true;
-  rocksdb::DB* raw = nullptr;
-  ASSERT_TRUE(rocksdb::DB::Open(o, db_path_, &raw).ok());
-  std::unique_ptr<rocksdb::DB> db(raw);
+  std::unique_ptr<rocksdb::DB> db = OpenEmbedderDb();
+  ASSERT_NE(db, nullptr);
   const MetadataLocation shared = MetadataLocation::SharedDb(db.get(), db->DefaultColumnFamily());
   std::shared_ptr<rocksdb::Env> mem(rocksdb::NewMemEnv(rocksdb::Env::Default()));
   mkfs_.rocksdb_env = mem;
@@ -212,11 +219,8 @@ TEST_F(RocksDbEnvTest, UnknownRocksDbOptionsAreRefusedByName) {
 }
 
 TEST_F(RocksDbEnvTest, AnEmbeddersDbRefusesRocksDbOptions) {
-  rocksdb::Options o;
-  o.create_if_missing = true;
-  rocksdb::DB* raw = nullptr;
-  ASSERT_TRUE(rocksdb::DB::Open(o, db_path_, &raw).ok());
-  std::unique_ptr<rocksdb::DB> db(raw);
+  std::unique_ptr<rocksdb::DB> db = OpenEmbedderDb();
+  ASSERT_NE(db, nullptr);
   const MetadataLocation shared = MetadataLocation::SharedDb(db.get(), db->DefaultColumnFamily());
   mkfs_.rocksdb_options = "write_buffer_size=1048576";
   EXPECT_CODE(Mkfs(device_, shared, mkfs_), kInvalidArgument);

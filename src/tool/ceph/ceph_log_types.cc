@@ -92,18 +92,6 @@ uint32_t ReverseBits(uint32_t v) {
   return r;
 }
 
-// interval_set<uint64_t or snapid_t>: u32 count, then (start, length) pairs.
-absl::StatusOr<Json> ReadIntervalSet(CephReader& r, absl::string_view field) {
-  ASSIGN_OR_RETURN(uint32_t n, r.Count(field, 16));
-  Json out = Json::array();
-  for (uint32_t i = 0; i < n; ++i) {
-    ASSIGN_OR_RETURN(uint64_t start, r.U64(absl::StrCat(field, "[", i, "].start")));
-    ASSIGN_OR_RETURN(uint64_t len, r.U64(absl::StrCat(field, "[", i, "].length")));
-    out.push_back({{"start", start}, {"length", len}});
-  }
-  return out;
-}
-
 // vector<snapid_t> (u32 count + u64s), as a pg_log_entry_t's snaps hold it.
 absl::StatusOr<Json> ReadSnapVector(CephReader& r, absl::string_view field) {
   ASSIGN_OR_RETURN(uint32_t n, r.Count(field, 8));
@@ -237,6 +225,17 @@ absl::StatusOr<Json> ReadOpReturns(CephReader& r, absl::string_view field) {
 }
 
 }  // namespace
+
+absl::StatusOr<Json> ReadIntervalSet(CephReader& r, absl::string_view field) {
+  ASSIGN_OR_RETURN(uint32_t n, r.Count(field, 16));
+  Json out = Json::array();
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(uint64_t start, r.U64(absl::StrCat(field, "[", i, "].start")));
+    ASSIGN_OR_RETURN(uint64_t len, r.U64(absl::StrCat(field, "[", i, "].length")));
+    out.push_back({{"start", start}, {"length", len}});
+  }
+  return out;
+}
 
 absl::StatusOr<Json> ReadEversion(CephReader& r, absl::string_view field) {
   ASSIGN_OR_RETURN(uint64_t version, r.U64(absl::StrCat(field, ".version")));

@@ -49,17 +49,6 @@ absl::StatusOr<Json> ReadI32Vector(CephReader& r, absl::string_view field) {
   return out;
 }
 
-absl::StatusOr<Json> ReadSnapIntervals(CephReader& r, absl::string_view field) {
-  ASSIGN_OR_RETURN(uint32_t n, r.Count(field, 16));
-  Json out = Json::array();
-  for (uint32_t i = 0; i < n; ++i) {
-    ASSIGN_OR_RETURN(uint64_t start, r.U64(absl::StrCat(field, "[", i, "].start")));
-    ASSIGN_OR_RETURN(uint64_t len, r.U64(absl::StrCat(field, "[", i, "].length")));
-    out.push_back({{"start", start}, {"length", len}});
-  }
-  return out;
-}
-
 absl::StatusOr<Json> ReadPgShard(CephReader& r, absl::string_view field) {
   ASSIGN_OR_RETURN(CephReader::Frame f, r.Begin(field, "pg_shard_t", kPgShardV));
   ASSIGN_OR_RETURN(int32_t osd, r.I32("osd"));
@@ -240,7 +229,7 @@ absl::StatusOr<Json> ReadPgStat(CephReader& r, absl::string_view field) {
   if (f.v >= 24) {
     ASSIGN_OR_RETURN(uint32_t state_high, r.U32("state (high bits)"));
     state |= uint64_t{state_high} << 32;
-    ASSIGN_OR_RETURN(s["purged_snaps"], ReadSnapIntervals(r, "purged_snaps"));
+    ASSIGN_OR_RETURN(s["purged_snaps"], ReadIntervalSet(r, "purged_snaps"));
   }
   s["state"] = absl::StrFormat("0x%x", state);
   if (f.v >= 25) {
@@ -395,7 +384,7 @@ absl::StatusOr<Json> ReadPgInfo(CephReader& r, absl::string_view field) {
   (void)old_last_backfill;
   ASSIGN_OR_RETURN(Json stats, ReadPgStat(r, "stats"));
   ASSIGN_OR_RETURN(Json history, ReadHistory(r, "history"));
-  ASSIGN_OR_RETURN(i["purged_snaps"], ReadSnapIntervals(r, "purged_snaps"));
+  ASSIGN_OR_RETURN(i["purged_snaps"], ReadIntervalSet(r, "purged_snaps"));
   ASSIGN_OR_RETURN(uint32_t les, r.U32("last_epoch_started"));
   i["last_epoch_started"] = les;
   ASSIGN_OR_RETURN(uint64_t luv, r.U64("last_user_version"));

@@ -24,6 +24,9 @@ absl::StatusOr<Json> ReadEversion(CephReader& r, absl::string_view field);
 absl::StatusOr<Json> ReadUtime(CephReader& r, absl::string_view field);
 absl::StatusOr<Json> ReadReqid(CephReader& r, absl::string_view field);
 absl::StatusOr<Json> ReadHobject(CephReader& r, absl::string_view field);
+// interval_set<uint64_t> or <snapid_t> (u32 count, then start and length
+// pairs), as a log entry's clean regions and an info's purged snaps hold it.
+absl::StatusOr<Json> ReadIntervalSet(CephReader& r, absl::string_view field);
 
 // The log's records.
 absl::StatusOr<Json> ReadLogEntry(CephReader& r, absl::string_view field);
