@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_format.h"
 #include "osd_model.h"
+#include "small_osd_config.h"
 #include "tool/ceph/ceph_decode.h"
 #include "util/store_fixture.h"
 
@@ -27,16 +28,8 @@ using tool::ceph::CephType;
 using tool::ceph::DecodeCeph;
 
 EngineConfig CephConfig() {
-  EngineConfig c;
-  c.log_dev = "mem";
+  EngineConfig c = SmallConfig();
   c.payload = EngineConfig::Payload::kCeph;
-  c.pgs = 16;
-  c.object_size = 64 << 10;
-  c.osd_target_pg_log_entries_per_osd = 480;
-  c.osd_min_pg_log_entries = 20;
-  c.osd_max_pg_log_entries = 40;
-  c.osd_pg_log_trim_min = 10;
-  c.osd_pg_log_dups_tracked = 60;
   return c;
 }
 

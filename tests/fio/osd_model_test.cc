@@ -12,6 +12,7 @@
 #include <random>
 
 #include "util/store_fixture.h"
+#include "small_osd_config.h"
 
 namespace pgring::fio {
 namespace {
@@ -19,19 +20,6 @@ namespace {
 using pgring::testing::StoreFixture;
 
 // Small Ceph-shaped settings so that a few thousand writes trim many times:
-// 16 PGs, target 480 / 16 = 30 entries, trims of >= 10, 60 dups tracked.
-EngineConfig SmallConfig() {
-  EngineConfig c;
-  c.log_dev = "mem";
-  c.pgs = 16;
-  c.object_size = 64 << 10;
-  c.osd_target_pg_log_entries_per_osd = 480;
-  c.osd_min_pg_log_entries = 20;
-  c.osd_max_pg_log_entries = 40;
-  c.osd_pg_log_trim_min = 10;
-  c.osd_pg_log_dups_tracked = 60;
-  return c;
-}
 
 TEST(OsdModelRules, TargetIsCephsPerOsdBudgetClamped) {
   EngineConfig c;  // Ceph's defaults: 300000 per OSD, clamped to [250, 10000]
