@@ -20,6 +20,17 @@ sanitizer_env() {
     *thread*)
       LD_PRELOAD="$("$cxx" -print-file-name=libtsan.so)"
       export LD_PRELOAD
+      # tests/tsan.supp plus tests/tsan-fio.supp (why: see that file), as
+      # one file, since TSan reads one. One file per user, replaced whole
+      # (rename), so scripts running at once never see half of it.
+      case "${TSAN_OPTIONS:-}" in *pgring-tsan-fio-*) return 0 ;; esac
+      local tests_dir supp rest
+      tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+      supp="${TMPDIR:-/tmp}/pgring-tsan-fio-$(id -u).supp"
+      cat "$tests_dir/tsan.supp" "$tests_dir/tsan-fio.supp" > "$supp.$$"
+      mv -f "$supp.$$" "$supp"
+      rest=$(printf '%s' "${TSAN_OPTIONS:-}" | sed -E 's/(^|:)suppressions=[^:]*//; s/^://')
+      export TSAN_OPTIONS="suppressions=$supp${rest:+:$rest}"
       ;;
   esac
 }
