@@ -1,18 +1,20 @@
-// problem.h — one thing fsck found wrong (or worth knowing) in a store, with
-// where it is: the PG, the chunk, the offset in the chunk and the lpos, as far
-// as they apply. fsck, repair and the PG scanner all speak in Problems.
-#ifndef PGRING_TOOL_PROBLEM_H_
-#define PGRING_TOOL_PROBLEM_H_
+// problem.h — one thing the checks (fsck.h) found wrong (or worth knowing)
+// in a store, with where it is: the PG, the chunk, the offset in the chunk
+// and the lpos, as far as they apply. The checks, the PG scanner, the
+// public Verify (pgring/verify.h) and the tool's fsck and repair all speak
+// in Problems.
+#ifndef PGRING_CHECK_PROBLEM_H_
+#define PGRING_CHECK_PROBLEM_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-namespace pgring::tool {
+namespace pgring {
 
 struct Problem {
   enum class Severity {
-    kError,  // the store is inconsistent or damaged: fsck exits 1
+    kError,  // the store is inconsistent or damaged (fsck exits 1)
     kNote,   // worth knowing, not wrong (e.g. uncommitted bytes past a tail)
   };
   Severity severity = Severity::kError;
@@ -41,6 +43,6 @@ struct Problem {
   std::string ToString() const;
 };
 
-}  // namespace pgring::tool
+}  // namespace pgring
 
-#endif  // PGRING_TOOL_PROBLEM_H_
+#endif  // PGRING_CHECK_PROBLEM_H_

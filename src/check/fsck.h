@@ -1,6 +1,7 @@
-// fsck.h — checks a store offline and reports every problem it finds, each
-// with the PG, the chunk, the offset and what is wrong; it never stops at the
-// first one.
+// fsck.h — the checks: a store, offline, checked and every problem it has
+// reported, each with the PG, the chunk, the offset and what is wrong; they
+// never stop at the first one. The one checker behind the public Verify
+// (pgring/verify.h) and pgring-tool's fsck and repair.
 //
 // Shallow (always): the label; the UUID and geometry binding between the
 // label and pgring.meta; the partition's size; every RocksDB key pgring
@@ -13,7 +14,7 @@
 // between the stream's head and tail and each PG's bytes past its homed
 // position, which its scan then reads as recovery does.
 //
-// Deep (--deep, ring backend): additionally every record between each PG's
+// Deep (FsckOptions::deep, fsck --deep; ring backend): additionally every record between each PG's
 // head and tail: length, CRC, type, PG stamp, lap, consecutive sequence,
 // the last sequence against the pointer, the items (versions of entries and
 // of dups strictly increasing), and what lies past the tail. A PG whose keys
@@ -23,30 +24,32 @@
 // garbage it makes a scan read.
 //
 // "Leaked" chunks cannot exist on disk: the free map is not stored, it is
-// whatever no chunk list names, so a chunk is either owned or free. fsck
-// reports owned + free = chunk_count, and flags what could make the count
+// whatever no chunk list names, so a chunk is either owned or free. The
+// checks report owned + free = chunk_count, and flags what could make the count
 // wrong: chunk numbers past chunk_count, a chunk in two lists (or twice in
 // one), and chunks a list holds past what its ring needs (the tail's chunk).
-#ifndef PGRING_TOOL_FSCK_H_
-#define PGRING_TOOL_FSCK_H_
+#ifndef PGRING_CHECK_FSCK_H_
+#define PGRING_CHECK_FSCK_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "tool/command.h"
-#include "tool/offline_store.h"
-#include "tool/pg_scan.h"
-#include "tool/problem.h"
-#include "tool/text_output.h"
-#include "tool/tool_common.h"
+#include "absl/status/statusor.h"
+#include "check/offline_store.h"
+#include "check/pg_scan.h"
+#include "check/problem.h"
 
-namespace pgring::tool {
+namespace pgring {
 
 struct FsckOptions {
   bool deep = false;
+  // Deep: called after each PG's records are read, with the PGs read so far
+  // and how many there are to read (the tool shows it). May be null.
+  std::function<void(uint64_t done, uint64_t total)> progress;
 };
 
 // What fsck learned about one ring PG (repair acts on it).
@@ -92,25 +95,11 @@ struct FsckResult {
   uint64_t fixable() const;
 };
 
-// Runs the checks on an opened store. Errors: only a failure to read
-// RocksDB at all; everything else is a Problem.
-absl::StatusOr<FsckResult> RunFsck(const OfflineStore& store, const FsckOptions& options,
-                                   const ToolContext& ctx);
+// Runs the checks on an opened store. Errors: none today (a RocksDB that
+// cannot be read is a Problem, "rocksdb-read-error"); damage is always a
+// Problem.
+absl::StatusOr<FsckResult> RunFsck(const OfflineStore& store, const FsckOptions& options);
 
-Json FsckResultToJson(const FsckResult& r);
-TextOutput FsckResultText(const FsckResult& r);
+}  // namespace pgring
 
-// `fsck [--deep]`: exit status 0 clean, 1 problems found, 2 cannot open.
-class FsckCommand final : public Command {
- public:
-  FsckCommand();
-  void AddOptions(CLI::App* app) override;
-  CommandResult Run(const ToolContext& ctx) const override;
-
- private:
-  FsckOptions options_;
-};
-
-}  // namespace pgring::tool
-
-#endif  // PGRING_TOOL_FSCK_H_
+#endif  // PGRING_CHECK_FSCK_H_
