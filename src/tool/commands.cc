@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "tool/command.h"
 #include "tool/expand.h"
-#include "tool/fsck_command.h"
+#include "tool/fsck.h"
 #include "tool/inspect.h"
 #include "tool/layout_svg.h"
 #include "tool/render.h"

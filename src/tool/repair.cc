@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "check/offline_store.h"
 #include "device/aligned_buffer.h"
-#include "tool/fsck_command.h"
+#include "tool/fsck.h"
 #include "tool/tool_db.h"
 #include "util/status_macros.h"
 

@@ -1,4 +1,4 @@
-#include "tool/fsck_command.h"
+#include "tool/fsck.h"
 
 #include <CLI/CLI.hpp>
 #include <optional>
