@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace pgring {
 
@@ -42,6 +43,13 @@ struct Problem {
   // "PG 1.1 (lpos 8192, stream lpos 4096): unhomed-missing: ..."
   std::string ToString() const;
 };
+
+// The line Problem::ToString and the public VerifyProblem::ToString
+// (pgring/verify.h) print, from `p`'s place (stream, chunk, offset, lpos,
+// stream_lpos), kind and message; `pg` is the PG as text, empty for none.
+// Defined for those two types.
+template <typename P>
+std::string ProblemLine(const P& p, std::string_view pg);
 
 }  // namespace pgring
 

@@ -24,22 +24,6 @@ absl::Status ExplainVerifyOpenError(const absl::Status& error, std::string_view 
                    error.message(), ")"));
 }
 
-Problem ToCheckProblem(const VerifyProblem& v) {
-  Problem p;
-  p.severity = v.severity == VerifyProblem::Severity::kError ? Problem::Severity::kError
-                                                              : Problem::Severity::kNote;
-  p.kind = v.kind;
-  if (v.pg) p.pg = v.pg->ToString();
-  p.stream = v.stream;
-  p.chunk = v.chunk;
-  p.offset = v.offset;
-  p.lpos = v.lpos;
-  p.stream_lpos = v.stream_lpos;
-  p.message = v.message;
-  p.fixable = v.fixable;
-  return p;
-}
-
 VerifyProblem ToVerifyProblem(const Problem& p) {
   VerifyProblem v;
   v.severity = p.severity == Problem::Severity::kError ? VerifyProblem::Severity::kError
@@ -84,7 +68,9 @@ VerifyReport ToReport(const FsckResult& r, std::optional<Backend> backend) {
 
 }  // namespace
 
-std::string VerifyProblem::ToString() const { return ToCheckProblem(*this).ToString(); }
+std::string VerifyProblem::ToString() const {
+  return ProblemLine(*this, pg ? pg->ToString() : std::string());
+}
 
 absl::StatusOr<VerifyReport> Verify(const std::string& device_path, const MetadataLocation& meta,
                                     const VerifyOptions& options) {

@@ -8,7 +8,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
-#include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
 #include <fstream>
@@ -20,6 +19,7 @@
 #include "format/record.h"
 #include "log/ring_layout.h"
 #include "pgring/verify.h"
+#include "util/embedder_db.h"
 #include "util/rocksdb_keys.h"
 #include "util/store_fixture.h"
 #include "util/test_util.h"
@@ -231,30 +231,17 @@ class VerifySharedDbTest : public VerifyTest {
  protected:
   void SetUp() override {
     VerifyTest::SetUp();
-    rocksdb::DBOptions o;
-    o.create_if_missing = true;
-    o.create_missing_column_families = true;
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
-        {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
-        {"onodes", rocksdb::ColumnFamilyOptions()},
-        {"pgring", rocksdb::ColumnFamilyOptions()},
-    };
-    rocksdb::DB* raw = nullptr;
-    rocksdb::Status s = rocksdb::DB::Open(o, dir_.Join("osd-db"), cfs, &handles_, &raw);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    osd_db_.reset(raw);
+    osd_ = std::make_unique<EmbedderDb>(dir_.Join("osd-db"),
+                                        std::vector<std::string>{"onodes", "pgring"});
+    ASSERT_NE(osd_->db(), nullptr);
   }
   void TearDown() override {
     store_.reset();
-    for (auto* h : handles_) ASSERT_TRUE(osd_db_->DestroyColumnFamilyHandle(h).ok());
-    ASSERT_TRUE(osd_db_->Close().ok());
+    osd_.reset();
   }
-  MetadataLocation shared() const {
-    return MetadataLocation::SharedDb(osd_db_.get(), handles_[2]);
-  }
+  MetadataLocation shared() const { return osd_->location(2); }
 
-  std::unique_ptr<rocksdb::DB> osd_db_;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  std::unique_ptr<EmbedderDb> osd_;
 };
 
 TEST_F(VerifySharedDbTest, ReadsTheColumnFamilyThroughTheOpenHandle) {
@@ -273,16 +260,16 @@ TEST_F(VerifySharedDbTest, ReadsTheColumnFamilyThroughTheOpenHandle) {
   EXPECT_EQ(r->free_chunks, stats.free_chunks);
 
   // Damage in the column family is found there: a PG's chunk list gone.
-  ASSERT_TRUE(osd_db_->Delete(rocksdb::WriteOptions(), handles_[2], PgChunksKey(kC)).ok());
+  ASSERT_TRUE(osd_->db()->Delete(rocksdb::WriteOptions(), osd_->handle(2), PgChunksKey(kC)).ok());
   auto damaged = Verify(device_path_, shared(), Deep(false));
   ASSERT_OK(damaged);
   EXPECT_THAT(ErrorKinds(*damaged), ElementsAre("pointer-without-chunk-list@" + kC.ToString()))
       << Describe(*damaged);
 
   // The OSD's handle is still its own, open and writable.
-  ASSERT_TRUE(osd_db_->Put(rocksdb::WriteOptions(), handles_[1], "onode", "x").ok());
+  ASSERT_TRUE(osd_->db()->Put(rocksdb::WriteOptions(), osd_->handle(1), "onode", "x").ok());
   std::string v;
-  ASSERT_TRUE(osd_db_->Get(rocksdb::ReadOptions(), handles_[1], "onode", &v).ok());
+  ASSERT_TRUE(osd_->db()->Get(rocksdb::ReadOptions(), osd_->handle(1), "onode", &v).ok());
   EXPECT_EQ(v, "x");
 }
 
@@ -290,8 +277,7 @@ TEST_F(VerifySharedDbTest, ReadsTheColumnFamilyThroughTheOpenHandle) {
 // default column family of the same DB holds none.
 TEST_F(VerifySharedDbTest, AnotherColumnFamilyHoldsNoStore) {
   ASSERT_OK(pgring::Mkfs(device_path_, shared(), DefaultMkfs()));
-  auto r = Verify(device_path_, MetadataLocation::SharedDb(osd_db_.get(), handles_[1]),
-                  Deep(false));
+  auto r = Verify(device_path_, osd_->location(1), Deep(false));
   EXPECT_CODE(r, kFailedPrecondition);
   EXPECT_THAT(std::string(r.status().message()),
               HasSubstr("column family 'onodes' holds no pgring store"));
