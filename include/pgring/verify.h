@@ -20,6 +20,7 @@
 #define PGRING_VERIFY_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ struct VerifyOptions {
   // CRC, PG stamp, lap, sequence, item versions) and of the log stream: it
   // reads every live byte of the partition once.
   bool deep = false;
+  // Deep, ring backend: called on the calling thread after each PG's
+  // records are read, with the PGs read so far and how many will be (a
+  // mount that logs how far its fsck is). May be empty.
+  std::function<void(uint64_t pgs_done, uint64_t pgs_total)> progress;
 };
 
 // One thing found wrong (an error) or worth knowing (a note).

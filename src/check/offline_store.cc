@@ -76,19 +76,10 @@ absl::Status OfflineStore::OpenMetadata(const MetadataLocation& meta,
 }
 
 absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(
-    const std::string& dev, const std::optional<MetadataLocation>& meta,
-    const OfflineStoreOptions& options) {
+    const std::string& dev, const MetadataLocation& meta, const OfflineStoreOptions& options) {
   ASSIGN_OR_RETURN(auto s, OpenPartition(dev, options));
-  if (meta) RETURN_IF_ERROR(s->OpenMetadata(*meta, nullptr));
+  RETURN_IF_ERROR(s->OpenMetadata(meta, nullptr));
   return s;
-}
-
-absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(const std::string& dev,
-                                                                 const std::string& db,
-                                                                 bool writable) {
-  OfflineStoreOptions o;
-  o.writable = writable;
-  return Open(dev, db.empty() ? std::nullopt : std::optional(MetadataLocation::OwnDb(db)), o);
 }
 
 std::optional<Geometry> OfflineStore::geometry() const {

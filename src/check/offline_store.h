@@ -52,8 +52,8 @@ struct OfflineStoreOptions {
 
 class OfflineStore {
  public:
-  // Opens the partition at `dev` and, with `meta`, the store's keys there
-  // (an own RocksDB is opened here, read-only unless writable; an
+  // Opens the partition at `dev` and the store's keys at `meta` (an own
+  // RocksDB is opened here, read-only unless writable; an
   // embedder's is used as it is given, already open). Fails when a path is
   // missing or unusable (kNotFound, kInvalidArgument, ...), when the
   // partition is in use (kUnavailable), when the partition has no pgring
@@ -61,18 +61,14 @@ class OfflineStore {
   // and when the RocksDB holds no pgring store (kFailedPrecondition). A
   // damaged label or metadata value is not an error here: see label() and
   // meta().
-  static absl::StatusOr<std::unique_ptr<OfflineStore>> Open(
-      const std::string& dev, const std::optional<MetadataLocation>& meta,
-      const OfflineStoreOptions& options);
-  // The same for a store whose keys are in its own RocksDB at `db` (empty:
-  // the partition alone).
   static absl::StatusOr<std::unique_ptr<OfflineStore>> Open(const std::string& dev,
-                                                            const std::string& db, bool writable);
+                                                            const MetadataLocation& meta,
+                                                            const OfflineStoreOptions& options);
   // Open in two steps, for a caller that opens the RocksDB itself once the
   // partition is open (the tool's ToolDb: a column family, a secondary
-  // instance): the partition alone, then the keys at `meta`, whose handle
-  // `db_owner` keeps alive (released after this store's MetadataDb). The
-  // errors are Open's.
+  // instance), or reads the partition alone: the partition, then the keys
+  // at `meta`, whose handle `db_owner` keeps alive (released after this
+  // store's MetadataDb). The errors are Open's.
   static absl::StatusOr<std::unique_ptr<OfflineStore>> OpenPartition(
       const std::string& dev, const OfflineStoreOptions& options);
   absl::Status OpenMetadata(const MetadataLocation& meta, std::shared_ptr<void> db_owner);

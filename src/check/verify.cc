@@ -81,6 +81,7 @@ absl::StatusOr<VerifyReport> Verify(const std::string& device_path, const Metada
   ASSIGN_OR_RETURN(auto store, OfflineStore::Open(device_path, meta, o));
   FsckOptions fo;
   fo.deep = options.deep;
+  fo.progress = options.progress;
   ASSIGN_OR_RETURN(FsckResult r, RunFsck(*store, fo));
   return ToReport(r, store->backend());
 }

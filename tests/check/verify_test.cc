@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format/metadata_keys.h"
@@ -109,10 +110,20 @@ TEST_P(VerifyCleanTest, ReportsNoErrorAndTheStoresOwnCounts) {
 
   for (bool deep : {false, true}) {
     SCOPED_TRACE(deep ? "deep" : "shallow");
-    auto r = Verify(device_path_, meta(), Deep(deep));
+    VerifyOptions o = Deep(deep);
+    using Done = std::pair<uint64_t, uint64_t>;  // PGs read, PGs to read
+    std::vector<Done> progress;
+    o.progress = [&](uint64_t done, uint64_t total) { progress.emplace_back(done, total); };
+    auto r = Verify(device_path_, meta(), o);
     ASSERT_OK(r);
     EXPECT_EQ(r->errors, 0u) << Describe(*r);
     EXPECT_TRUE(r->clean());
+    // Progress: once per PG whose records a deep check reads (ring backend).
+    if (deep && BackendOf(GetParam()) == Backend::kRing) {
+      EXPECT_THAT(progress, ElementsAre(Done{1, 3}, Done{2, 3}, Done{3, 3}));
+    } else {
+      EXPECT_THAT(progress, ElementsAre());
+    }
     EXPECT_THAT(ErrorKinds(*r), ElementsAre());
     EXPECT_EQ(r->deep, deep);
     EXPECT_EQ(r->backend, BackendOf(GetParam()));
