@@ -32,7 +32,6 @@
 #define PGRING_CHECK_FSCK_H_
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,15 +41,13 @@
 #include "check/offline_store.h"
 #include "check/pg_scan.h"
 #include "check/problem.h"
+#include "pgring/verify.h"
 
 namespace pgring {
 
-struct FsckOptions {
-  bool deep = false;
-  // Deep: called after each PG's records are read, with the PGs read so far
-  // and how many there are to read (the tool shows it). May be null.
-  std::function<void(uint64_t done, uint64_t total)> progress;
-};
+// What to check, and the progress of a deep check: the public options
+// (pgring/verify.h) are the checks' own.
+using FsckOptions = VerifyOptions;
 
 // What fsck learned about one ring PG (repair acts on it).
 struct FsckPg {

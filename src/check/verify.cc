@@ -79,10 +79,7 @@ absl::StatusOr<VerifyReport> Verify(const std::string& device_path, const Metada
   o.lock_partition = true;
   o.explain_open_error = ExplainVerifyOpenError;
   ASSIGN_OR_RETURN(auto store, OfflineStore::Open(device_path, meta, o));
-  FsckOptions fo;
-  fo.deep = options.deep;
-  fo.progress = options.progress;
-  ASSIGN_OR_RETURN(FsckResult r, RunFsck(*store, fo));
+  ASSIGN_OR_RETURN(FsckResult r, RunFsck(*store, options));
   return ToReport(r, store->backend());
 }
 
