@@ -147,7 +147,10 @@ TEST_P(VerifyCleanTest, ReportsNoErrorAndTheStoresOwnCounts) {
       EXPECT_EQ(r->records, 0u);
     }
     EXPECT_EQ(r->stream.has_value(), GetParam() == StoreMode::kRingStream);
-    if (r->stream) EXPECT_EQ(r->stream->chunks, stats.stream_chunks);
+    if (r->stream) {
+      EXPECT_EQ(r->stream->chunks, stats.stream_chunks);
+      EXPECT_EQ(r->stream->tail - r->stream->head, stats.stream_bytes_used);
+    }
   }
   // Verify leaves the store as it found it: it opens again.
   ASSERT_OK(Open(options_));
