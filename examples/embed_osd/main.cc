@@ -18,10 +18,15 @@
 // (Options::metadata_sync_flushes_partition). It sets each only when proven,
 // and prints the verdict with its reason.
 //
+// At every mount but the first the OSD checks the store before it opens it,
+// as BlueStore does with bluestore_fsck_on_mount: pgring::Verify
+// (pgring/verify.h) reads the store through the OSD's own RocksDB handle,
+// every problem is logged, and a store with errors is not mounted.
+//
 // The program makes a fresh partition file (64 MiB), a data file (16 MiB),
 // both written with zeros as a raw partition is, and a fresh RocksDB, runs
-// Mkfs, writes, closes everything, reopens it, and checks that every onode,
-// every object's data and every log entry is still there. Exit 0 = all good;
+// Mkfs, writes, closes everything, checks it (deep), reopens it, and checks
+// that every onode, every object's data and every log entry is still there. Exit 0 = all good;
 // exit 1 with a message on stderr otherwise. Only pgring's public headers are
 // used.
 //
@@ -55,6 +60,7 @@
 #include "pgring/version.h"
 #include "pgring/transaction.h"
 #include "pgring/types.h"
+#include "pgring/verify.h"
 #include "rocksdb/db.h"
 #include "rocksdb/iterator.h"
 #include "rocksdb/options.h"
@@ -221,6 +227,29 @@ absl::StatusOr<std::unique_ptr<pgring::Store>> OpenStore(
   options.gated_writes_share_flush = plan.data_and_log.shared;
   options.metadata_sync_flushes_partition = plan.wal_and_log.shared;
   return pgring::Store::Open(partition, Meta(osd), options);
+}
+
+// The fsck at mount: the store must be closed (Verify refuses a partition a
+// Store holds). Deep reads every committed record; an OSD that mounts often
+// may run it shallow (keys only) and deep now and then.
+absl::Status FsckAtMount(const std::string& partition, const OsdDb& osd, bool deep) {
+  pgring::VerifyOptions vo;
+  vo.deep = deep;
+  absl::StatusOr<pgring::VerifyReport> r = pgring::Verify(partition, Meta(osd), vo);
+  if (!r.ok()) return r.status();  // cannot be read at all: no store to mount
+  for (const pgring::VerifyProblem& p : r->problems) {
+    std::fprintf(stderr, "embed_osd: fsck: %s\n", p.ToString().c_str());
+  }
+  std::printf("embed_osd: fsck%s at mount: %llu PGs, %llu records, %llu live entries: %s\n",
+              deep ? " (deep)" : "", static_cast<unsigned long long>(r->pgs),
+              static_cast<unsigned long long>(r->records),
+              static_cast<unsigned long long>(r->entries),
+              r->clean() ? "clean" : "ERRORS");
+  if (!r->clean()) {
+    return absl::DataLossError("fsck at mount found " + std::to_string(r->errors) +
+                               " error(s) in the PG log store; not mounting");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<DataPartition> OpenData(const std::string& path, const FlushPlan& plan) {
@@ -475,10 +504,11 @@ absl::Status Run(const std::string& partition, const std::string& data_path,
     RETURN_IF_ERROR((*osd)->Close());
   }
 
-  // Second life: reopen both and find everything again.
+  // Second life: reopen both, fsck at mount, and find everything again.
   {
     absl::StatusOr<std::unique_ptr<OsdDb>> osd = OsdDb::Open(db_path, false);
     RETURN_IF_ERROR(osd.status());
+    RETURN_IF_ERROR(FsckAtMount(partition, **osd, /*deep=*/true));
     absl::StatusOr<DataPartition> data = OpenData(data_path, plan);
     RETURN_IF_ERROR(data.status());
     absl::StatusOr<std::unique_ptr<pgring::Store>> store =

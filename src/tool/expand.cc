@@ -6,10 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "check/offline_store.h"
 #include "format/interrupted_expand.h"
 #include "format/metadata_keys.h"
 #include "store/open_store.h"
-#include "tool/offline_store.h"
+#include "tool/tool_db.h"
 #include "util/status_macros.h"
 
 namespace pgring::tool {
@@ -19,7 +20,7 @@ absl::StatusOr<ExpandResult> ExpandStore(const ToolContext& ctx, uint64_t size, 
   if (ctx.db.empty()) {
     return absl::InvalidArgumentError("expand needs the store's RocksDB: give --db PATH");
   }
-  ASSIGN_OR_RETURN(auto s, OfflineStore::Open(ctx, /*writable=*/!dry_run));
+  ASSIGN_OR_RETURN(auto s, OpenOfflineStore(ctx, /*writable=*/!dry_run));
   RETURN_IF_ERROR(s->CheckBinding());
   ExpandResult r;
   r.before = *s->label();
@@ -61,7 +62,7 @@ absl::StatusOr<ExpandResult> ExpandStore(const ToolContext& ctx, uint64_t size, 
   RETURN_IF_ERROR(s->db()->WriteSync(&batch));
   s->Release();
   // What is on disk now must be one grown store.
-  ASSIGN_OR_RETURN(auto check, OfflineStore::Open(ctx, /*writable=*/false));
+  ASSIGN_OR_RETURN(auto check, OpenOfflineStore(ctx, /*writable=*/false));
   RETURN_IF_ERROR(check->CheckBinding());
   if (check->expand_interrupted() || !(*check->label() == r.after)) {
     return absl::InternalError("the grown store does not read back as written");

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "check/pg_scan.h"
 #include "format/rocksdb_backend_keys.h"
-#include "tool/pg_scan.h"
 #include "util/coding.h"
 #include "util/status_macros.h"
 
@@ -104,7 +104,7 @@ absl::StatusOr<ReadAccess> OpenForRead(const ToolContext& ctx) {
   if (ctx.db.empty()) {
     return absl::InvalidArgumentError("this command needs the store's RocksDB: give --db PATH");
   }
-  ASSIGN_OR_RETURN(auto off, OfflineStore::Open(ctx, /*writable=*/false));
+  ASSIGN_OR_RETURN(auto off, OpenOfflineStore(ctx, /*writable=*/false));
   RETURN_IF_ERROR(off->CheckBinding());
   ReadAccess a;
   a.backend = off->label()->backend;
@@ -156,7 +156,7 @@ uint64_t DirectoryBytes(const std::string& path) {
 // show-label
 
 CommandResult ShowLabelCommand::Run(const ToolContext& ctx) const {
-  auto opened = OfflineStore::Open(ctx, /*writable=*/false);
+  auto opened = OpenOfflineStore(ctx, /*writable=*/false);
   if (!opened.ok()) return Fail(ctx, opened.status(), kExitUsage);
   const OfflineStore& s = **opened;
   const StoredLabel stored = StoredLabel::Read(s.label_region());

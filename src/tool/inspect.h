@@ -9,11 +9,11 @@
 #include <memory>
 #include <string_view>
 
+#include "check/offline_store.h"
+#include "check/stream_view.h"
 #include "pgring/store.h"
 #include "tool/ceph/payload_view.h"
 #include "tool/command.h"
-#include "tool/offline_store.h"
-#include "tool/stream_view.h"
 #include "tool/tool_common.h"
 #include "tool/tool_db.h"
 

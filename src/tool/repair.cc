@@ -8,9 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "check/offline_store.h"
 #include "device/aligned_buffer.h"
 #include "tool/fsck.h"
-#include "tool/offline_store.h"
+#include "tool/tool_db.h"
 #include "util/status_macros.h"
 
 namespace pgring::tool {
@@ -185,20 +186,20 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
   // opened for writing.
   Plan plan;
   {
-    auto ro = OfflineStore::Open(ctx, /*writable=*/false);
+    auto ro = OpenOfflineStore(ctx, /*writable=*/false);
     if (!ro.ok()) return Fail(ctx, ro.status(), kExitUsage);
-    auto r = RunFsck(**ro, fo, ctx);
+    auto r = RunFsckWithProgress(**ro, fo, ctx);
     if (!r.ok()) return Fail(ctx, r.status(), kExitFailed);
     plan = MakePlan(*r);
   }
   std::vector<Problem> left;
   bool clean_after = plan.refused.empty();
   if (!options_.dry_run && !plan.fixes.empty()) {
-    auto rw = OfflineStore::Open(ctx, /*writable=*/true);
+    auto rw = OpenOfflineStore(ctx, /*writable=*/true);
     if (!rw.ok()) return Fail(ctx, rw.status(), kExitUsage);
     OfflineStore& s = **rw;
     // Plan again on what we now hold exclusively.
-    auto r = RunFsck(s, fo, ctx);
+    auto r = RunFsckWithProgress(s, fo, ctx);
     if (!r.ok()) return Fail(ctx, r.status(), kExitFailed);
     plan = MakePlan(*r);
     const Geometry g = *s.geometry();
@@ -235,9 +236,9 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
     }
     s.Release();
     // Check the result.
-    auto again = OfflineStore::Open(ctx, /*writable=*/false);
+    auto again = OpenOfflineStore(ctx, /*writable=*/false);
     if (!again.ok()) return Fail(ctx, again.status(), kExitFailed);
-    auto after = RunFsck(**again, fo, ctx);
+    auto after = RunFsckWithProgress(**again, fo, ctx);
     if (!after.ok()) return Fail(ctx, after.status(), kExitFailed);
     for (const auto& p : after->problems) {
       if (p.severity == Problem::Severity::kError) left.push_back(p);

@@ -10,8 +10,8 @@
 #include "format/metadata_keys.h"
 #include "store/metadata_db.h"
 #include "store/open_store.h"
-#include "tool/offline_store.h"
-#include "tool/stream_view.h"
+#include "check/offline_store.h"
+#include "check/stream_view.h"
 #include "tool/tool_db.h"
 #include "util/status_macros.h"
 
@@ -30,7 +30,7 @@ absl::StatusOr<LibraryStore> OpenForWrite(const ToolContext& ctx, RecoveryPolicy
   }
   Options o;
   {
-    ASSIGN_OR_RETURN(auto off, OfflineStore::Open(ctx, /*writable=*/false));
+    ASSIGN_OR_RETURN(auto off, OpenOfflineStore(ctx, /*writable=*/false));
     RETURN_IF_ERROR(off->CheckBinding());
     ASSIGN_OR_RETURN(StreamKeys stream, LoadStreamKeys(*off));
     KeepLogLayout(stream, &o);
@@ -82,7 +82,7 @@ absl::StatusOr<LibraryStore> OpenForDryRun(const ToolContext& ctx, RecoveryPolic
   o.log_sink = NullLogSink();
   o.recovery_policy = policy;
   {
-    ASSIGN_OR_RETURN(auto off, OfflineStore::Open(ctx, /*writable=*/false));
+    ASSIGN_OR_RETURN(auto off, OpenOfflineStore(ctx, /*writable=*/false));
     RETURN_IF_ERROR(off->CheckBinding());
   }
   return OpenLibraryStore(ctx, o);
@@ -259,7 +259,7 @@ CommandResult MkfsCommand::Run(const ToolContext& ctx) const {
     }
     return Fail(ctx, s, code);
   }
-  auto off = OfflineStore::Open(ctx, /*writable=*/false);
+  auto off = OpenOfflineStore(ctx, /*writable=*/false);
   if (!off.ok()) return Fail(ctx, off.status(), kExitFailed);
   if (!(*off)->label().ok()) return Fail(ctx, (*off)->label().status(), kExitFailed);
   const Label& l = *(*off)->label();

@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "tool/problem.h"
+#include "check/problem.h"
 
 namespace pgring::tool {
 

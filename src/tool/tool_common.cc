@@ -4,32 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 
 namespace pgring::tool {
-
-std::string Problem::ToString() const {
-  std::string s;
-  if (stream) {
-    absl::StrAppend(&s, "log stream: ");
-  } else if (!pg.empty()) {
-    absl::StrAppend(&s, "PG ", pg, ": ");
-  }
-  std::vector<std::string> where;
-  if (chunk) where.push_back(absl::StrCat("chunk ", *chunk));
-  if (offset) where.push_back(absl::StrCat(chunk ? "offset " : "partition offset ", *offset));
-  if (!where.empty()) absl::StrAppend(&s, absl::StrJoin(where, ", "));
-  std::vector<std::string> positions;
-  if (lpos) positions.push_back(absl::StrCat(stream ? "stream lpos " : "lpos ", *lpos));
-  if (stream_lpos) positions.push_back(absl::StrCat("stream lpos ", *stream_lpos));
-  if (!positions.empty()) {
-    absl::StrAppend(&s, where.empty() ? "" : " ", "(", absl::StrJoin(positions, ", "), ")");
-  }
-  if (!where.empty() || !positions.empty()) absl::StrAppend(&s, ": ");
-  absl::StrAppend(&s, kind, ": ", message);
-  return s;
-}
 
 int PrintError(const ToolContext& ctx, std::string_view message, int exit_code) {
   std::string m(message);
@@ -111,6 +88,32 @@ void Progress::Update(uint64_t done) {
   shown_ = true;
   *err_ << "\r\033[K" << what_ << ": " << done << "/" << total_;
   err_->flush();
+}
+
+absl::StatusOr<PgId> ParsePgId(const std::string& text) {
+  PgId id;
+  if (!PgId::Parse(text, &id)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad PG id '", text,
+                     "': expected POOL.SEED in hex, or POOL.SEEDsSHARD (e.g. 1.2a, 3.1fs0)"));
+  }
+  return id;
+}
+
+absl::StatusOr<Version> ParseVersion(const std::string& text) {
+  std::string t = text;
+  // Ceph prints eversion_t as 12'345; 12.345 saves quoting in shells.
+  if (t.find('\'') == std::string::npos) {
+    auto dot = t.find('.');
+    if (dot != std::string::npos) t[dot] = '\'';
+  }
+  Version v;
+  if (!Version::Parse(t, &v) || t.empty() || t.front() == '-' || t.find('-') != std::string::npos ||
+      t.find('+') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad version '", text, "': expected EPOCH'VERSION or EPOCH.VERSION (e.g. 12'345)"));
+  }
+  return v;
 }
 
 }  // namespace pgring::tool

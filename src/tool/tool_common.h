@@ -1,6 +1,7 @@
 // tool_common.h — what every pgring-tool command shares: where its output
 // goes and in which format, progress reporting, exit codes, error lines, and
-// small formatting helpers (hex, JSON of Problems).
+// small formatting and parsing helpers (hex, JSON of Problems, PG ids and
+// versions).
 //
 // Each command is a class (command.h) that runs over a ToolContext and
 // returns its result; render.h prints it in the context's format.
@@ -17,7 +18,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "tool/problem.h"
+#include "absl/status/statusor.h"
+#include "check/problem.h"
+#include "pgring/types.h"
 
 namespace pgring::tool {
 
@@ -71,6 +74,11 @@ std::string Hex32(uint32_t v);
 std::string HumanBytes(uint64_t bytes);
 
 Json ProblemToJson(const Problem& p);
+
+// Parses "1.2a" / "1.2as0" / versions "12'345", with errors that say what
+// was expected.
+absl::StatusOr<PgId> ParsePgId(const std::string& text);
+absl::StatusOr<Version> ParseVersion(const std::string& text);
 
 // Shows "<what>: done/total" on `err`, rewriting one line, at most ten times
 // a second; clears the line when destroyed. Does nothing when disabled.

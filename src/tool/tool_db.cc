@@ -141,6 +141,30 @@ absl::StatusOr<LibraryStore> OpenLibraryStore(const ToolContext& ctx, const Opti
   return l;
 }
 
+absl::StatusOr<std::unique_ptr<OfflineStore>> OpenOfflineStore(const ToolContext& ctx,
+                                                               bool writable) {
+  if (ctx.dev.empty()) return absl::InvalidArgumentError("no partition given (--dev PATH)");
+  if (ctx.live && writable) {
+    return absl::InvalidArgumentError(
+        "--live is for commands that only read: a store in use cannot be changed");
+  }
+  OfflineStoreOptions o;
+  o.writable = writable;
+  // LOCK_SH read-only, LOCK_EX writable; none for --live (the process
+  // holding the store has LOCK_EX).
+  o.lock_partition = !ctx.live;
+  o.db_name = DbName(ctx);
+  o.explain_open_error = ExplainOpenError;
+  ASSIGN_OR_RETURN(auto s, OfflineStore::OpenPartition(ctx.dev, o));
+  if (ctx.db.empty()) return s;
+  auto t = ToolDb::Open(ctx, writable ? ToolDb::Mode::kReadWrite : ToolDb::Mode::kReadOnly);
+  if (!t.ok()) return ExplainOpenError(t.status(), DbName(ctx));
+  std::shared_ptr<ToolDb> db = *std::move(t);
+  const MetadataLocation location = db->location();
+  RETURN_IF_ERROR(s->OpenMetadata(location, std::move(db)));
+  return s;
+}
+
 std::string DbName(const ToolContext& ctx) {
   std::string name = absl::StrCat("RocksDB at ", ctx.db);
   if (!ctx.column_family.empty()) absl::StrAppend(&name, ", column family '", ctx.column_family, "'");

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "check/offline_store.h"
 #include "pgring/options.h"
 #include "pgring/store.h"
 #include "tool/tool_common.h"
@@ -77,6 +78,15 @@ struct LibraryStore {
 // without its flock). Errors are the library's, explained
 // (ExplainOpenError: "in use by another process").
 absl::StatusOr<LibraryStore> OpenLibraryStore(const ToolContext& ctx, const Options& options);
+
+// Opens ctx.dev and, if ctx.db is not empty, the store's keys there
+// (ToolDb: the column family ctx.column_family; with ctx.live, without the
+// partition's flock and as a secondary RocksDB) as an OfflineStore
+// (check/offline_store.h), which keeps the ToolDb. Errors are
+// OfflineStore's, explained (ExplainOpenError: "in use by another
+// process"), and ToolDb's.
+absl::StatusOr<std::unique_ptr<OfflineStore>> OpenOfflineStore(const ToolContext& ctx,
+                                                               bool writable);
 
 // How messages name the store's RocksDB: "RocksDB at PATH", with
 // ", column family 'NAME'" when --column-family names one.

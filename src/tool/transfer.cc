@@ -12,11 +12,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "check/pg_scan.h"
+#include "check/stream_view.h"
 #include "format/rocksdb_backend_keys.h"
 #include "tool/export_file.h"
 #include "tool/inspect.h"
-#include "tool/pg_scan.h"
-#include "tool/stream_view.h"
 #include "tool/surgery.h"
 #include "tool/tool_db.h"
 #include "util/status_macros.h"
@@ -202,7 +202,7 @@ CommandResult ExportCommand::Run(const ToolContext& ctx) const {
     } else {
       ToolContext partition_only = ctx;
       partition_only.db.clear();
-      auto off = OfflineStore::Open(partition_only, false);
+      auto off = OpenOfflineStore(partition_only, false);
       if (off.ok() && (*off)->label().ok()) uuid = (*off)->label()->uuid;
     }
     std::vector<std::string> members;

@@ -19,7 +19,7 @@
 // directory, or (stream layout) the stream pointer replaced by an older one,
 // correctly sealed (its tail at an earlier record, or its head moved back):
 // a pointer older than the stream's contents. Each damaged copy is checked
-// by fsck (the tool library, deep) and opened under both recovery policies.
+// by the library's Verify (deep fsck) and opened under both recovery policies.
 // The rule: either open succeeds and every read returns exactly the model's
 // entries, dups and info, or kDataLoss for the damaged PG; or open (and
 // fsck) report the damage — kDataLoss naming the PG and position. Damage in
@@ -40,7 +40,6 @@
 #include <map>
 #include <random>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "campaigns/campaign_util.h"
@@ -50,16 +49,12 @@
 #include "log/ring_reader.h"
 #include "format/metadata_keys.h"
 #include "format/record.h"
+#include "pgring/verify.h"
 #include "store/open_store.h"
 #include "util/log_model.h"
 #include "util/random_workload.h"
 #include "util/rocksdb_keys.h"
 #include "util/test_util.h"
-
-#ifdef PGRING_CAMPAIGN_WITH_FSCK
-#include "tool/fsck.h"
-#include "tool/offline_store.h"
-#endif
 
 namespace pgring::testing {
 namespace {
@@ -605,35 +600,24 @@ TEST_P(DamageCampaignTest, RandomFlipsAreDetectedOrHarmless) {
 
     // --- fsck (deep) on the damaged copy.
     int fsck_errors = -1;
-#ifdef PGRING_CAMPAIGN_WITH_FSCK
     {
       const std::string part = dir_.Join("part-" + std::to_string(it));
       {
         std::ofstream f(part, std::ios::binary | std::ios::trunc);
         f.write(image.data(), static_cast<std::streamsize>(image.size()));
       }
-      std::ostringstream out, err;
-      tool::ToolContext ctx;
-      ctx.dev = part;
-      ctx.db = db;
-      ctx.out = &out;
-      ctx.err = &err;
-      auto off = tool::OfflineStore::Open(ctx, false);
-      if (!off.ok()) {
+      VerifyOptions vo;
+      vo.deep = true;
+      auto r = Verify(part, MetadataLocation::OwnDb(db), vo);
+      if (!r.ok()) {
         kSummary->Add("fsck_cannot_open");
         fsck_errors = 1;
       } else {
-        tool::FsckOptions fo;
-        fo.deep = true;
-        auto r = tool::RunFsck(**off, fo, ctx);
-        ASSERT_OK(r);
-        fsck_errors = static_cast<int>(r->errors());
+        fsck_errors = static_cast<int>(r->errors);
         kSummary->Add(fsck_errors > 0 ? "fsck_found_errors" : "fsck_clean");
-        (*off)->Release();
       }
       fs::remove(part);
     }
-#endif
 
     // --- Open under both policies, each on its own copy.
     bool refused_under_refuse = false;

@@ -20,7 +20,7 @@
 #include "format/record.h"
 #include "log/ring_pg_log.h"
 #include "log/ring_reader.h"
-#include "tool/pg_scan.h"
+#include "check/pg_scan.h"
 
 extern "C" int PgringFuzz_record(const uint8_t* data, size_t size);
 extern "C" int PgringFuzz_ring(const uint8_t* data, size_t size);
@@ -125,7 +125,7 @@ TEST(RingScanRegression, ToolScanTakesTheRewindVersionAsRecoveryDoes) {
   const absl::Status replay = ReplayRecord(r.body, r.lpos, &pg);
   EXPECT_TRUE(absl::IsDataLoss(replay)) << replay;
 
-  const tool::PgScan scan = tool::ScanRingPg(&dev, g, id, p, c, /*unhomed=*/{}, {});
+  const PgScan scan = ScanRingPg(&dev, g, id, p, c, /*unhomed=*/{}, {});
   EXPECT_FALSE(scan.complete);
   ASSERT_TRUE(scan.has_errors());
   bool entry_order = false;

@@ -57,7 +57,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -69,10 +68,9 @@
 #include "fuzz_common.h"
 #include "pgring/store.h"
 #include "pgring/tool.h"
+#include "pgring/verify.h"
 #include "store/metadata_db.h"
 #include "tool/export_file.h"
-#include "tool/fsck.h"
-#include "tool/offline_store.h"
 
 namespace pgring::fuzz {
 namespace {
@@ -85,7 +83,7 @@ constexpr uint64_t kPartitionSize = 2ull << 20;  // 31 chunks after the label
 // fsck errors the store opens with: chunks a list holds past its tail's
 // chunk cost space, not data (repair gives them back), and Store::Open
 // takes them as the ring's room to grow.
-bool OpenAccepts(const tool::Problem& p) { return p.kind == "chunk-beyond-tail"; }
+bool OpenAccepts(const VerifyProblem& p) { return p.kind == "chunk-beyond-tail"; }
 
 const PgId kPgA{1, 0x0, -1};   // entries, dups, info; trimmed
 const PgId kPgB{1, 0x1, -1};   // several chunks, the ring turned
@@ -655,34 +653,29 @@ Tally& Tallies() {
 
 struct FsckOutcome {
   bool ran = false;
-  std::vector<tool::Problem> errors;  // what Store::Open must refuse
+  std::vector<VerifyProblem> errors;  // what Store::Open must refuse
   std::string text;
   bool clean() const { return errors.empty(); }
 };
 
 FsckOutcome DeepFsck(const StorePaths& p) {
   FsckOutcome out;
-  auto off = tool::OfflineStore::Open(p.dev, p.db, /*writable=*/false);
-  if (!off.ok()) {
-    // The tool's "cannot open" (e.g. pgring.meta deleted): not a store.
-    tool::Problem pr;
+  VerifyOptions vo;
+  vo.deep = true;
+  auto r = Verify(p.dev, MetadataLocation::OwnDb(p.db), vo);
+  if (!r.ok()) {
+    // Verify's "cannot be read at all" (e.g. pgring.meta deleted): not a
+    // store.
+    VerifyProblem pr;
     pr.kind = "cannot-open";
-    pr.message = off.status().ToString();
+    pr.message = r.status().ToString();
     out.errors.push_back(pr);
-    out.text = off.status().ToString();
+    out.text = r.status().ToString();
     return out;
   }
-  std::ostringstream o, e;
-  tool::ToolContext ctx;
-  ctx.out = &o;
-  ctx.err = &e;
-  tool::FsckOptions fo;
-  fo.deep = true;
-  auto r = tool::RunFsck(**off, fo, ctx);
-  FUZZ_CHECK(r.ok(), absl::StrCat("fsck failed to run: ", r.status().ToString()));
   out.ran = true;
-  for (const tool::Problem& pr : r->problems) {
-    if (pr.severity != tool::Problem::Severity::kError) continue;
+  for (const VerifyProblem& pr : r->problems) {
+    if (pr.severity != VerifyProblem::Severity::kError) continue;
     absl::StrAppend(&out.text, pr.ToString(), "; ");
     if (!OpenAccepts(pr)) out.errors.push_back(pr);
   }
@@ -802,8 +795,8 @@ bool CheckFsckAgreesWithOpen(const StorePaths& p, Kind kind, const Allowed& a, b
       // Store-wide errors (the log stream's records, say) make the PGs
       // they touch fail, which fsck reports against each of them too.
       std::set<std::string> damaged;
-      for (const tool::Problem& pr : f.errors) {
-        if (!pr.pg.empty()) damaged.insert(pr.pg);
+      for (const VerifyProblem& pr : f.errors) {
+        if (pr.pg) damaged.insert(pr.pg->ToString());
       }
       auto marked = Store::Open(p.dev, MetadataLocation::OwnDb(p.db),
                                 OpenOptions(kind, RecoveryPolicy::kMarkDamaged));

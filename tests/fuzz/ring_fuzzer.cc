@@ -2,7 +2,7 @@
 // function RingStore::RecoverPg calls: RingReader from the pointer's head to
 // its tail, ReplayRecord per record, FinishReplay), on a ring in a
 // MemoryBlockDevice; and, on the same ring, the tool's independent
-// scan (tool::ScanRingPg: fsck, export, repair).
+// scan (ScanRingPg: fsck, export, repair).
 //
 // The input drives (FuzzedDataProvider) a writer that lays down a valid log
 // the way the store does — transactions of entries, dups, infos, rewinds,
@@ -49,7 +49,7 @@
 #include "log/ring_layout.h"
 #include "log/ring_reader.h"
 #include "format/metadata_keys.h"
-#include "tool/pg_scan.h"
+#include "check/pg_scan.h"
 
 namespace pgring::fuzz {
 namespace {
@@ -369,10 +369,10 @@ void CheckConsistent(Ring* ring, const Geometry& g, const PgPointer& p, const Ri
 // The tool's scan must agree with recovery.
 void CheckAgainstToolScan(BlockDevice* dev, const Geometry& g, const PgChunkList& c,
                           const PgPointer& p, const absl::Status& recovered, const RingPgLog& pg) {
-  tool::PgScanOptions o;
+  PgScanOptions o;
   o.keep_entry_payloads = true;
   o.keep_dup_payloads = true;
-  tool::PgScan scan = tool::ScanRingPg(dev, g, kPg, p, c, /*unhomed=*/{}, o);
+  PgScan scan = ScanRingPg(dev, g, kPg, p, c, /*unhomed=*/{}, o);
   std::string problems;
   for (const auto& pr : scan.problems) absl::StrAppend(&problems, pr.ToString(), "; ");
   FUZZ_CHECK(recovered.ok() == scan.complete,

@@ -10,7 +10,8 @@
 # 4. Build it (same compiler, build type and sanitizer flags as this tree:
 #    an instrumented libpgring.a needs the sanitizer runtime at link time) and
 #    run it: the flush-domain checks, mkfs, commits with data writes, close,
-#    reopen, verify.
+#    the fsck at mount (pgring::Verify, deep, through the OSD's RocksDB
+#    handle), reopen, verify.
 # 5. With WITH_TOOL (the tree builds pgring-tool): build a pgring-tool of
 #    its own against the prefix, a project whose one source is
 #    tools/pgring_tool.cc, with find_package(pgring CONFIG REQUIRED
@@ -74,7 +75,8 @@ run_step("cmake --install into ${prefix}"
   "${CMAKE_COMMAND}" --install "${PGRING_BINARY_DIR}" --prefix "${prefix}")
 
 # --- 2. check what was installed --------------------------------------------
-set(public_headers types.h options.h transaction.h store.h log_sink.h device.h flush_domain.h)
+set(public_headers types.h options.h transaction.h store.h log_sink.h device.h flush_domain.h
+    verify.h)
 if(WITH_TOOL)
   list(APPEND public_headers tool.h)
 elseif(EXISTS "${prefix}/include/pgring/tool.h")
@@ -168,6 +170,13 @@ run_step("run embed_osd"
   "${example_build}/embed_osd" "${run_dir}/osd.partition" "${run_dir}/osd.data"
   "${run_dir}/osd.rocksdb")
 message("${step_output}")
+# Its second mount ran the library's fsck, found the three PGs, and it was
+# clean (an unclean one fails the run above).
+string(FIND "${step_output}" "embed_osd: fsck (deep) at mount: 3 PGs" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "install test: embed_osd did not report its fsck at mount "
+                      "(pgring::Verify) on three PGs")
+endif()
 
 # --- 5. a pgring-tool of its own, built against the tool component -----------
 # Runs the pgring-tool built here with the arguments after `what`; stops the

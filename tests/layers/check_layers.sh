@@ -4,7 +4,7 @@
 # dynamic_cast, the way to a backend's internals) (docs/DESIGN.md §1).
 #
 # Layers, bottom to top (each may include its own and those below it):
-#   util, device, format, alloc, log, store, tool
+#   util, device, format, alloc, log, store, check, tool
 # Every layer may include the public API (include/pgring/), Abseil, RocksDB
 # and system headers; format (the encodings) takes only the public value
 # types (pgring/types.h) and the format versions (pgring/version.h), not the
@@ -15,7 +15,7 @@
 #        check_layers.sh --self-test   show that each rule fails when broken
 set -euo pipefail
 
-LAYERS=(util device format alloc log store tool)
+LAYERS=(util device format alloc log store check tool)
 
 rank_of() {
   local i
@@ -85,7 +85,7 @@ self_test() {
   local tmp rc=0
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
-  mkdir -p "$tmp/src/format" "$tmp/src/store" "$tmp/examples/x" "$tmp/tools"
+  mkdir -p "$tmp/src/format" "$tmp/src/store" "$tmp/src/check" "$tmp/examples/x" "$tmp/tools"
   # expect caught|accepted FILE LINE WHAT: FILE (under the tree) holds LINE
   # alone among the files the step writes; the check must fail / pass.
   expect() {
@@ -99,6 +99,8 @@ self_test() {
   }
   expect caught src/format/up.h '#include "store/x.h"' "an upward include (format -> store)"
   expect accepted src/store/down.h '#include "format/x.h"' "a downward include (store -> format)"
+  expect caught src/check/up.h '#include "tool/x.h"' "the core library's checks including the tool (check -> tool)"
+  expect accepted src/check/down.h '#include "store/x.h"' "a downward include (check -> store)"
   expect caught src/format/opts.h '#include "pgring/options.h"' "format including pgring/options.h"
   expect accepted src/format/opts.h '#include "pgring/types.h"' "format including pgring/types.h"
   expect caught examples/x/main.cc '#include "store/x.h"' "a front end including src/"

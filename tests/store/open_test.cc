@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "pgring/store.h"
+#include "util/embedder_db.h"
 #include "util/test_util.h"
 
 namespace pgring::testing {
@@ -310,33 +311,17 @@ TEST_F(OpenTest, MkfsSizeLargerThanTheDeviceIsInvalid) {
 class SharedDbTest : public OpenTest {
  protected:
   void OpenDb() {
-    rocksdb::DBOptions o;
-    o.create_if_missing = true;
-    o.create_missing_column_families = true;
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
-        {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
-        {"pgring", rocksdb::ColumnFamilyOptions()},
-        {"osd_onodes", rocksdb::ColumnFamilyOptions()}};
-    rocksdb::DB* raw = nullptr;
-    rocksdb::Status s = rocksdb::DB::Open(o, db_, cfs, &handles_, &raw);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    db_handle_.reset(raw);
+    embedder_ = std::make_unique<EmbedderDb>(db_, std::vector<std::string>{"pgring", "osd_onodes"});
+    ASSERT_NE(embedder_->db(), nullptr);
   }
-  void CloseDb() {
-    for (auto* h : handles_) ASSERT_TRUE(db_handle_->DestroyColumnFamilyHandle(h).ok());
-    handles_.clear();
-    ASSERT_TRUE(db_handle_->Close().ok());
-    db_handle_.reset();
-  }
-  void TearDown() override {
-    if (db_handle_) CloseDb();
-  }
-  rocksdb::ColumnFamilyHandle* pgring_cf() const { return handles_[1]; }
-  rocksdb::ColumnFamilyHandle* osd_cf() const { return handles_[2]; }
-  MetadataLocation Shared() const { return MetadataLocation::SharedDb(db_handle_.get(), pgring_cf()); }
+  void CloseDb() { embedder_.reset(); }
+  void TearDown() override { CloseDb(); }
+  rocksdb::DB* db_handle() const { return embedder_->db(); }
+  rocksdb::ColumnFamilyHandle* pgring_cf() const { return embedder_->handle(1); }
+  rocksdb::ColumnFamilyHandle* osd_cf() const { return embedder_->handle(2); }
+  MetadataLocation Shared() const { return embedder_->location(1); }
 
-  std::unique_ptr<rocksdb::DB> db_handle_;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  std::unique_ptr<EmbedderDb> embedder_;
 };
 
 TEST_F(SharedDbTest, EmbedderKeysAndLogCommitTogether) {
@@ -356,12 +341,12 @@ TEST_F(SharedDbTest, EmbedderKeysAndLogCommitTogether) {
   CloseDb();
   OpenDb();
   std::string v;
-  ASSERT_TRUE(db_handle_->Get(rocksdb::ReadOptions(), osd_cf(), "onode.obj1", &v).ok());
+  ASSERT_TRUE(db_handle()->Get(rocksdb::ReadOptions(), osd_cf(), "onode.obj1", &v).ok());
   EXPECT_EQ(v, "onode-v1");
   // pgring's keys are in its column family, none in the default one.
-  ASSERT_TRUE(db_handle_->Get(rocksdb::ReadOptions(), pgring_cf(), "pgring.meta", &v).ok());
+  ASSERT_TRUE(db_handle()->Get(rocksdb::ReadOptions(), pgring_cf(), "pgring.meta", &v).ok());
   {
-    std::unique_ptr<rocksdb::Iterator> it(db_handle_->NewIterator(rocksdb::ReadOptions()));
+    std::unique_ptr<rocksdb::Iterator> it(db_handle()->NewIterator(rocksdb::ReadOptions()));
     it->Seek("pgring.");
     EXPECT_FALSE(it->Valid() && it->key().starts_with("pgring.")) << it->key().ToString();
   }
@@ -374,7 +359,7 @@ TEST_F(SharedDbTest, EmbedderKeysAndLogCommitTogether) {
   t.SetInfo(Pg(1), "info@2");
   ASSERT_TRUE(t.batch()->Put(osd_cf(), "onode.obj2", "onode-v2").ok());
   ASSERT_OK((*s)->Commit(std::move(t)));
-  ASSERT_TRUE(db_handle_->Get(rocksdb::ReadOptions(), osd_cf(), "onode.obj2", &v).ok());
+  ASSERT_TRUE(db_handle()->Get(rocksdb::ReadOptions(), osd_cf(), "onode.obj2", &v).ok());
   EXPECT_EQ(v, "onode-v2");
   ASSERT_OK((*s)->Close());
   s->reset();

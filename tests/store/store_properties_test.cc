@@ -20,6 +20,7 @@
 #include "pgring/metrics.h"
 #include "pgring/store.h"
 #include "store/store_core.h"
+#include "util/embedder_db.h"
 #include "util/histogram.h"
 #include "util/sync.h"
 #include "util/store_fixture.h"
@@ -256,22 +257,17 @@ class EmbedderDbPropertiesTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     rocksdb::DBOptions o;
-    o.create_if_missing = true;
-    o.create_missing_column_families = true;
     if (GetParam()) o.statistics = rocksdb::CreateDBStatistics();
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
-        {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
-        {"pgring", rocksdb::ColumnFamilyOptions()}};
-    rocksdb::DB* raw = nullptr;
-    rocksdb::Status s = rocksdb::DB::Open(o, dir_.Join("db"), cfs, &handles_, &raw);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    db_.reset(raw);
+    embedder_ =
+        std::make_unique<EmbedderDb>(dir_.Join("db"), std::vector<std::string>{"pgring"}, o);
+    ASSERT_NE(embedder_->db(), nullptr);
+    db_ = embedder_->db();
     auto dev = Device::InMemory(16 << 20);
     ASSERT_OK(dev);
     device_ = *dev;
     MkfsOptions m;
     m.chunk_size = 64 << 10;
-    const MetadataLocation meta = MetadataLocation::SharedDb(db_.get(), handles_[1]);
+    const MetadataLocation meta = embedder_->location(1);
     ASSERT_OK(Mkfs(device_, meta, m));
     Options opts;
     opts.log_sink = NullLogSink();
@@ -281,12 +277,11 @@ class EmbedderDbPropertiesTest : public ::testing::TestWithParam<bool> {
   }
   void TearDown() override {
     store_.reset();
-    for (auto* h : handles_) EXPECT_TRUE(db_->DestroyColumnFamilyHandle(h).ok());
-    if (db_) EXPECT_TRUE(db_->Close().ok());
+    embedder_.reset();
   }
   TempDir dir_;
-  std::unique_ptr<rocksdb::DB> db_;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  std::unique_ptr<EmbedderDb> embedder_;
+  rocksdb::DB* db_ = nullptr;  // embedder_'s
   std::shared_ptr<Device> device_;
   std::unique_ptr<Store> store_;
 };
@@ -301,8 +296,8 @@ TEST_P(EmbedderDbPropertiesTest, PropertiesAreOfPgringsColumnFamily) {
   }
   const char* kName = "rocksdb.num-entries-active-mem-table";
   std::string pgring_cf, default_cf, got;
-  ASSERT_TRUE(db_->GetProperty(handles_[1], kName, &pgring_cf));
-  ASSERT_TRUE(db_->GetProperty(handles_[0], kName, &default_cf));
+  ASSERT_TRUE(db_->GetProperty(embedder_->handle(1), kName, &pgring_cf));
+  ASSERT_TRUE(db_->GetProperty(embedder_->handle(0), kName, &default_cf));
   ASSERT_NE(pgring_cf, default_cf);
   ASSERT_TRUE(store_->GetProperty(kName, &got));
   EXPECT_EQ(got, pgring_cf);

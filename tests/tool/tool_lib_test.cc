@@ -8,11 +8,11 @@
 #include <set>
 #include <sstream>
 
+#include "check/offline_store.h"
+#include "check/problem.h"
 #include "pgring/tool.h"
 #include "tool/export_file.h"
 #include "tool/layout_svg.h"
-#include "tool/offline_store.h"
-#include "tool/problem.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 

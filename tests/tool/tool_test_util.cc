@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_format.h"
 #include "log/ring_layout.h"
+#include "util/embedder_db.h"
 
 extern char** environ;
 
@@ -103,35 +104,12 @@ ToolRun RunTool(const std::vector<std::string>& args, int timeout_seconds,
 
 namespace {
 
-// The embedder's RocksDB of a ToolStore with a column family, open with
-// every family it has (created if missing).
-class EmbedderDb {
- public:
-  EmbedderDb(const std::string& path, const std::string& family) {
-    rocksdb::DBOptions o;
-    o.create_if_missing = true;
-    o.create_missing_column_families = true;
-    std::vector<rocksdb::ColumnFamilyDescriptor> d;
-    for (const char* f : {rocksdb::kDefaultColumnFamilyName.c_str(), "other", family.c_str()}) {
-      d.emplace_back(f, rocksdb::ColumnFamilyOptions());
-    }
-    rocksdb::Status s = rocksdb::DB::Open(o, path, d, &handles_, &db_);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-  }
-  ~EmbedderDb() {
-    if (db_ == nullptr) return;
-    for (auto* h : handles_) EXPECT_TRUE(db_->DestroyColumnFamilyHandle(h).ok());
-    EXPECT_TRUE(db_->Close().ok());
-    delete db_;
-  }
-  rocksdb::DB* db() const { return db_; }
-  rocksdb::ColumnFamilyHandle* handle(size_t i) const { return handles_.at(i); }
-  MetadataLocation location() const { return MetadataLocation::SharedDb(db_, handles_.at(2)); }
-
- private:
-  rocksdb::DB* db_ = nullptr;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
-};
+// The families of a ToolStore's embedder's RocksDB (util/embedder_db.h)
+// besides the default one: one more of the embedder's, and pgring's
+// (handle 2).
+std::vector<std::string> EmbedderFamilies(const std::string& pgring_family) {
+  return {"other", pgring_family};
+}
 
 }  // namespace
 
@@ -148,14 +126,14 @@ ToolStore::ToolStore(Backend backend, uint64_t size, std::string column_family)
     EXPECT_TRUE(s.ok()) << s;
     return;
   }
-  EmbedderDb e(db_, column_family_);
+  EmbedderDb e(db_, EmbedderFamilies(column_family_));
   if (e.db() == nullptr) return;  // EmbedderDb failed the test
   // The embedder's own keys, beside pgring's: the tool must not see them.
   rocksdb::WriteOptions wo;
   wo.sync = true;
   EXPECT_TRUE(e.db()->Put(wo, e.handle(0), "osd_superblock", "embedder's").ok());
   EXPECT_TRUE(e.db()->Put(wo, e.handle(1), "pgring.meta", "not pgring's").ok());
-  absl::Status s = Mkfs(dev_, e.location(), m);
+  absl::Status s = Mkfs(dev_, e.location(2), m);
   EXPECT_TRUE(s.ok()) << s;
 }
 
@@ -166,8 +144,8 @@ void ToolStore::WithStore(const Options& options, const std::function<void(Store
   std::unique_ptr<EmbedderDb> e;
   MetadataLocation where = MetadataLocation::OwnDb(db_);
   if (!column_family_.empty()) {
-    e = std::make_unique<EmbedderDb>(db_, column_family_);
-    where = e->location();
+    e = std::make_unique<EmbedderDb>(db_, EmbedderFamilies(column_family_));
+    where = e->location(2);
   }
   auto s = Store::Open(dev_, where, o);
   ASSERT_TRUE(s.ok()) << s.status();

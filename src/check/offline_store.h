@@ -1,49 +1,77 @@
-// offline_store.h — the tool's raw, offline view of a store: the partition,
-// the RocksDB, the label and the store metadata, each kept even when it is
-// damaged (so fsck can go on and report everything), and the ring backend's
-// per-PG keys as they are in RocksDB.
+// offline_store.h — a raw, offline view of a store for the checks and the
+// tool: the partition, the RocksDB, the label and the store metadata, each
+// kept even when it is damaged (so the checks can go on and report
+// everything), and the ring backend's per-PG keys as they are in RocksDB.
 //
 // Read-only unless opened writable: the device is opened O_RDONLY with a
 // shared flock (several inspectors may look at a store no process is
-// running), the RocksDB with OpenForReadOnly. A store another process has
-// open is refused with kUnavailable ("in use by another process").
-#ifndef PGRING_TOOL_OFFLINE_STORE_H_
-#define PGRING_TOOL_OFFLINE_STORE_H_
+// running), the RocksDB with OpenForReadOnly. A store a process has open
+// (Store::Open holds the partition's LOCK_EX, this process or another) is
+// refused with kUnavailable ("in use by another process").
+#ifndef PGRING_CHECK_OFFLINE_STORE_H_
+#define PGRING_CHECK_OFFLINE_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "check/problem.h"
 #include "device/block_device.h"
 #include "format/label.h"
-#include "log/ring_layout.h"
 #include "format/metadata_keys.h"
+#include "log/ring_layout.h"
+#include "pgring/store.h"
 #include "store/metadata_db.h"
-#include "tool/problem.h"
-#include "tool/tool_db.h"
 
-namespace pgring::tool {
+namespace pgring {
+
+// How OfflineStore::Open opens the store.
+struct OfflineStoreOptions {
+  // The partition O_RDWR with LOCK_EX and the RocksDB read-write (repair,
+  // expand); otherwise O_RDONLY with LOCK_SH and the RocksDB read-only.
+  bool writable = false;
+  // Take the partition's flock. Only a reader that accepts a view that may
+  // be behind (pgring-tool --live) goes without it.
+  bool lock_partition = true;
+  // How messages name the RocksDB; empty: as MetadataDb describes it ("RocksDB
+  // at PATH", "the embedder's RocksDB, column family 'x'").
+  std::string db_name;
+  // Rewrites an error opening the partition (`what`: "partition PATH") or
+  // the RocksDB (`what`: the db name) before Open returns it: the tool adds
+  // its hints, Verify its codes. Null: returned as it is.
+  std::function<absl::Status(const absl::Status& error, std::string_view what)>
+      explain_open_error;
+};
 
 class OfflineStore {
  public:
-  // Opens the partition at ctx.dev and, if ctx.db is not empty, the RocksDB
-  // there (its column family ctx.column_family; with ctx.live, without the
-  // partition's flock and as a secondary RocksDB: tool_db.h). Fails (the tool's "cannot open" errors) when a path is missing or
-  // unusable, when either is in use by another process, when the partition
-  // has no pgring label at all (no magic: not a pgring partition), and when
-  // the RocksDB holds no pgring store. A damaged label or metadata value is
-  // not an error here: see label() and meta().
-  static absl::StatusOr<std::unique_ptr<OfflineStore>> Open(const ToolContext& ctx,
-                                                            bool writable);
-  // The same for a store whose keys are in the default column family of its
-  // own RocksDB at `db` (no --column-family, no --live).
+  // Opens the partition at `dev` and the store's keys at `meta` (an own
+  // RocksDB is opened here, read-only unless writable; an
+  // embedder's is used as it is given, already open). Fails when a path is
+  // missing or unusable (kNotFound, kInvalidArgument, ...), when the
+  // partition is in use (kUnavailable), when the partition has no pgring
+  // label at all (kFailedPrecondition: no magic, not a pgring partition),
+  // and when the RocksDB holds no pgring store (kFailedPrecondition). A
+  // damaged label or metadata value is not an error here: see label() and
+  // meta().
   static absl::StatusOr<std::unique_ptr<OfflineStore>> Open(const std::string& dev,
-                                                            const std::string& db, bool writable);
+                                                            const MetadataLocation& meta,
+                                                            const OfflineStoreOptions& options);
+  // Open in two steps, for a caller that opens the RocksDB itself once the
+  // partition is open (the tool's ToolDb: a column family, a secondary
+  // instance), or reads the partition alone: the partition, then the keys
+  // at `meta`, whose handle `db_owner` keeps alive (released after this
+  // store's MetadataDb). The errors are Open's.
+  static absl::StatusOr<std::unique_ptr<OfflineStore>> OpenPartition(
+      const std::string& dev, const OfflineStoreOptions& options);
+  absl::Status OpenMetadata(const MetadataLocation& meta, std::shared_ptr<void> db_owner);
   ~OfflineStore();
   OfflineStore(const OfflineStore&) = delete;
   OfflineStore& operator=(const OfflineStore&) = delete;
@@ -52,7 +80,6 @@ class OfflineStore {
   MetadataDb* db() const { return db_.get(); }
   bool writable() const { return writable_; }
   const std::string& dev_path() const { return dev_path_; }
-  const std::string& db_path() const { return db_path_; }
 
   // The first kLabelRegionSize bytes of the partition.
   const std::string& label_region() const { return label_region_; }
@@ -81,12 +108,15 @@ class OfflineStore {
 
  private:
   OfflineStore() = default;
+  // options_.explain_open_error applied to `error`.
+  absl::Status ExplainOpenError(const absl::Status& error, std::string_view what) const;
 
-  std::string dev_path_, db_path_;
-  std::string db_name_;  // DbName: how messages name the RocksDB
+  std::string dev_path_;
+  OfflineStoreOptions options_;
+  std::string db_name_;  // how messages name the RocksDB
   bool writable_ = false;
   std::unique_ptr<BlockDevice> device_;
-  std::unique_ptr<ToolDb> tool_db_;  // outlives db_, which may wrap it
+  std::shared_ptr<void> db_owner_;  // outlives db_, which may wrap it
   std::unique_ptr<MetadataDb> db_;
   std::string label_region_;
   absl::StatusOr<Label> label_ = absl::UnknownError("not read");
@@ -95,7 +125,7 @@ class OfflineStore {
 };
 
 // One ring-backend PG as its two RocksDB keys hold it. Either may be missing
-// or damaged; fsck reports which.
+// or damaged; the checks report which.
 struct RingPgKeys {
   PgId id;
   bool has_pointer_key = false;
@@ -106,7 +136,8 @@ struct RingPgKeys {
 
 // The log stream's two keys (docs/FORMAT.md: pgring.stream.ptr and
 // pgring.stream.chunks) as RocksDB holds them: a store has both (stream
-// mode) or neither. Either may be missing or damaged; fsck reports which.
+// mode) or neither. Either may be missing or damaged; the checks report
+// which.
 struct StreamKeys {
   bool has_pointer_key = false;
   bool has_chunks_key = false;
@@ -137,11 +168,6 @@ absl::Status CheckRingPgKeys(const RingPgKeys& pg, const Geometry& g);
 // aligned and the pointer lies in it. Messages start "log stream: ".
 absl::Status CheckStreamKeys(const StreamKeys& stream, const Geometry& g);
 
-// Parses "1.2a" / "1.2as0" / versions "12'345", with errors that say what
-// was expected.
-absl::StatusOr<PgId> ParsePgId(const std::string& text);
-absl::StatusOr<Version> ParseVersion(const std::string& text);
+}  // namespace pgring
 
-}  // namespace pgring::tool
-
-#endif  // PGRING_TOOL_OFFLINE_STORE_H_
+#endif  // PGRING_CHECK_OFFLINE_STORE_H_

@@ -1,4 +1,4 @@
-#include "tool/stream_view.h"
+#include "check/stream_view.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "log/stream_reader.h"
 
-namespace pgring::tool {
+namespace pgring {
 namespace {
 
 // Turns what the stream's reader reports into Problems located in the
@@ -94,4 +94,4 @@ void KeepLogLayout(const StreamKeys& stream, Options* options) {
   }
 }
 
-}  // namespace pgring::tool
+}  // namespace pgring

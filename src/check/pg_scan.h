@@ -3,8 +3,8 @@
 // the store's own recovery, and keeps where every record and item lies. In
 // stream mode the bytes past the PG's homed position come from the log
 // stream (given by the caller), as recovery reads them.
-// Used by fsck --deep, by the read commands (info, log, dups, stats), by
-// export and by repair.
+// Used by the deep checks (fsck.h, the public Verify), and by the tool's read
+// commands (info, log, dups, stats), export and repair.
 //
 // Unlike recovery, the scan does not stop at the first problem: a record
 // whose CRC matches but which breaks a rule (another PG's stamp, a stale lap,
@@ -12,8 +12,8 @@
 // the scan goes on with the next record, because its length can be trusted.
 // Only a record whose length cannot be trusted (a CRC mismatch, a length
 // past the tail, too few bytes for a header) or a read error ends the scan.
-#ifndef PGRING_TOOL_PG_SCAN_H_
-#define PGRING_TOOL_PG_SCAN_H_
+#ifndef PGRING_CHECK_PG_SCAN_H_
+#define PGRING_CHECK_PG_SCAN_H_
 
 #include <cstdint>
 #include <deque>
@@ -27,9 +27,9 @@
 #include "log/ring_layout.h"
 #include "format/metadata_keys.h"
 #include "pgring/types.h"
-#include "tool/problem.h"
+#include "check/problem.h"
 
-namespace pgring::tool {
+namespace pgring {
 
 // A live entry, dup or the info, and where it is.
 struct ScannedItem {
@@ -86,6 +86,6 @@ PgScan ScanRingPg(BlockDevice* device, const Geometry& geometry, const PgId& pg,
                   const PgPointer& pointer, const PgChunkList& chunks, std::string_view unhomed,
                   const PgScanOptions& options);
 
-}  // namespace pgring::tool
+}  // namespace pgring
 
-#endif  // PGRING_TOOL_PG_SCAN_H_
+#endif  // PGRING_CHECK_PG_SCAN_H_

@@ -1,10 +1,11 @@
-// stream_view.h — the log stream as the tool reads it (docs/DESIGN.md, "The
-// log stream"): each PG's bytes past its homed position, collected from the
-// stream in one sequential read (log/stream_reader.h, as recovery does), and
-// the stream's own damage as Problems. The PG scan reads a PG through these
-// bytes (pg_scan.h), so every command shows the log the store would read.
-#ifndef PGRING_TOOL_STREAM_VIEW_H_
-#define PGRING_TOOL_STREAM_VIEW_H_
+// stream_view.h — the log stream as the checks and the tool read it
+// (docs/DESIGN.md, "The log stream"): each PG's bytes past its homed
+// position, collected from the stream in one sequential read
+// (log/stream_reader.h, as recovery does), and the stream's own damage as
+// Problems. The PG scan reads a PG through these bytes (pg_scan.h), so every
+// check and command sees the log the store would read.
+#ifndef PGRING_CHECK_STREAM_VIEW_H_
+#define PGRING_CHECK_STREAM_VIEW_H_
 
 #include <cstdint>
 #include <map>
@@ -16,10 +17,10 @@
 #include "device/block_device.h"
 #include "log/ring_layout.h"
 #include "pgring/options.h"
-#include "tool/offline_store.h"
-#include "tool/problem.h"
+#include "check/offline_store.h"
+#include "check/problem.h"
 
-namespace pgring::tool {
+namespace pgring {
 
 // One PG's bytes [homed, tail) from the stream, or why they are not there.
 struct UnhomedBytes {
@@ -56,6 +57,6 @@ absl::StatusOr<StreamRead> ReadStreamForPgs(BlockDevice* device, const Geometry&
 // drop the stream as an open in per-PG mode would.
 void KeepLogLayout(const StreamKeys& stream, Options* options);
 
-}  // namespace pgring::tool
+}  // namespace pgring
 
-#endif  // PGRING_TOOL_STREAM_VIEW_H_
+#endif  // PGRING_CHECK_STREAM_VIEW_H_

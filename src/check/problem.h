@@ -1,18 +1,21 @@
-// problem.h — one thing fsck found wrong (or worth knowing) in a store, with
-// where it is: the PG, the chunk, the offset in the chunk and the lpos, as far
-// as they apply. fsck, repair and the PG scanner all speak in Problems.
-#ifndef PGRING_TOOL_PROBLEM_H_
-#define PGRING_TOOL_PROBLEM_H_
+// problem.h — one thing the checks (fsck.h) found wrong (or worth knowing)
+// in a store, with where it is: the PG, the chunk, the offset in the chunk
+// and the lpos, as far as they apply. The checks, the PG scanner, the
+// public Verify (pgring/verify.h) and the tool's fsck and repair all speak
+// in Problems.
+#ifndef PGRING_CHECK_PROBLEM_H_
+#define PGRING_CHECK_PROBLEM_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
-namespace pgring::tool {
+namespace pgring {
 
 struct Problem {
   enum class Severity {
-    kError,  // the store is inconsistent or damaged: fsck exits 1
+    kError,  // the store is inconsistent or damaged (fsck exits 1)
     kNote,   // worth knowing, not wrong (e.g. uncommitted bytes past a tail)
   };
   Severity severity = Severity::kError;
@@ -41,6 +44,13 @@ struct Problem {
   std::string ToString() const;
 };
 
-}  // namespace pgring::tool
+// The line Problem::ToString and the public VerifyProblem::ToString
+// (pgring/verify.h) print, from `p`'s place (stream, chunk, offset, lpos,
+// stream_lpos), kind and message; `pg` is the PG as text, empty for none.
+// Defined for those two types.
+template <typename P>
+std::string ProblemLine(const P& p, std::string_view pg);
 
-#endif  // PGRING_TOOL_PROBLEM_H_
+}  // namespace pgring
+
+#endif  // PGRING_CHECK_PROBLEM_H_

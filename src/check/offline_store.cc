@@ -1,4 +1,4 @@
-#include "tool/offline_store.h"
+#include "check/offline_store.h"
 
 #include <cstring>
 
@@ -9,77 +9,77 @@
 #include "format/interrupted_expand.h"
 #include "format/rocksdb_backend_keys.h"
 #include "store/open_store.h"
-#include "tool/tool_common.h"
 #include "util/status_macros.h"
 
-namespace pgring::tool {
+namespace pgring {
 
 OfflineStore::~OfflineStore() { Release(); }
 
 void OfflineStore::Release() {
   db_.reset();
-  tool_db_.reset();
+  db_owner_.reset();
   device_.reset();
 }
 
-absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(const ToolContext& ctx,
-                                                                 bool writable) {
-  const std::string& dev = ctx.dev;
-  const std::string& db = ctx.db;
+absl::Status OfflineStore::ExplainOpenError(const absl::Status& error,
+                                            std::string_view what) const {
+  return options_.explain_open_error ? options_.explain_open_error(error, what) : error;
+}
+
+absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::OpenPartition(
+    const std::string& dev, const OfflineStoreOptions& options) {
   std::unique_ptr<OfflineStore> s(new OfflineStore);
   s->dev_path_ = dev;
-  s->db_path_ = db;
-  s->db_name_ = DbName(ctx);
-  s->writable_ = writable;
-  if (dev.empty()) return absl::InvalidArgumentError("no partition given (--dev PATH)");
+  s->options_ = options;
+  s->writable_ = options.writable;
+  if (dev.empty()) return absl::InvalidArgumentError("no partition path given");
   FileBlockDeviceOptions o;
-  o.read_only = !writable;
+  o.read_only = !options.writable;
   o.use_io_uring = false;  // a handful of synchronous I/Os; no ring needed
   o.queue_depth = 4;
-  // LOCK_SH read-only, LOCK_EX writable; none for --live (the process
-  // holding the store has LOCK_EX).
-  o.exclusive_lock = !ctx.live;
-  if (ctx.live && writable) {
-    return absl::InvalidArgumentError(
-        "--live is for commands that only read: a store in use cannot be changed");
-  }
+  // LOCK_SH read-only, LOCK_EX writable: a store that is open holds LOCK_EX.
+  o.exclusive_lock = options.lock_partition;
   auto d = OpenFileBlockDevice(dev, o);
-  if (!d.ok()) return ExplainOpenError(d.status(), absl::StrCat("partition ", dev));
+  if (!d.ok()) return s->ExplainOpenError(d.status(), absl::StrCat("partition ", dev));
   s->device_ = *std::move(d);
   ASSIGN_OR_RETURN(s->label_region_, ReadLabelRegion(s->device_.get(), dev));
   // A damaged label is kept to show; no label at all is refused.
   s->label_ = DecodeLabelRegion(s->label_region_, dev);
   if (s->label_.status().code() == absl::StatusCode::kFailedPrecondition) return s->label_.status();
-  if (!db.empty()) {
-    auto t = ToolDb::Open(ctx, writable ? ToolDb::Mode::kReadWrite : ToolDb::Mode::kReadOnly);
-    if (!t.ok()) return ExplainOpenError(t.status(), s->db_name_);
-    s->tool_db_ = *std::move(t);
-    auto m = MetadataDb::Open(s->tool_db_->location(), /*create=*/false,
-                              /*read_only=*/!writable);
-    if (!m.ok()) return ExplainOpenError(m.status(), absl::StrCat("RocksDB at ", db));
-    s->db_ = *std::move(m);
-    ASSIGN_OR_RETURN(auto value, s->db_->Get(kMetaKey));
-    if (!value) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(s->db_name_, " holds no pgring store (no pgring.meta key)"));
-    }
-    s->meta_ = StoreMeta::Decode(*value);
-    if (s->label_.ok() && s->meta_->ok() && IsInterruptedExpand(*s->label_, **s->meta_)) {
-      // Read as the store's open reads it: grown (fsck notes it).
-      s->expand_interrupted_ = true;
-      s->meta_ = GrownMeta(*s->label_, **s->meta_);
-    }
-  }
   return s;
 }
 
-absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(const std::string& dev,
-                                                                 const std::string& db,
-                                                                 bool writable) {
-  ToolContext ctx;
-  ctx.dev = dev;
-  ctx.db = db;
-  return Open(ctx, writable);
+absl::Status OfflineStore::OpenMetadata(const MetadataLocation& meta,
+                                        std::shared_ptr<void> db_owner) {
+  db_owner_ = std::move(db_owner);
+  db_name_ = options_.db_name;
+  if (db_name_.empty()) {
+    db_name_ = meta.db == nullptr ? absl::StrCat("RocksDB at ", meta.db_path)
+                                  : std::string("the embedder's RocksDB");
+  }
+  auto m = MetadataDb::Open(meta, /*create=*/false, /*read_only=*/!writable_);
+  if (!m.ok()) return ExplainOpenError(m.status(), db_name_);
+  db_ = *std::move(m);
+  if (options_.db_name.empty()) db_name_ = db_->description();
+  ASSIGN_OR_RETURN(auto value, db_->Get(kMetaKey));
+  if (!value) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(db_name_, " holds no pgring store (no pgring.meta key)"));
+  }
+  meta_ = StoreMeta::Decode(*value);
+  if (label_.ok() && meta_->ok() && IsInterruptedExpand(*label_, **meta_)) {
+    // Read as the store's open reads it: grown (the checks note it).
+    expand_interrupted_ = true;
+    meta_ = GrownMeta(*label_, **meta_);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(
+    const std::string& dev, const MetadataLocation& meta, const OfflineStoreOptions& options) {
+  ASSIGN_OR_RETURN(auto s, OpenPartition(dev, options));
+  RETURN_IF_ERROR(s->OpenMetadata(meta, nullptr));
+  return s;
 }
 
 std::optional<Geometry> OfflineStore::geometry() const {
@@ -206,30 +206,4 @@ absl::Status CheckStreamKeys(const StreamKeys& stream, const Geometry& g) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<PgId> ParsePgId(const std::string& text) {
-  PgId id;
-  if (!PgId::Parse(text, &id)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad PG id '", text,
-                     "': expected POOL.SEED in hex, or POOL.SEEDsSHARD (e.g. 1.2a, 3.1fs0)"));
-  }
-  return id;
-}
-
-absl::StatusOr<Version> ParseVersion(const std::string& text) {
-  std::string t = text;
-  // Ceph prints eversion_t as 12'345; 12.345 saves quoting in shells.
-  if (t.find('\'') == std::string::npos) {
-    auto dot = t.find('.');
-    if (dot != std::string::npos) t[dot] = '\'';
-  }
-  Version v;
-  if (!Version::Parse(t, &v) || t.empty() || t.front() == '-' || t.find('-') != std::string::npos ||
-      t.find('+') != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bad version '", text, "': expected EPOCH'VERSION or EPOCH.VERSION (e.g. 12'345)"));
-  }
-  return v;
-}
-
-}  // namespace pgring::tool
+}  // namespace pgring

@@ -1,4 +1,4 @@
-#include "tool/pg_scan.h"
+#include "check/pg_scan.h"
 
 #include <algorithm>
 #include <memory>
@@ -9,9 +9,8 @@
 #include "log/pg_log_state.h"
 #include "log/ring_image.h"
 #include "log/ring_reader.h"
-#include "tool/tool_common.h"
 
-namespace pgring::tool {
+namespace pgring {
 namespace {
 
 // Mirrors the PG-log state's changes (pg_log_state.h: the rules recovery
@@ -284,4 +283,4 @@ PgScan ScanRingPg(BlockDevice* device, const Geometry& geometry, const PgId& pg,
   return out;
 }
 
-}  // namespace pgring::tool
+}  // namespace pgring
