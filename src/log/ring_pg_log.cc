@@ -56,8 +56,13 @@ uint64_t RingPgLog::ComputeHead(uint64_t tail) const {
   if (!entries.empty()) head = std::min(head, MappingTable::Pos(entries.front(), anchor));
   if (!dups.empty()) head = std::min(head, MappingTable::Pos(dups.front(), anchor));
   if (has_info) head = std::min(head, info_pos);
-  if (has_rewind_pin) head = std::min(head, rewind_pin_pos);
+  if (RewindPinned()) head = std::min(head, rewind_marker_pos);
   return head;
+}
+
+bool RingPgLog::RewindPinned() const {
+  return has_rewind_marker && rewind_marker_version > entries_trimmed_to &&
+         (entries.empty() || entries.back().v() < rewind_marker_version);
 }
 
 RingPgLogUndo::RingPgLogUndo(RingPgLog* pg)
@@ -66,20 +71,22 @@ RingPgLogUndo::RingPgLogUndo(RingPgLog* pg)
       chunks_(pg->chunks),
       bounds_(pg->bounds),
       info_pos_(pg->info_pos),
-      has_rewind_pin_(pg->has_rewind_pin),
-      rewind_pin_pos_(pg->rewind_pin_pos) {}
+      has_rewind_marker_(pg->has_rewind_marker),
+      rewind_marker_pos_(pg->rewind_marker_pos),
+      rewind_marker_version_(pg->rewind_marker_version) {}
 
 void RingPgLogUndo::Restore() {
   log_.Restore();
   pg_->chunks = chunks_;
   pg_->bounds = bounds_;
   pg_->info_pos = info_pos_;
-  pg_->has_rewind_pin = has_rewind_pin_;
-  pg_->rewind_pin_pos = rewind_pin_pos_;
+  pg_->has_rewind_marker = has_rewind_marker_;
+  pg_->rewind_marker_pos = rewind_marker_pos_;
+  pg_->rewind_marker_version = rewind_marker_version_;
 }
 
 void RingPgLogEffects::EntryAppended(const Version& v, std::string_view payload) {
-  pg_->has_rewind_pin = false;
+  pg_->has_rewind_marker = false;
   if (body_ != nullptr) body_->AddEntry(v, payload);
 }
 
@@ -93,21 +100,15 @@ void RingPgLogEffects::InfoSet(std::string_view payload) {
 }
 
 void RingPgLogEffects::Rewound(const Version& v) {
-  // The rewind's version is now the floor on versions. Unless a live entry
-  // has that version (later, its trim point keeps it), nothing but this
-  // marker holds it across a reopen: no entry left (the trim point is
-  // lower), or a version no entry had (1'1 1'2 1'5, rewind to 1'3: once
-  // 1'1 and 1'2 are trimmed, a reopen would take the trim point 1'2 for
-  // the floor). Pin the marker until an entry is appended above it.
-  if (pg_->entries.empty() || pg_->entries.back().v() < v) {
-    pg_->has_rewind_pin = true;
-    pg_->rewind_pin_pos = record_pos_;
-  }
+  // Whether the marker holds the floor is RingPgLog::RewindPinned's call.
+  pg_->has_rewind_marker = true;
+  pg_->rewind_marker_pos = record_pos_;
+  pg_->rewind_marker_version = v;
   if (body_ != nullptr) body_->AddRewind(v);
 }
 
 void RingPgLogEffects::Reset() {
-  pg_->has_rewind_pin = false;
+  pg_->has_rewind_marker = false;
   if (body_ != nullptr) body_->AddReset();
 }
 

@@ -53,13 +53,19 @@ struct RingPgLog : PgLogState {
   PgChunkList chunks;
   RingBounds bounds;  // as staged
   uint64_t info_pos = 0;  // the record holding the latest info
-  // A rewind to a version no live entry has (every entry dropped, or one
-  // between two entries) leaves its version only in its marker: until an
-  // entry is appended after it, the marker's record must stay at or after
-  // the head, or a reopen would forget the rewind's floor on versions (the
-  // trim points are below it). Set while that is so.
-  bool has_rewind_pin = false;
-  uint64_t rewind_pin_pos = 0;
+  // The last rewind marker since the last entry append or reset: its
+  // record and version. A rewind to a version that neither a live entry nor
+  // the entries' trim point holds (every entry dropped and the trim point
+  // lower, or a version between two entries) leaves that version only in
+  // its marker, so the marker's record must stay at or after the head or a
+  // reopen would forget the rewind's floor on versions. Whether it must is
+  // decided from the state at the time (RewindPinned), not when the marker
+  // was written, so the store that wrote it and the one that replays it at
+  // open (whose trim point may already be the later one) agree on the head.
+  bool has_rewind_marker = false;
+  uint64_t rewind_marker_pos = 0;
+  Version rewind_marker_version;
+  bool RewindPinned() const;
   // The ring's bytes [ImageStart(), tail): those not homed yet, after the
   // part of their first block the ring already holds (a rewrite of that
   // block must keep it). Reads of records past ImageStart() come from here.
@@ -104,8 +110,9 @@ class RingPgLogUndo {
   PgChunkList chunks_;
   RingBounds bounds_;
   uint64_t info_pos_;
-  bool has_rewind_pin_;
-  uint64_t rewind_pin_pos_;
+  bool has_rewind_marker_;
+  uint64_t rewind_marker_pos_;
+  Version rewind_marker_version_;
 };
 
 // PG-log changes as the ring stores them: the items of the record that

@@ -119,8 +119,12 @@ struct Model {
   bool has_info = false;
   std::string info;
   uint64_t info_pos = 0;
-  bool pin = false;  // a rewind that emptied the log keeps its record live
+  // The last rewind marker since an append or reset (RingPgLog's
+  // has_rewind_marker): it keeps its record live while its version is held
+  // by nothing else (RingPgLog::RewindPinned).
+  bool pin = false;
   uint64_t pin_pos = 0;
+  Version pin_v;
   uint64_t head = 0, tail = 0, next_seq = 1;
 
   // RingPgLog::ComputeHead.
@@ -129,7 +133,9 @@ struct Model {
     if (!entries.empty()) h = std::min(h, entries.front().pos);
     if (!dups.empty()) h = std::min(h, dups.front().pos);
     if (has_info) h = std::min(h, info_pos);
-    if (pin) h = std::min(h, pin_pos);
+    if (pin && pin_v > entries_trimmed_to && (entries.empty() || entries.back().v < pin_v)) {
+      h = std::min(h, pin_pos);
+    }
     return h;
   }
 };
@@ -188,10 +194,9 @@ std::vector<Written> WriteLog(FuzzedDataProvider& fdp, const Geometry& g, Ring* 
           if (v >= m->last_version) break;  // the store writes no marker then
           while (!m->entries.empty() && m->entries.back().v > v) m->entries.pop_back();
           m->last_version = v;
-          if (m->entries.empty()) {
-            m->pin = true;
-            m->pin_pos = pos;
-          }
+          m->pin = true;
+          m->pin_pos = pos;
+          m->pin_v = v;
           body.AddRewind(v);
           break;
         }
@@ -415,8 +420,10 @@ void CheckEqualsModel(const Model& m, const PgPointer& p, const RingPgLog& pg) {
              absl::StrFormat("last dup version: recovered %s, written %s",
                              pg.last_dup_version.ToString(), m.last_dup_version.ToString()));
   FUZZ_CHECK(pg.ComputeHead(p.tail) == p.head,
-             absl::StrFormat("after recovery the head would be %u, the pointer says %u",
-                             pg.ComputeHead(p.tail), p.head));
+             absl::StrFormat("after recovery the head would be %u, the pointer says %u "
+                             "(tail %u; entries %s; dups %s; info %s at %u)",
+                             pg.ComputeHead(p.tail), p.head, p.tail, Describe(re), Describe(rd),
+                             pg.has_info ? "yes" : "no", pg.info_pos));
 }
 
 }  // namespace
