@@ -3,6 +3,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <functional>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -293,10 +294,15 @@ std::string LogModel::ProbeFloors(Store& store) const {
       add("a rewind below the trim point " + pg.trimmed.ToString(),
           [&](Transaction& t) { t.Rewind(id, below); });
     }
+    // A PG neither holds: the transaction's last op, refused (kNotFound)
+    // whenever the probe before it is not.
+    PgId absent{std::numeric_limits<int64_t>::max(), 0, -1};
+    while (pgs_.count(absent) != 0) ++absent.seed;
     for (auto& [what, t] : probes) {
+      t.AppendEntry(absent, Version{1, 1}, "never applied");
       LogModel scratch = *this;
       const absl::StatusCode want = scratch.Apply(t);
-      if (want == absl::StatusCode::kOk) continue;  // the model's limits allow it: no probe
+      if (want == absl::StatusCode::kNotFound) continue;  // the model allows the probe
       absl::Status s = store.Submit(std::move(t), [](absl::Status) {});
       if (s.code() != want) {
         return "PG " + id.ToString() + ": " + what + ": store says " + s.ToString() +

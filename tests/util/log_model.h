@@ -53,9 +53,12 @@ class LogModel {
   // them with transactions the store must refuse with the model's code: an
   // append at the last version and a dup at the last dup version, a trim
   // and a dup trim just past the last ones, a rewind just below the trim
-  // point. Refused, a probe changes neither the store nor the model (one
-  // that is accepted is a difference, and leaves the store changed).
-  // Returns the first difference, or empty.
+  // point. Each probe's transaction ends with an append to a PG neither
+  // holds, so the store refuses it either way, with the probe's code when
+  // the floor holds and kNotFound when the floor let it through: no probe
+  // changes the store, and several models can be probed against one store
+  // (the crash rig's candidate prefixes, alike in every read but their
+  // floors). Returns the first difference, or empty.
   std::string ProbeFloors(Store& store) const;
 
  private:
