@@ -107,7 +107,7 @@ TextOutput FsckResultText(const FsckResult& r) {
 namespace {
 
 // Under `fsck --help`.
-constexpr char kFooter[] =
+constexpr char kFsckFooter[] =
     "Shallow checks: the label; the UUID and geometry binding between the label and\n"
     "pgring.meta; the partition's size; every pgring RocksDB key (each PG's pointer and\n"
     "chunk list, stamps); chunk ownership (every chunk number in range, in at most one\n"
@@ -130,7 +130,7 @@ constexpr char kFooter[] =
 
 }  // namespace
 
-FsckCommand::FsckCommand() : Command("fsck", "check the store; report every problem", kFooter) {}
+FsckCommand::FsckCommand() : Command("fsck", "check the store; report every problem", kFsckFooter) {}
 
 void FsckCommand::AddOptions(CLI::App* app) {
   app->add_flag("--deep", options_.deep, "also read and verify every committed record");

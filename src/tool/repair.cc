@@ -160,7 +160,7 @@ Json PlanJson(const Plan& plan, bool dry_run, bool clean_after, const std::vecto
 }
 
 // Under `repair --help`.
-constexpr char kFooter[] =
+constexpr char kRepairFooter[] =
     "Fixes: a damaged label (written again from pgring.meta); chunks a PG's list holds\n"
     "past its tail's chunk (given back); uncommitted data past a PG's tail (zeroed).\n"
     "Refuses, naming the reason: damage inside a committed range, chunks owned twice\n"
@@ -171,7 +171,7 @@ constexpr char kFooter[] =
 
 RepairCommand::RepairCommand()
     : Command("repair", "fix what can be fixed without losing committed data; refuse the rest",
-              kFooter) {}
+              kRepairFooter) {}
 
 void RepairCommand::AddOptions(CLI::App* app) {
   app->add_flag("--dry-run", options_.dry_run, "only say what would be done");

@@ -211,13 +211,13 @@ std::string CephLogDup(const EngineConfig& c, uint32_t pg, uint64_t version) {
 namespace {
 
 // The stats both info forms carry, as functions of the PG's version.
-struct PgStats {
+struct SyntheticPgStats {
   int64_t objects, bytes, reads, read_kb, writes, write_kb, log_size;
   uint32_t fresh_sec;
 };
 
-PgStats StatsOf(const EngineConfig& c, uint32_t pg, uint64_t version) {
-  PgStats s;
+SyntheticPgStats StatsOf(const EngineConfig& c, uint32_t pg, uint64_t version) {
+  SyntheticPgStats s;
   s.objects = static_cast<int64_t>(std::min<uint64_t>(version, 2000 + pg % 97));
   s.bytes = s.objects * static_cast<int64_t>(c.object_size);
   s.writes = static_cast<int64_t>(version);
@@ -232,7 +232,7 @@ PgStats StatsOf(const EngineConfig& c, uint32_t pg, uint64_t version) {
 }  // namespace
 
 std::string CephPgInfo(const EngineConfig& c, uint32_t pg, uint64_t version) {
-  const PgStats st = StatsOf(c, pg, version);
+  const SyntheticPgStats st = StatsOf(c, pg, version);
   const uint64_t tail = LogTail(c, version);
   const uint32_t created = kBaseTime - 86400 * 30;
   const uint32_t scrubbed = st.fresh_sec - 3600 * (pg % 24);
@@ -375,7 +375,7 @@ std::string CephPgInfo(const EngineConfig& c, uint32_t pg, uint64_t version) {
 }
 
 std::string CephPgFastInfo(const EngineConfig& c, uint32_t pg, uint64_t version) {
-  const PgStats st = StatsOf(c, pg, version);
+  const SyntheticPgStats st = StatsOf(c, pg, version);
   Encoder e;
   const size_t at = e.Start(1, 1);
   e.Eversion(kEpoch, version);  // last_update
