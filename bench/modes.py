@@ -5,7 +5,10 @@ per-client-write counts (CPU µs, log-partition writes, seeks and bytes,
 RocksDB bytes); then each mode's ratios to per-PG rings and the floor;
 then where the CPU goes: µs per client write by thread (the engine's
 cpu_us_by_thread: fio's job thread, pgring-commit, io:<file> for each
-device's completions, RocksDB's threads)."""
+device's completions, RocksDB's threads); and, when bench/modes.sh ran
+with --restart, the restart column: per PG count and mode the medians of
+restart_bench's open time and RSS growth, and the open time against the
+RocksDB backend's."""
 import json
 import os
 import statistics
@@ -60,30 +63,35 @@ def f(v, fmt):
     return "-" if v is None else format(v, fmt)
 
 
-print(f"| PGs | qd | mode | IOPS | p99 ms | CPU µs/write | log writes/write | "
-      f"log seeks/write | log bytes/write | RocksDB bytes/write | IOPS vs perpg | CPU vs perpg | "
-      f"IOPS vs floor | p99 vs floor | CPU vs floor |")
-print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-for pgs in pgs_list:
-    for qd in qds:
-        cells = {m: cell(m, pgs, qd) for m in modes}
-        base = cells.get("perpg")
-        floor = cells.get("floor")
+def fio_table():
+    print(f"| PGs | qd | mode | IOPS | p99 ms | CPU µs/write | log writes/write | "
+          f"log seeks/write | log bytes/write | RocksDB bytes/write | IOPS vs perpg | CPU vs perpg | "
+          f"IOPS vs floor | p99 vs floor | CPU vs floor |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for pgs in pgs_list:
+        for qd in qds:
+            cells = {m: cell(m, pgs, qd) for m in modes}
+            base = cells.get("perpg")
+            floor = cells.get("floor")
 
-        def vs(c, k):
-            return f(c[k] / floor[k], ".2f") if floor and floor.get(k) and c.get(k) else "-"
-        for m in modes:
-            c = cells[m]
-            if c is None:
-                print(f"| {pgs} | {qd} | {m} | (no result) ||||||||||||")
-                continue
-            ri = f(c["iops"] / base["iops"], ".2f") if base and base["iops"] else "-"
-            rc = f(c["cpu"] / base["cpu"], ".2f") if base and base["cpu"] and c["cpu"] else "-"
-            print(f"| {pgs} | {qd} | {m} | {c['iops']:.0f} | {c['p99']:.2f} | {f(c['cpu'], '.1f')} | "
-                  f"{f(c['writes'], '.3f')} | {f(c['seeks'], '.3f')} | {f(c['bytes'], '.0f')} | "
-                  f"{f(c['rdb'], '.0f')} | {ri} | {rc} | {vs(c, 'iops')} | {vs(c, 'p99')} | "
-                  f"{vs(c, 'cpu')} |")
+            def vs(c, k):
+                return f(c[k] / floor[k], ".2f") if floor and floor.get(k) and c.get(k) else "-"
+            for m in modes:
+                c = cells[m]
+                if c is None:
+                    print(f"| {pgs} | {qd} | {m} | (no result) ||||||||||||")
+                    continue
+                ri = f(c["iops"] / base["iops"], ".2f") if base and base["iops"] else "-"
+                rc = f(c["cpu"] / base["cpu"], ".2f") if base and base["cpu"] and c["cpu"] else "-"
+                print(f"| {pgs} | {qd} | {m} | {c['iops']:.0f} | {c['p99']:.2f} | {f(c['cpu'], '.1f')} | "
+                      f"{f(c['writes'], '.3f')} | {f(c['seeks'], '.3f')} | {f(c['bytes'], '.0f')} | "
+                      f"{f(c['rdb'], '.0f')} | {ri} | {rc} | {vs(c, 'iops')} | {vs(c, 'p99')} | "
+                      f"{vs(c, 'cpu')} |")
 
+
+
+if any(cell(m, pgs, qd) for pgs in pgs_list for qd in qds for m in modes):
+    fio_table()
 
 # Where the CPU goes: a column per thread name that spent at least 0.05 µs
 # per client write in some cell.
@@ -101,3 +109,37 @@ if names:
         t = c["threads"]
         print(f"| {pgs} | {qd} | {m} | " + " | ".join(f(t.get(n), ".1f") for n in names) +
               f" | {f(sum(t.values()) if t else None, '.1f')} |")
+
+
+def restart_cell(mode, pgs):
+    runs = []
+    for r in range(1, rounds + 1):
+        d = load(os.path.join(out, f"r{r}-{mode}-pgs{pgs}.restart.json"))
+        if d and d.get("open", {}).get("check_ok"):
+            runs.append(d)
+    if not runs:
+        return None
+    return {
+        "entries": runs[0]["entries_per_pg"],
+        "seconds": statistics.median(d["open"]["seconds"] for d in runs),
+        "rss": statistics.median(d["open"]["rss_growth_bytes"] for d in runs),
+        "rounds": len(runs),
+    }
+
+
+restarts = {(pgs, m): restart_cell(m, pgs) for pgs in pgs_list for m in modes}
+if any(restarts.values()):
+    print()
+    print("Restart (restart_bench: open a closed store, page cache dropped; medians over rounds):")
+    print()
+    print("| PGs | entries/PG | mode | open s | RSS growth MB | open vs rocksdb | rounds |")
+    print("|---:|---:|---|---:|---:|---:|---:|")
+    for pgs in pgs_list:
+        rdb = restarts.get((pgs, "rocksdb"))
+        for m in modes:
+            c = restarts[(pgs, m)]
+            if c is None:
+                continue
+            rel = f(c["seconds"] / rdb["seconds"], ".2f") if rdb else "-"
+            print(f"| {pgs} | {c['entries']} | {m} | {c['seconds']:.3f} | {c['rss'] / 1e6:.0f} | "
+                  f"{rel} | {c['rounds']} |")

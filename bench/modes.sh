@@ -12,12 +12,18 @@
 #
 #   bash bench/modes.sh                      # 8/128/1024 PGs x qd 1/16/32, 10 s each
 #   bash bench/modes.sh --runtime 4 --pgs "128" --qds "32"
+#   bash bench/modes.sh --restart-only --rounds 3   # the restart column alone
 #
 # Options: --runtime S (10), --pgs "LIST" (8 128 1024), --qds "LIST" (1 16 32),
 #   --modes "LIST" (perpg stream rocksdb; also floor: no PG log, and
 #   stream-wo: a 2 GiB stream with home_blocks 65536), --rounds N (1: cells alternate
 #   modes within a round; medians over rounds), --out DIR
-#   (build/bench-modes/<timestamp>), --build-dir DIR (build/bench), --no-build.
+#   (build/bench-modes/<timestamp>), --build-dir DIR (build/bench), --no-build,
+#   --restart (also the restart column: per PG count and mode, bench/restart_bench
+#   opens a closed store of PGs x E entries, page cache dropped; E is Ceph's
+#   osd_target_pg_log_entries_per_osd 300000 over the PGs, at most
+#   osd_max_pg_log_entries 10000 and at least 3000, the dups a PG keeps anyway;
+#   the floor has no log to load and is skipped), --restart-only (no fio runs).
 # Counts per client write hold on a noisy machine; IOPS and p99 do not (the
 # rounds alternate modes so each meets the same load).
 set -euo pipefail
@@ -28,6 +34,7 @@ cd "$ROOT"
 source "$ROOT/bench/lib.sh"
 
 RUNTIME=10 PGS_LIST="8 128 1024" QDS="1 16 32" MODES="perpg stream rocksdb" ROUNDS=1
+RESTART=0 FIO=1
 OUT=$ROOT/build/bench-modes/$(date -u +%Y%m%d-%H%M%S) BUILD=$ROOT/build/bench BUILD_IT=1
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -39,7 +46,9 @@ while [[ $# -gt 0 ]]; do
     --out) OUT=$2; shift 2 ;;
     --build-dir) BUILD=$2; shift 2 ;;
     --no-build) BUILD_IT=0; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --restart) RESTART=1; shift ;;
+    --restart-only) RESTART=1 FIO=0; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) bench_die "unknown option $1 (see --help)" ;;
   esac
 done
@@ -48,16 +57,38 @@ bench_need fio fio
 bench_need python3 python3
 if [[ $BUILD_IT == 1 ]]; then
   if [[ $(id -u) == 0 ]] || command -v sudo >/dev/null 2>&1; then bash scripts/install-deps.sh; fi
-  bench_build "$BUILD" fio_pgring
+  bench_build "$BUILD" fio_pgring restart_bench
 fi
 export PGRING_ENGINE=$BUILD/tools/fio_engine/libfio_pgring.so
-[[ -f $PGRING_ENGINE ]] || bench_die "$PGRING_ENGINE missing (build target fio_pgring, or drop --no-build)"
+[[ $FIO == 0 || -f $PGRING_ENGINE ]] ||
+  bench_die "$PGRING_ENGINE missing (build target fio_pgring, or drop --no-build)"
+RESTART_BENCH=$BUILD/bench/restart_bench
+[[ $RESTART == 0 || -x $RESTART_BENCH ]] ||
+  bench_die "$RESTART_BENCH missing (build target restart_bench, or drop --no-build)"
 export PGRING_DIR=$OUT/work PGRING_RUNTIME=$RUNTIME
 : "${PGRING_SIZE:=2G}" "${PGRING_LOG_SIZE:=4G}"
 export PGRING_SIZE PGRING_LOG_SIZE
 
 read -r -a modes <<<"$MODES"
-for ((r = 1; r <= ROUNDS; r++)); do
+
+# restart_bench's arguments for a mode, the same layouts as the fio cells.
+restart_args() {
+  case $1 in
+    rocksdb) echo "--backend=rocksdb" ;;
+    perpg) echo "--backend=ring --layout=perpg" ;;
+    stream) echo "--backend=ring --layout=stream" ;;
+    stream-wo) echo "--backend=ring --layout=stream --stream-chunks=2048 --home-blocks=65536 --log-size=6G" ;;
+    *) return 1 ;;
+  esac
+}
+restart_entries() {
+  local e=$((300000 / $1))
+  ((e > 10000)) && e=10000
+  ((e < 3000)) && e=3000
+  echo "$e"
+}
+
+for ((r = 1; r <= ROUNDS && FIO; r++)); do
   for pgs in $PGS_LIST; do
     for qd in $QDS; do
       export PGRING_PGS=$pgs PGRING_IODEPTH=$qd
@@ -78,4 +109,20 @@ for ((r = 1; r <= ROUNDS; r++)); do
     done
   done
 done
+for ((r = 1; r <= ROUNDS && RESTART; r++)); do
+  for pgs in $PGS_LIST; do
+    entries=$(restart_entries "$pgs")
+    for ((i = 0; i < ${#modes[@]}; i++)); do
+      m=${modes[(i + r - 1) % ${#modes[@]}]}
+      args=$(restart_args "$m") || continue
+      bench_log "round $r: restart $m, $pgs PGs x $entries entries"
+      rm -rf "$OUT/restart-work"
+      # shellcheck disable=SC2086
+      "$RESTART_BENCH" $args --pgs="$pgs" --entries="$entries" --dir="$OUT/restart-work" \
+        >"$OUT/r$r-$m-pgs$pgs.restart.json" 2>"$OUT/r$r-$m-pgs$pgs.restart.log" ||
+        bench_log "restart_bench failed: $OUT/r$r-$m-pgs$pgs.restart.log"
+    done
+  done
+done
+rm -rf "$OUT/restart-work"
 python3 "$ROOT/bench/modes.py" "$OUT" "$PGS_LIST" "$QDS" "$MODES" "$ROUNDS" | tee "$OUT/modes.md"
