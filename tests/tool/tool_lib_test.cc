@@ -172,15 +172,15 @@ TEST(ToolParseTest, PgIdsAndVersions) {
 }
 
 TEST(ToolProblemTest, Formatting) {
-  Problem p;
+  VerifyProblem p;
   p.kind = "record-crc";
-  p.pg = "1.2a";
+  p.pg = PgId{1, 0x2a};
   p.chunk = 7;
   p.offset = 8192;
   p.lpos = 73728;
   p.message = "CRC mismatch";
   EXPECT_EQ(p.ToString(), "PG 1.2a: chunk 7, offset 8192 (lpos 73728): record-crc: CRC mismatch");
-  Problem s;
+  VerifyProblem s;
   s.kind = "meta-damaged";
   s.message = "x";
   EXPECT_EQ(s.ToString(), "meta-damaged: x");
