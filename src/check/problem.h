@@ -29,7 +29,7 @@ VerifyProblem StreamProblem(std::string_view kind, std::string message);
 // The line VerifyProblem::ToString prints (pgring-tool prints it as is):
 // "PG 1.2a: chunk 7, offset 8192 (lpos 8192): record-crc: CRC mismatch",
 // "log stream: chunk 3, offset 512 (stream lpos 512): stream-record-crc: ...",
-// "PG 1.1 (lpos 8192, stream lpos 4096): unhomed-missing: ...",
+// "PG 1.1: (lpos 8192, stream lpos 4096): unhomed-missing: ...",
 // "partition offset 0: label-damaged: ...".
 std::string ProblemLine(const VerifyProblem& p);
 

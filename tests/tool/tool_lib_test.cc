@@ -180,6 +180,13 @@ TEST(ToolProblemTest, Formatting) {
   p.lpos = 73728;
   p.message = "CRC mismatch";
   EXPECT_EQ(p.ToString(), "PG 1.2a: chunk 7, offset 8192 (lpos 73728): record-crc: CRC mismatch");
+  VerifyProblem u;
+  u.kind = "unhomed-missing";
+  u.pg = PgId{1, 1};
+  u.lpos = 8192;
+  u.stream_lpos = 4096;
+  u.message = "m";
+  EXPECT_EQ(u.ToString(), "PG 1.1: (lpos 8192, stream lpos 4096): unhomed-missing: m");
   VerifyProblem s;
   s.kind = "meta-damaged";
   s.message = "x";
