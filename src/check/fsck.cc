@@ -15,31 +15,10 @@
 namespace pgring {
 namespace {
 
-Problem StoreProblem(std::string kind, std::string message) {
-  Problem p;
-  p.kind = std::move(kind);
-  p.message = std::move(message);
-  return p;
-}
-
-Problem PgProblem(const PgId& pg, std::string kind, std::string message) {
-  Problem p = StoreProblem(std::move(kind), std::move(message));
-  p.pg = pg.ToString();
-  return p;
-}
-
-// A problem of the log stream's keys or chunks: the kind of the PG problem
-// it mirrors, with "stream-" in front.
-Problem StreamProblem(std::string kind, std::string message) {
-  Problem p = StoreProblem(absl::StrCat("stream-", kind), std::move(message));
-  p.stream = true;
-  return p;
-}
-
 // The log stream's keys and chunk claims (made before any PG's, as the
 // store makes them). Returns whether the stream can be read.
 bool CheckStreamKeysAndClaims(const StreamKeys& st, const Geometry& g, uint64_t first_missing,
-                              RingClaims* claims, std::vector<Problem>* out) {
+                              RingClaims* claims, std::vector<VerifyProblem>* out) {
   if (!st.present()) return false;
   bool usable = true;
   if (!st.has_pointer_key) {
@@ -83,9 +62,10 @@ bool CheckStreamKeysAndClaims(const StreamKeys& st, const Geometry& g, uint64_t 
     const uint32_t n = c.chunks[i];
     const RingClaims::Verdict claim = claims->ClaimStreamChunk(i, n);
     if (!claim.ok()) {
-      Problem p = StreamProblem(claim.broken == RingClaims::Broken::kChunkOutOfRange
-                                    ? "chunk-out-of-range" : "chunk-owned-twice",
-                                claim.message);
+      VerifyProblem p =
+          StreamProblem(claim.broken == RingClaims::Broken::kChunkOutOfRange ? "chunk-out-of-range"
+                                                                             : "chunk-owned-twice",
+                        claim.message);
       p.chunk = n;
       out->push_back(std::move(p));
       usable = false;
@@ -97,9 +77,9 @@ bool CheckStreamKeysAndClaims(const StreamKeys& st, const Geometry& g, uint64_t 
 }
 
 // A PG's unhomed bytes that the stream does not give as its pointer says.
-Problem UnhomedProblem(const PgId& id, const PgPointer& p, const UnhomedBytes& u) {
-  Problem e = PgProblem(id, u.past_tail ? "unhomed-past-tail" : "unhomed-missing",
-                        std::string(u.error.message()));
+VerifyProblem UnhomedProblem(const PgId& id, const PgPointer& p, const UnhomedBytes& u) {
+  VerifyProblem e = PgProblem(id, u.past_tail ? "unhomed-past-tail" : "unhomed-missing",
+                              std::string(u.error.message()));
   // The message names the PG already.
   const std::string prefix = absl::StrCat("PG ", id.ToString(), ": ");
   if (e.message.rfind(prefix, 0) == 0) e.message.erase(0, prefix.size());
@@ -108,27 +88,16 @@ Problem UnhomedProblem(const PgId& id, const PgPointer& p, const UnhomedBytes& u
   return e;
 }
 
-const char* BackendName(std::optional<Backend> b) {
-  if (!b) return "unknown";
-  switch (*b) {
-    case Backend::kRing:
-      return "ring";
-    case Backend::kRocksDb:
-      return "rocksdb";
-  }
-  return "unknown";
-}
-
 // The label, pgring.meta, their binding and the partition's size. Sets
 // *pg_checks_ok to false when the PGs cannot be checked against this
 // partition at all.
-void CheckStore(const OfflineStore& s, FsckResult* r, bool* pg_checks_ok) {
+void CheckStore(const OfflineStore& s, VerifyReport* r, bool* pg_checks_ok) {
   const auto& label = s.label();
   const auto& meta = s.meta();
   const bool meta_ok = meta && meta->ok();
   const absl::Status meta_geometry = meta_ok ? CheckMetaGeometry(**meta) : absl::OkStatus();
   if (!label.ok()) {
-    Problem p = StoreProblem("label-damaged", std::string(label.status().message()));
+    VerifyProblem p = StoreProblem("label-damaged", std::string(label.status().message()));
     p.offset = 0;
     if (meta_ok && meta_geometry.ok()) {
       p.fixable = true;
@@ -152,12 +121,12 @@ void CheckStore(const OfflineStore& s, FsckResult* r, bool* pg_checks_ok) {
                                         static_cast<int>(m.backend), meta_geometry.message())));
   }
   if (s.expand_interrupted()) {
-    Problem p = StoreProblem(
+    VerifyProblem p = StoreProblem(
         "expand-interrupted",
         "the label says the store was grown and pgring.meta still has the old size: an expand "
         "stopped between its two writes; the store opens as grown, and its next writable open "
         "(or `pgring-tool expand` again) writes the new size to pgring.meta");
-    p.severity = Problem::Severity::kNote;
+    p.severity = VerifyProblem::Severity::kNote;
     r->problems.push_back(std::move(p));
   }
   if (label.ok() && meta_ok && meta_geometry.ok()) {
@@ -194,18 +163,19 @@ uint64_t PartitionSize(const OfflineStore& s) {
 
 absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, bool pg_checks_ok,
                        FsckResult* r) {
-  std::vector<Problem> store_problems;
+  VerifyReport& report = r->report;
+  std::vector<VerifyProblem> store_problems;
   std::map<PgId, RingPgKeys> keys;
   StreamKeys stream;
   RETURN_IF_ERROR(LoadRingPgKeys(*s.db(), &keys, &stream, &store_problems));
-  r->pgs = keys.size();
-  std::map<PgId, std::vector<Problem>> pg_problems;
+  report.pgs = keys.size();
+  std::map<PgId, std::vector<VerifyProblem>> pg_problems;
   if (!pg_checks_ok) {
-    for (auto& p : store_problems) r->problems.push_back(std::move(p));
+    for (auto& p : store_problems) report.problems.push_back(std::move(p));
     return absl::OkStatus();
   }
   const Geometry g = *s.geometry();
-  r->chunk_count = g.chunk_count;
+  report.chunk_count = g.chunk_count;
   const uint64_t first_missing = FirstMissingChunk(s, g);
   const bool meta_ok = s.meta() && s.meta()->ok();
   const std::optional<uint32_t> next_stamp =
@@ -218,12 +188,12 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, bool pg_chec
       CheckStreamKeysAndClaims(stream, g, first_missing, &claims, &store_problems);
   r->stream_usable = stream_usable;
   if (stream.pointer.ok() && stream.chunks.ok()) {
-    FsckStream fs;
-    fs.head = stream.pointer->head;
-    fs.tail = stream.pointer->tail;
-    fs.tail_seq = stream.pointer->tail_seq;
-    fs.chunks = stream.chunks->chunks.size();
-    r->stream = fs;
+    VerifyStreamSummary summary;
+    summary.head = stream.pointer->head;
+    summary.tail = stream.pointer->tail;
+    summary.chunks = stream.chunks->chunks.size();
+    report.stream = summary;
+    r->stream_tail_seq = stream.pointer->tail_seq;
   }
   bool stream_conflicted = false;
   std::set<uint32_t> stream_chunks;
@@ -292,9 +262,11 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, bool pg_chec
           missing = true;
         }
         if (!claim.ok()) {
-          Problem p = PgProblem(id, claim.broken == RingClaims::Broken::kChunkOutOfRange
-                                        ? "chunk-out-of-range" : "chunk-owned-twice",
-                                claim.message);
+          VerifyProblem p =
+              PgProblem(id,
+                        claim.broken == RingClaims::Broken::kChunkOutOfRange ? "chunk-out-of-range"
+                                                                             : "chunk-owned-twice",
+                        claim.message);
           p.chunk = n;
           out.push_back(std::move(p));
           usable = false;
@@ -320,7 +292,7 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, bool pg_chec
           for (size_t i = f.needed_chunks; i < c.chunks.size(); ++i) {
             extra.push_back(absl::StrCat(c.chunks[i]));
           }
-          Problem p = PgProblem(
+          VerifyProblem p = PgProblem(
               id, "chunk-beyond-tail",
               absl::StrFormat(
                   "the chunk list holds %u chunk(s) past the one holding the tail (chunk(s) %s); "
@@ -344,7 +316,7 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, bool pg_chec
                               stream.pointer->head, stream.pointer->tail);
       }
       if (!why.empty()) {
-        Problem e = PgProblem(
+        VerifyProblem e = PgProblem(
             id, "unhomed-missing",
             absl::StrFormat("its ring bytes [%u, %u) are in the log stream from stream lpos %u, "
                             "but %s",
@@ -365,7 +337,7 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, bool pg_chec
   if (PartitionSize(s) > s.device()->size()) {
     std::vector<std::string> names;
     for (const PgId& id : on_missing_end) names.push_back(id.ToString());
-    Problem p = StoreProblem(
+    VerifyProblem p = StoreProblem(
         "partition-truncated",
         absl::StrFormat(
             "the device is %u bytes but the store spans %u: chunks %u..%u are past its end%s%s",
@@ -378,8 +350,8 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, bool pg_chec
     p.offset = s.device()->size();
     store_problems.insert(store_problems.begin(), std::move(p));
   }
-  r->owned_chunks = claims.chunks_claimed();
-  r->free_chunks = g.chunk_count - std::min<uint64_t>(g.chunk_count, claims.chunks_claimed());
+  report.owned_chunks = claims.chunks_claimed();
+  report.free_chunks = g.chunk_count - std::min<uint64_t>(g.chunk_count, claims.chunks_claimed());
 
   if (o.deep) {
     // The stream once, from its head to its tail: every record checked, and
@@ -403,16 +375,17 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, bool pg_chec
                                                      read.status().message())));
       }
     } else {
-      r->not_checked.push_back("the log stream's records: its keys or chunks are not usable "
-                               "(see above)");
+      report.not_checked.push_back(
+          "the log stream's records: its keys or chunks are not usable (see above)");
     }
     uint64_t total = 0;
     for (auto& [id, f] : r->ring_pgs) total += f.usable ? 1 : 0;
     uint64_t done = 0;
     for (auto& [id, f] : r->ring_pgs) {
       if (!f.usable) {
-        r->not_checked.push_back(absl::StrCat("the records of PG ", id.ToString(),
-                                              ": its keys or chunks are not usable (see above)"));
+        report.not_checked.push_back(
+            absl::StrCat("the records of PG ", id.ToString(),
+                         ": its keys or chunks are not usable (see above)"));
         continue;
       }
       std::string_view unhomed;
@@ -420,43 +393,43 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, bool pg_chec
         auto u = stream_read.unhomed.find(id);
         if (u == stream_read.unhomed.end()) {
           // The stream's keys are unusable: reported once, above.
-          r->not_checked.push_back(absl::StrCat(
+          report.not_checked.push_back(absl::StrCat(
               "the records of PG ", id.ToString(),
               ": its newest bytes are in the log stream, which cannot be read (see above)"));
           continue;
         }
         if (!u->second.error.ok()) {
           pg_problems[id].push_back(UnhomedProblem(id, *f.keys.pointer, u->second));
-          r->not_checked.push_back(absl::StrCat(
-              "the records of PG ", id.ToString(),
-              ": its newest bytes are not all in the log stream (see above)"));
+          report.not_checked.push_back(
+              absl::StrCat("the records of PG ", id.ToString(),
+                           ": its newest bytes are not all in the log stream (see above)"));
           continue;
         }
         unhomed = u->second.bytes;
-        ++r->stream->unhomed_pgs;
-        r->stream->unhomed_bytes += unhomed.size();
+        ++report.stream->unhomed_pgs;
+        report.stream->unhomed_bytes += unhomed.size();
       }
       PgScanOptions so;
       so.inspect_past_tail = true;
       f.scan = ScanRingPg(s.device(), g, id, *f.keys.pointer, *f.keys.chunks, unhomed, so);
-      r->records += f.scan->records;
-      r->entries += f.scan->entries.size();
-      r->dups += f.scan->dups.size();
+      report.records += f.scan->records;
+      report.entries += f.scan->entries.size();
+      report.dups += f.scan->dups.size();
       auto& out = pg_problems[id];
       out.insert(out.end(), f.scan->problems.begin(), f.scan->problems.end());
       ++done;
       if (o.progress) o.progress(done, total);
     }
   }
-  for (auto& p : store_problems) r->problems.push_back(std::move(p));
+  for (auto& p : store_problems) report.problems.push_back(std::move(p));
   for (auto& [id, ps] : pg_problems) {
-    for (auto& p : ps) r->problems.push_back(std::move(p));
+    for (auto& p : ps) report.problems.push_back(std::move(p));
   }
   return absl::OkStatus();
 }
 
 // The RocksDB backend: its log keys, as RocksDbLogStore::Load reads them.
-absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
+absl::Status CheckRocksDb(const OfflineStore& s, VerifyReport* r) {
   struct PgLogKeysSeen {
     bool has_state = false;
     absl::StatusOr<PgStateValue> state = absl::NotFoundError("no _state");
@@ -464,8 +437,8 @@ absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
     uint64_t entries = 0, dups = 0;
   };
   std::map<PgId, PgLogKeysSeen> pgs;
-  std::vector<Problem> store_problems;
-  std::map<PgId, std::vector<Problem>> pg_problems;
+  std::vector<VerifyProblem> store_problems;
+  std::map<PgId, std::vector<VerifyProblem>> pg_problems;
   RETURN_IF_ERROR(s.db()->Scan(kKeyPrefix, [&](std::string_view k, std::string_view v) {
     const StoreKeyKind kind = ClassifyStoreKey(k);
     if (kind == StoreKeyKind::kMeta) return absl::OkStatus();
@@ -556,24 +529,12 @@ absl::Status CheckRocksDb(const OfflineStore& s, FsckResult* r) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-uint64_t FsckResult::errors() const {
-  uint64_t n = 0;
-  for (const auto& p : problems) n += p.severity == Problem::Severity::kError;
-  return n;
-}
-
-uint64_t FsckResult::fixable() const {
-  uint64_t n = 0;
-  for (const auto& p : problems) n += p.severity == Problem::Severity::kError && p.fixable;
-  return n;
-}
-
-absl::StatusOr<FsckResult> RunFsck(const OfflineStore& s, const FsckOptions& o) {
-  FsckResult r;
+// Every check, in order: the store's own (the label, pgring.meta), then the
+// backend's keys and records, store-wide problems before each PG's.
+void CheckAll(const OfflineStore& s, const FsckOptions& o, FsckResult* result) {
+  VerifyReport& r = result->report;
   r.deep = o.deep;
-  r.backend = BackendName(s.backend());
+  r.backend = s.backend();
   if (s.label().ok()) {
     r.uuid = s.label()->uuid.ToString();
   } else if (s.meta() && s.meta()->ok()) {
@@ -583,14 +544,14 @@ absl::StatusOr<FsckResult> RunFsck(const OfflineStore& s, const FsckOptions& o) 
   CheckStore(s, &r, &pg_checks_ok);
   if (s.db() == nullptr) {
     r.not_checked.push_back("the PGs: no RocksDB given (--db)");
-    return r;
+    return;
   }
   if (s.backend() == Backend::kRocksDb) {
-    std::vector<Problem> store_level = std::move(r.problems);
+    std::vector<VerifyProblem> store_level = std::move(r.problems);
     r.problems.clear();
     absl::Status st = CheckRocksDb(s, &r);
     if (!st.ok()) {
-      Problem p = StoreProblem("rocksdb-read-error", std::string(st.message()));
+      VerifyProblem p = StoreProblem("rocksdb-read-error", std::string(st.message()));
       r.problems.push_back(std::move(p));
     }
     store_level.insert(store_level.end(), r.problems.begin(), r.problems.end());
@@ -600,14 +561,34 @@ absl::StatusOr<FsckResult> RunFsck(const OfflineStore& s, const FsckOptions& o) 
           "records: the RocksDB backend has none; its values are covered by RocksDB's own "
           "checksums, verified as fsck read every key");
     }
-    return r;
+    return;
   }
-  std::vector<Problem> store_level = std::move(r.problems);
+  std::vector<VerifyProblem> store_level = std::move(r.problems);
   r.problems.clear();
-  absl::Status st = CheckRing(s, o, pg_checks_ok, &r);
+  absl::Status st = CheckRing(s, o, pg_checks_ok, result);
   if (!st.ok()) r.problems.push_back(StoreProblem("rocksdb-read-error", std::string(st.message())));
   store_level.insert(store_level.end(), r.problems.begin(), r.problems.end());
   r.problems = std::move(store_level);
+}
+
+// The report's errors and fixable, from its problems: the one place they
+// are counted.
+void CountErrors(VerifyReport* r) {
+  r->errors = 0;
+  r->fixable = 0;
+  for (const VerifyProblem& p : r->problems) {
+    if (p.severity != VerifyProblem::Severity::kError) continue;
+    ++r->errors;
+    r->fixable += p.fixable ? 1 : 0;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<FsckResult> RunFsck(const OfflineStore& s, const FsckOptions& o) {
+  FsckResult r;
+  CheckAll(s, o, &r);
+  CountErrors(&r.report);
   return r;
 }
 

@@ -60,41 +60,24 @@ struct FsckPg {
   std::optional<PgScan> scan;  // deep, usable PGs only
 };
 
-// The log stream as its pointer describes it (stream mode).
-struct FsckStream {
-  uint64_t head = 0, tail = 0, tail_seq = 0;
-  uint64_t chunks = 0;
-  // deep: PGs whose newest bytes were read from the stream, and how many.
-  uint64_t unhomed_pgs = 0;
-  uint64_t unhomed_bytes = 0;
-};
-
+// What the checks found: the public report (pgring/verify.h: every problem,
+// the counts, the stream's summary; the public Verify returns it as it is),
+// and what only the tool needs on top of it.
 struct FsckResult {
-  std::string backend;  // "ring", "rocksdb", "unknown"
-  std::string uuid;     // from the label (or pgring.meta); empty if neither decodes
-  bool deep = false;
-  std::vector<Problem> problems;         // errors and notes, store-wide first, then by PG
-  std::vector<std::string> not_checked;  // what was skipped, and why
-  uint64_t pgs = 0;
-  uint64_t chunk_count = 0;
-  uint64_t owned_chunks = 0;
-  uint64_t free_chunks = 0;
-  uint64_t records = 0;  // deep: records verified
-  uint64_t entries = 0;  // live entries (deep for the ring; always for RocksDB)
-  uint64_t dups = 0;
+  VerifyReport report;
+  // Ring backend: what the checks learned about each PG (repair acts on it).
   std::map<PgId, FsckPg> ring_pgs;
-  // Stream mode: the stream's pointer and chunk list decode.
-  std::optional<FsckStream> stream;
-  // Its keys are usable and its chunks are its own: its records can be read.
+  // Stream mode, the stream's pointer and chunk list decode (report.stream
+  // set): the sequence number its next record gets.
+  std::optional<uint64_t> stream_tail_seq;
+  // The stream's keys are usable and its chunks are its own: its records can
+  // be read.
   bool stream_usable = false;
-
-  uint64_t errors() const;
-  uint64_t fixable() const;
 };
 
-// Runs the checks on an opened store. Errors: none today (a RocksDB that
-// cannot be read is a Problem, "rocksdb-read-error"); damage is always a
-// Problem.
+// Runs the checks on an opened store; report.errors and report.fixable
+// count report.problems. Errors: none today (a RocksDB that cannot be read
+// is a problem, "rocksdb-read-error"); damage is always a problem.
 absl::StatusOr<FsckResult> RunFsck(const OfflineStore& store, const FsckOptions& options);
 
 }  // namespace pgring

@@ -112,13 +112,11 @@ absl::Status OfflineStore::CheckBinding() const {
 }
 
 absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pgs,
-                            StreamKeys* stream, std::vector<Problem>* problems) {
+                            StreamKeys* stream, std::vector<VerifyProblem>* problems) {
   auto malformed = [&](std::string_view key, std::string_view why) {
-    Problem p;
-    p.kind = "key-malformed";
-    p.message =
-        absl::StrCat("RocksDB key '", absl::CHexEscape(std::string(key)), "' ", std::string(why));
-    problems->push_back(std::move(p));
+    problems->push_back(StoreProblem(
+        "key-malformed",
+        absl::StrCat("RocksDB key '", absl::CHexEscape(std::string(key)), "' ", std::string(why))));
   };
   return db.Scan(kKeyPrefix, [&](std::string_view k, std::string_view v) {
     const StoreKeyKind kind = ClassifyStoreKey(k);

@@ -150,10 +150,10 @@ struct StreamKeys {
 
 // Reads every "pgring.*" key. Fills `pgs` (ordered by PG id) and `stream`,
 // and reports keys it cannot parse (malformed PG keys, unknown "pgring."
-// keys) as Problems of kind "key-malformed". Errors: RocksDB read errors
+// keys) as problems of kind "key-malformed". Errors: RocksDB read errors
 // only.
 absl::Status LoadRingPgKeys(const MetadataDb& db, std::map<PgId, RingPgKeys>* pgs,
-                            StreamKeys* stream, std::vector<Problem>* problems);
+                            StreamKeys* stream, std::vector<VerifyProblem>* problems);
 
 // The log stream's two keys alone (for a command that then opens the store
 // through the library). None without a RocksDB. Errors: RocksDB read errors.

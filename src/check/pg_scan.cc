@@ -52,7 +52,7 @@ class ScanEffects final : public PgLogEffects {
 };
 
 // Reads the log through the ring's one reader, turning every problem it
-// reports into a Problem and replaying the items of every readable record.
+// reports into a problem and replaying the items of every readable record.
 class Scanner final : public RingReader::Reporter {
  public:
   Scanner(BlockDevice* device, const Geometry& geometry, const PgId& pg,
@@ -61,6 +61,7 @@ class Scanner final : public RingReader::Reporter {
       : device_(device),
         unhomed_(unhomed),
         geometry_(geometry),
+        pg_(pg),
         name_(pg.ToString()),
         pointer_(pointer),
         chunks_(chunks),
@@ -105,13 +106,13 @@ class Scanner final : public RingReader::Reporter {
     if (out_->complete) {
       uint64_t oldest = out_->OldestLive(p.tail);
       if (oldest > p.head) {
-        Problem n = At(
+        VerifyProblem n = At(
             p.head, "head-lag",
             absl::StrFormat(
                 "the head is at lpos %u but the oldest record holding anything live is at %u: %u "
                 "bytes of ring are kept for nothing until the next write to this PG",
                 p.head, oldest, oldest - p.head));
-        n.severity = Problem::Severity::kNote;
+        n.severity = VerifyProblem::Severity::kNote;
         out_->problems.push_back(std::move(n));
       }
     }
@@ -129,7 +130,7 @@ class Scanner final : public RingReader::Reporter {
     const PgPointer& p = pointer_;
     const uint64_t homed = p.homed();
     if (unhomed_.size() != p.unhomed) {
-      Problem e = At(homed, "unhomed-missing",
+      VerifyProblem e = At(homed, "unhomed-missing",
                      absl::StrFormat("its pointer has %u bytes [%u, %u) in the log stream, but %u "
                                      "were found there",
                                      p.unhomed, homed, p.tail, unhomed_.size()));
@@ -149,19 +150,17 @@ class Scanner final : public RingReader::Reporter {
     return true;
   }
 
-  Problem At(uint64_t lpos, std::string kind, std::string message) const {
+  VerifyProblem At(uint64_t lpos, std::string kind, std::string message) const {
     return At(lpos, Locate(chunks_, geometry_, lpos), std::move(kind), std::move(message));
   }
-  Problem At(uint64_t lpos, const ChunkPos& cp, std::string kind, std::string message) const {
-    Problem p;
-    p.kind = std::move(kind);
-    p.pg = name_;
+  VerifyProblem At(uint64_t lpos, const ChunkPos& cp, std::string kind,
+                   std::string message) const {
+    VerifyProblem p = PgProblem(pg_, std::move(kind), std::move(message));
     if (cp.chunk >= 0) {
       p.chunk = static_cast<uint64_t>(cp.chunk);
       p.offset = cp.offset;
     }
     p.lpos = lpos;
-    p.message = std::move(message);
     return p;
   }
 
@@ -226,13 +225,13 @@ class Scanner final : public RingReader::Reporter {
       what = absl::StrFormat("%u non-zero byte%s in the rest of the tail's block", nonzero,
                              nonzero == 1 ? "" : "s");
     }
-    Problem n =
+    VerifyProblem n =
         At(p.tail, "past-tail",
            absl::StrFormat(
                "past the committed tail, lpos [%u, %u) holds %s: data of a transaction that never "
                "committed; never read, and `repair` zeroes it",
                p.tail, end, what));
-    n.severity = Problem::Severity::kNote;
+    n.severity = VerifyProblem::Severity::kNote;
     n.fixable = true;
     out_->problems.push_back(std::move(n));
   }
@@ -241,7 +240,8 @@ class Scanner final : public RingReader::Reporter {
   const std::string_view unhomed_;
   std::string image_;  // the reader's overlay: homed's block on
   const Geometry& geometry_;
-  const std::string name_;
+  const PgId pg_;
+  const std::string name_;  // pg_ as text, as the readers name it
   const PgPointer& pointer_;
   const PgChunkList& chunks_;
   const PgScanOptions& options_;
@@ -262,7 +262,7 @@ uint64_t PgScan::live_payload_bytes() const {
 
 bool PgScan::has_errors() const {
   for (const auto& p : problems) {
-    if (p.severity == Problem::Severity::kError) return true;
+    if (p.severity == VerifyProblem::Severity::kError) return true;
   }
   return false;
 }

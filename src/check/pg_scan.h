@@ -67,7 +67,7 @@ struct PgScan {
   uint64_t scanned_to = 0;          // lpos the scan reached
   bool complete = false;            // reached the tail, no problem on the way
   // Errors and notes, in ring order.
-  std::vector<Problem> problems;
+  std::vector<VerifyProblem> problems;
   // Past the tail (inspect_past_tail): [tail, stale_end) holds uncommitted
   // data (stale_end == tail: nothing to clean).
   uint64_t stale_end = 0;

@@ -1,20 +1,38 @@
 #include "check/problem.h"
 
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "pgring/verify.h"
 
 namespace pgring {
 
-template <typename P>
-std::string ProblemLine(const P& p, std::string_view pg) {
+VerifyProblem StoreProblem(std::string kind, std::string message) {
+  VerifyProblem p;
+  p.kind = std::move(kind);
+  p.message = std::move(message);
+  return p;
+}
+
+VerifyProblem PgProblem(const PgId& pg, std::string kind, std::string message) {
+  VerifyProblem p = StoreProblem(std::move(kind), std::move(message));
+  p.pg = pg;
+  return p;
+}
+
+VerifyProblem StreamProblem(std::string_view kind, std::string message) {
+  VerifyProblem p = StoreProblem(absl::StrCat("stream-", std::string(kind)), std::move(message));
+  p.stream = true;
+  return p;
+}
+
+std::string ProblemLine(const VerifyProblem& p) {
   std::string s;
   if (p.stream) {
     absl::StrAppend(&s, "log stream: ");
-  } else if (!pg.empty()) {
-    absl::StrAppend(&s, "PG ", std::string(pg), ": ");
+  } else if (p.pg) {
+    absl::StrAppend(&s, "PG ", p.pg->ToString(), ": ");
   }
   std::vector<std::string> where;
   if (p.chunk) where.push_back(absl::StrCat("chunk ", *p.chunk));
@@ -33,9 +51,7 @@ std::string ProblemLine(const P& p, std::string_view pg) {
   return s;
 }
 
-template std::string ProblemLine(const Problem& p, std::string_view pg);
-template std::string ProblemLine(const VerifyProblem& p, std::string_view pg);
-
-std::string Problem::ToString() const { return ProblemLine(*this, pg); }
+// Declared in pgring/verify.h; defined here, with the line it prints.
+std::string VerifyProblem::ToString() const { return ProblemLine(*this); }
 
 }  // namespace pgring

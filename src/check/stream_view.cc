@@ -9,26 +9,23 @@
 namespace pgring {
 namespace {
 
-// Turns what the stream's reader reports into Problems located in the
+// Turns what the stream's reader reports into problems located in the
 // stream: chunk and offset in the stream's chunks, the stream lpos.
 class StreamReporter final : public RingReader::Reporter {
  public:
-  explicit StreamReporter(std::vector<Problem>* out) : out_(out) {}
+  explicit StreamReporter(std::vector<VerifyProblem>* out) : out_(out) {}
   void Corruption(const RingDamage& d) override {
-    Problem p;
-    p.kind = absl::StrCat("stream-", std::string(d.kind));
-    p.stream = true;
+    VerifyProblem p = StreamProblem(d.kind, d.what);
     if (d.where.chunk >= 0) {
       p.chunk = static_cast<uint64_t>(d.where.chunk);
       p.offset = d.where.offset;
     }
     p.lpos = d.lpos;
-    p.message = d.what;
     out_->push_back(std::move(p));
   }
 
  private:
-  std::vector<Problem>* out_;
+  std::vector<VerifyProblem>* out_;
 };
 
 }  // namespace

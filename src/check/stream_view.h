@@ -2,7 +2,7 @@
 // (docs/DESIGN.md, "The log stream"): each PG's bytes past its homed
 // position, collected from the stream in one sequential read
 // (log/stream_reader.h, as recovery does), and the stream's own damage as
-// Problems. The PG scan reads a PG through these bytes (pg_scan.h), so every
+// problems. The PG scan reads a PG through these bytes (pg_scan.h), so every
 // check and command sees the log the store would read.
 #ifndef PGRING_CHECK_STREAM_VIEW_H_
 #define PGRING_CHECK_STREAM_VIEW_H_
@@ -37,7 +37,7 @@ struct StreamRead {
   std::map<PgId, UnhomedBytes> unhomed;
   // With report: each problem of the stream's records (kind "stream-" and
   // the reader's check, e.g. "stream-record-crc"), located in the stream.
-  std::vector<Problem> problems;
+  std::vector<VerifyProblem> problems;
 };
 
 // Collects the unhomed bytes of every PG in `pgs` whose pointer has any

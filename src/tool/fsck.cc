@@ -20,17 +20,35 @@ absl::StatusOr<FsckResult> RunFsckWithProgress(const OfflineStore& store,
   return RunFsck(store, o);
 }
 
-Json FsckResultToJson(const FsckResult& r) {
+namespace {
+
+// The backend as fsck names it: "unknown" when neither the label nor
+// pgring.meta decodes.
+const char* BackendName(std::optional<Backend> b) {
+  if (!b) return "unknown";
+  switch (*b) {
+    case Backend::kRing:
+      return "ring";
+    case Backend::kRocksDb:
+      return "rocksdb";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+Json FsckResultToJson(const FsckResult& result) {
+  const VerifyReport& r = result.report;
   Json j;
-  j["backend"] = r.backend;
+  j["backend"] = BackendName(r.backend);
   j["uuid"] = r.uuid;
   j["deep"] = r.deep;
-  j["clean"] = r.errors() == 0;
-  j["errors"] = r.errors();
-  j["fixable"] = r.fixable();
+  j["clean"] = r.clean();
+  j["errors"] = r.errors;
+  j["fixable"] = r.fixable;
   Json problems = Json::array(), notes = Json::array();
   for (const auto& p : r.problems) {
-    (p.severity == Problem::Severity::kError ? problems : notes).push_back(ProblemToJson(p));
+    (p.severity == VerifyProblem::Severity::kError ? problems : notes).push_back(ProblemToJson(p));
   }
   j["problems"] = std::move(problems);
   j["notes"] = std::move(notes);
@@ -46,7 +64,7 @@ Json FsckResultToJson(const FsckResult& r) {
   if (r.stream) {
     s["stream"] = {{"head", r.stream->head},
                    {"tail", r.stream->tail},
-                   {"tail_seq", r.stream->tail_seq},
+                   {"tail_seq", result.stream_tail_seq.value_or(0)},
                    {"chunks", r.stream->chunks},
                    {"unhomed_pgs", r.stream->unhomed_pgs},
                    {"unhomed_bytes", r.stream->unhomed_bytes}};
@@ -57,29 +75,31 @@ Json FsckResultToJson(const FsckResult& r) {
   return j;
 }
 
-TextOutput FsckResultText(const FsckResult& r) {
+TextOutput FsckResultText(const FsckResult& result) {
+  const VerifyReport& r = result.report;
+  const std::string backend = BackendName(r.backend);
   TextOutput t;
-  t.Line(absl::StrCat("fsck", r.deep ? " --deep" : "", ": ", r.backend, " store ",
+  t.Line(absl::StrCat("fsck", r.deep ? " --deep" : "", ": ", backend, " store ",
                       r.uuid.empty() ? std::string("(uuid unknown)") : r.uuid));
   // Errors first, then notes: a reader looks for what is wrong.
   ProblemList problems;
   for (const auto& p : r.problems) {
-    if (p.severity == Problem::Severity::kError) problems.Add("", p);
+    if (p.severity == VerifyProblem::Severity::kError) problems.Add("", p);
   }
   for (const auto& p : r.problems) {
-    if (p.severity == Problem::Severity::kNote) problems.Add("note", p);
+    if (p.severity == VerifyProblem::Severity::kNote) problems.Add("note", p);
   }
   t.Add(std::move(problems));
   for (const auto& n : r.not_checked) t.Line("not checked: " + n);
   std::string summary;
-  if (r.backend == "ring") {
+  if (backend == "ring") {
     summary = absl::StrFormat("summary: %u PGs; %u chunks: %u owned, %u free", r.pgs, r.chunk_count,
                               r.owned_chunks, r.free_chunks);
   } else {
     summary = absl::StrFormat("summary: %u PGs", r.pgs);
   }
-  if (r.deep || r.backend == "rocksdb") {
-    if (r.backend == "ring") absl::StrAppendFormat(&summary, "; %u records", r.records);
+  if (r.deep || backend == "rocksdb") {
+    if (backend == "ring") absl::StrAppendFormat(&summary, "; %u records", r.records);
     absl::StrAppendFormat(&summary, "; %u live entries, %u live dups", r.entries, r.dups);
   }
   t.Line(std::move(summary));
@@ -94,12 +114,11 @@ TextOutput FsckResultText(const FsckResult& r) {
     }
     t.Line(std::move(line));
   }
-  const uint64_t e = r.errors();
-  if (e == 0) {
+  if (r.clean()) {
     t.Line("result: clean");
   } else {
-    t.Line(absl::StrFormat("result: %u problem%s (%u fixable by repair)", e, e == 1 ? "" : "s",
-                           r.fixable()));
+    t.Line(absl::StrFormat("result: %u problem%s (%u fixable by repair)", r.errors,
+                           r.errors == 1 ? "" : "s", r.fixable));
   }
   return t;
 }
@@ -142,7 +161,7 @@ CommandResult FsckCommand::Run(const ToolContext& ctx) const {
   auto found = RunFsckWithProgress(**s, options_, ctx);
   if (!found.ok()) return Fail(ctx, found.status(), kExitFailed);
   CommandResult r;
-  r.exit_code = found->errors() == 0 ? kExitOk : kExitFailed;
+  r.exit_code = found->report.clean() ? kExitOk : kExitFailed;
   r.json = FsckResultToJson(*found);
   r.text = FsckResultText(*found);
   return r;

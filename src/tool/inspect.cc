@@ -42,18 +42,19 @@ std::string PosText(const Json& p) {
                          p["chunk"].get<uint64_t>(), p["offset"].get<uint64_t>());
 }
 
-void SplitProblems(const std::vector<Problem>& ps, Json* problems, Json* notes) {
+void SplitProblems(const std::vector<VerifyProblem>& ps, Json* problems, Json* notes) {
   *problems = Json::array();
   *notes = Json::array();
   for (const auto& p : ps) {
-    (p.severity == Problem::Severity::kError ? *problems : *notes).push_back(ProblemToJson(p));
+    Json* list = p.severity == VerifyProblem::Severity::kError ? problems : notes;
+    list->push_back(ProblemToJson(p));
   }
 }
 
-ProblemList ProblemLines(const std::vector<Problem>& ps) {
+ProblemList ProblemLines(const std::vector<VerifyProblem>& ps) {
   ProblemList list;
   for (const auto& p : ps) {
-    list.Add(p.severity == Problem::Severity::kError ? "problem" : "note", p);
+    list.Add(p.severity == VerifyProblem::Severity::kError ? "problem" : "note", p);
   }
   return list;
 }
@@ -123,7 +124,7 @@ absl::StatusOr<ReadAccess> OpenForRead(const ToolContext& ctx) {
     return a;
   }
   a.geometry = *off->geometry();
-  std::vector<Problem> ignored;  // malformed keys: fsck reports them
+  std::vector<VerifyProblem> ignored;  // malformed keys: fsck reports them
   RETURN_IF_ERROR(LoadRingPgKeys(*off->db(), &a.ring_pgs, &a.stream, &ignored));
   // Each PG's newest bytes, as the store reads them at open: one pass over
   // the stream for all the PGs (it is bounded by the stream's size).
@@ -495,7 +496,7 @@ CommandResult ListItems(const ReadAccess& a, const PgId& id, bool dups, const It
   j["pg"] = id.ToString();
   j["backend"] = BackendName(a.backend);
   Json items = Json::array();
-  std::vector<Problem> problems;
+  std::vector<VerifyProblem> problems;
   Table t;
   // What the payload column holds: hex, or Ceph's one-line form where the
   // payload decodes (hex where it does not).

@@ -18,7 +18,7 @@ namespace pgring::tool {
 namespace {
 
 // Why repair leaves a problem alone.
-std::string RefusalReason(const Problem& p) {
+std::string RefusalReason(const VerifyProblem& p) {
   const std::string& k = p.kind;
   // The log stream (stream mode): repair writes neither the stream nor any
   // pointer's unhomed/stream_pos, so nothing here has a safe fix.
@@ -68,28 +68,30 @@ std::string RefusalReason(const Problem& p) {
 
 struct Plan {
   struct Fix {
-    Problem problem;
+    VerifyProblem problem;
     std::string action;
   };
   std::vector<Fix> fixes;
-  std::vector<std::pair<Problem, std::string>> refused;
+  std::vector<std::pair<VerifyProblem, std::string>> refused;
 };
 
 Plan MakePlan(const FsckResult& r) {
   Plan plan;
   // PGs with any problem repair refuses are not touched at all.
-  std::set<std::string> untouchable;
-  for (const Problem& p : r.problems) {
-    if (p.severity == Problem::Severity::kError && !p.fixable && !p.pg.empty())
-      untouchable.insert(p.pg);
+  std::set<PgId> untouchable;
+  for (const VerifyProblem& p : r.report.problems) {
+    if (p.severity == VerifyProblem::Severity::kError && !p.fixable && p.pg)
+      untouchable.insert(*p.pg);
   }
-  for (const Problem& p : r.problems) {
+  for (const VerifyProblem& p : r.report.problems) {
     if (!p.fixable) {
-      if (p.severity == Problem::Severity::kError) plan.refused.emplace_back(p, RefusalReason(p));
+      if (p.severity == VerifyProblem::Severity::kError) {
+        plan.refused.emplace_back(p, RefusalReason(p));
+      }
       continue;
     }
-    if (!p.pg.empty() && untouchable.count(p.pg)) {
-      if (p.severity == Problem::Severity::kError) {
+    if (p.pg && untouchable.count(*p.pg)) {
+      if (p.severity == VerifyProblem::Severity::kError) {
         plan.refused.emplace_back(p,
                                   "the PG has damage repair refuses (above); it is left as it is");
       }
@@ -137,7 +139,8 @@ absl::Status ZeroPastTail(OfflineStore& s, const Geometry& g, const FsckPg& f) {
   return absl::OkStatus();
 }
 
-Json PlanJson(const Plan& plan, bool dry_run, bool clean_after, const std::vector<Problem>& left) {
+Json PlanJson(const Plan& plan, bool dry_run, bool clean_after,
+              const std::vector<VerifyProblem>& left) {
   Json j;
   j["dry_run"] = dry_run;
   Json fixed = Json::array(), refused = Json::array(), remaining = Json::array();
@@ -192,7 +195,7 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
     if (!r.ok()) return Fail(ctx, r.status(), kExitFailed);
     plan = MakePlan(*r);
   }
-  std::vector<Problem> left;
+  std::vector<VerifyProblem> left;
   bool clean_after = plan.refused.empty();
   if (!options_.dry_run && !plan.fixes.empty()) {
     auto rw = OpenOfflineStore(ctx, /*writable=*/true);
@@ -210,8 +213,8 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
       if (fix.problem.kind == "label-damaged") {
         st = RewriteLabel(s);
       } else {
-        PgId id;
-        PgId::Parse(fix.problem.pg, &id);
+        // chunk-beyond-tail and past-tail are PG problems (fsck.cc, pg_scan.cc).
+        const PgId& id = *fix.problem.pg;
         FsckPg& f = r->ring_pgs[id];
         if (fix.problem.kind == "chunk-beyond-tail") {
           PgChunkList c = *f.keys.chunks;
@@ -240,8 +243,8 @@ CommandResult RepairCommand::Run(const ToolContext& ctx) const {
     if (!again.ok()) return Fail(ctx, again.status(), kExitFailed);
     auto after = RunFsckWithProgress(**again, fo, ctx);
     if (!after.ok()) return Fail(ctx, after.status(), kExitFailed);
-    for (const auto& p : after->problems) {
-      if (p.severity == Problem::Severity::kError) left.push_back(p);
+    for (const auto& p : after->report.problems) {
+      if (p.severity == VerifyProblem::Severity::kError) left.push_back(p);
     }
     clean_after = left.empty();
   }

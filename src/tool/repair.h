@@ -1,7 +1,7 @@
 // repair.h — fixes what can be fixed without losing committed data, says
 // what it did, and refuses (naming why) to touch the rest.
 //
-// Fixes (each is a Problem fsck marks fixable):
+// Fixes (each is a problem fsck marks fixable):
 //   label-damaged      pgring.meta holds every field of the label: the label
 //                      is written again from it.
 //   chunk-beyond-tail  chunks a ring's list holds past the tail's chunk are

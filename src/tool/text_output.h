@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "check/problem.h"
+#include "pgring/verify.h"
 
 namespace pgring::tool {
 
@@ -63,17 +63,17 @@ struct Table {
   void AddRow(std::vector<std::string> cells) { rows.push_back(std::move(cells)); }
 };
 
-// Problems, one line each ("<label>: <problem>", or the problem alone with
+// Problems (VerifyProblem), one line each ("<label>: <problem>", or the problem alone with
 // no label), each followed by its detail lines indented by four spaces.
 struct ProblemList {
   struct Item {
     std::string label;  // "problem", "note", "fixed", ...; empty: none
-    Problem problem;
+    VerifyProblem problem;
     std::vector<std::string> details;  // "why: ...", "did: ..."
   };
   std::vector<Item> items;
 
-  void Add(std::string label, Problem problem, std::vector<std::string> details = {}) {
+  void Add(std::string label, VerifyProblem problem, std::vector<std::string> details = {}) {
     items.push_back({std::move(label), std::move(problem), std::move(details)});
   }
 };

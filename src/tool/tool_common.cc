@@ -55,11 +55,11 @@ std::string HumanBytes(uint64_t b) {
   return absl::StrFormat("%.1f %s", v, kUnits[u]);
 }
 
-Json ProblemToJson(const Problem& p) {
+Json ProblemToJson(const VerifyProblem& p) {
   Json j;
-  j["severity"] = p.severity == Problem::Severity::kError ? "error" : "note";
+  j["severity"] = p.severity == VerifyProblem::Severity::kError ? "error" : "note";
   j["kind"] = p.kind;
-  j["pg"] = p.pg.empty() ? Json(nullptr) : Json(p.pg);
+  j["pg"] = p.pg ? Json(p.pg->ToString()) : Json(nullptr);
   j["chunk"] = p.chunk ? Json(*p.chunk) : Json(nullptr);
   j["offset"] = p.offset ? Json(*p.offset) : Json(nullptr);
   j["lpos"] = p.lpos ? Json(*p.lpos) : Json(nullptr);

@@ -1,6 +1,6 @@
 // tool_common.h — what every pgring-tool command shares: where its output
 // goes and in which format, progress reporting, exit codes, error lines, and
-// small formatting and parsing helpers (hex, JSON of Problems, PG ids and
+// small formatting and parsing helpers (hex, JSON of problems, PG ids and
 // versions).
 //
 // Each command is a class (command.h) that runs over a ToolContext and
@@ -19,8 +19,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "check/problem.h"
 #include "pgring/types.h"
+#include "pgring/verify.h"
 
 namespace pgring::tool {
 
@@ -73,7 +73,7 @@ std::string Hex32(uint32_t v);
 // 1536 -> "1.5 KiB"; exact byte counts stay in JSON.
 std::string HumanBytes(uint64_t bytes);
 
-Json ProblemToJson(const Problem& p);
+Json ProblemToJson(const VerifyProblem& p);
 
 // Parses "1.2a" / "1.2as0" / versions "12'345", with errors that say what
 // was expected.

@@ -89,8 +89,8 @@ absl::StatusOr<ExportedPg> CollectRing(const ReadAccess& a, const PgId& id) {
   so.keep_dup_payloads = true;
   PgScan scan = ScanRingPg(a.offline->device(), a.geometry, id, *k->pointer, *k->chunks,
                            a.Unhomed(id), so);
-  for (const Problem& p : scan.problems) {
-    if (p.severity == Problem::Severity::kError) {
+  for (const VerifyProblem& p : scan.problems) {
+    if (p.severity == VerifyProblem::Severity::kError) {
       return absl::DataLossError(absl::StrCat(
           "PG ", id.ToString(), "'s log is damaged; export refuses it: ", p.ToString()));
     }

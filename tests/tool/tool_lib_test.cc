@@ -172,15 +172,22 @@ TEST(ToolParseTest, PgIdsAndVersions) {
 }
 
 TEST(ToolProblemTest, Formatting) {
-  Problem p;
+  VerifyProblem p;
   p.kind = "record-crc";
-  p.pg = "1.2a";
+  p.pg = PgId{1, 0x2a};
   p.chunk = 7;
   p.offset = 8192;
   p.lpos = 73728;
   p.message = "CRC mismatch";
   EXPECT_EQ(p.ToString(), "PG 1.2a: chunk 7, offset 8192 (lpos 73728): record-crc: CRC mismatch");
-  Problem s;
+  VerifyProblem u;
+  u.kind = "unhomed-missing";
+  u.pg = PgId{1, 1};
+  u.lpos = 8192;
+  u.stream_lpos = 4096;
+  u.message = "m";
+  EXPECT_EQ(u.ToString(), "PG 1.1: (lpos 8192, stream lpos 4096): unhomed-missing: m");
+  VerifyProblem s;
   s.kind = "meta-damaged";
   s.message = "x";
   EXPECT_EQ(s.ToString(), "meta-damaged: x");

@@ -57,7 +57,7 @@ TEST(ToolRenderTest, LinesKeyValuesAndProblemsInOrder) {
   kv.Add("stamp", "1");
   kv.Add("a-long-key", "v");  // at least one space, whatever the width
   out.Add(std::move(kv));
-  Problem p;
+  VerifyProblem p;
   p.kind = "label-damaged";
   p.offset = 0;
   p.message = "CRC mismatch";

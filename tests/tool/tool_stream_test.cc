@@ -265,6 +265,10 @@ TEST_F(ToolStreamTest, FlippedByteInAStreamRecord) {
   const auto& q = f.j["problems"][1];
   EXPECT_EQ(q["stream_lpos"], lpos);
   EXPECT_EQ(q["lpos"], 0);
+  // The PG's line names both positions: where its ring bytes end (homed) and
+  // where the stream was to hold the rest.
+  EXPECT_THAT(f.text, HasSubstr(absl::StrFormat(
+                          "PG 1.0: (lpos 0, stream lpos %u): unhomed-missing: ", lpos)));
   EXPECT_THAT(f.text, HasSubstr("not checked: the records of PG 1.0"));
   // The other PGs' bytes lay before it: they read in full.
   EXPECT_EQ(f.j["summary"]["stream"]["unhomed_pgs"], 2);
