@@ -25,11 +25,13 @@ inline uint64_t RingImageStart(uint64_t homed, uint32_t block_size) {
 // The image [RingImageStart(homed), homed + unhomed.size()): the ring's part
 // of homed's block read from `device` (the partial block a forced home left,
 // which a reader must see as the ring holds it), then `unhomed`. Reads
-// nothing when homed is block-aligned. `homed` must lie within `chunks`
+// nothing when homed is block-aligned, and then returns `unhomed` itself:
+// at open the unhomed bytes of every PG are in memory at once, and a copy
+// would double that. `homed` must lie within `chunks`
 // (callers check the pointer first); device errors pass through.
 absl::StatusOr<std::string> ReadRingImage(BlockDevice* device, const Geometry& geo,
                                           const PgChunkList& chunks, uint64_t homed,
-                                          std::string_view unhomed);
+                                          std::string unhomed);
 
 }  // namespace pgring
 

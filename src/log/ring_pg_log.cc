@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -125,7 +127,7 @@ absl::Status ReplayRecord(std::string_view body, uint64_t lpos, RingPgLog* pg) {
 }
 
 absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg,
-                              std::string_view unhomed) {
+                              std::string unhomed) {
   const RingBounds& p = pg->bounds;
   for (const absl::Status& s : {CheckPointerInChunks(p.head, p.tail, pg->chunks, geo.chunk_size),
                                 CheckChunkListBase(pg->chunks, geo.chunk_size)}) {
@@ -138,7 +140,7 @@ absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLo
   }
   assert(unhomed.size() == p.tail - p.homed);
   // The image: the ring's part of homed's block, then the unhomed bytes.
-  auto image = ReadRingImage(device, geo, pg->chunks, p.homed, unhomed);
+  auto image = ReadRingImage(device, geo, pg->chunks, p.homed, std::move(unhomed));
   if (!image.ok()) {
     return absl::Status(image.status().code(),
                         absl::StrFormat("PG %s: reading the block holding the homed position %u: %s",

@@ -151,7 +151,7 @@ absl::Status ReplayRecord(std::string_view body, uint64_t lpos, RingPgLog* pg);
 // entry. kDataLoss names the PG and the position of the damage; I/O errors
 // pass through.
 absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg,
-                              std::string_view unhomed);
+                              std::string unhomed);
 
 }  // namespace pgring
 

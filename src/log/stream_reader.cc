@@ -99,6 +99,9 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
                                   record_lpos, end, w.tail),
                record_lpos, /*past_tail=*/true);
         } else {
+          // The PG's bytes are held in memory until it is recovered; no
+          // more than the stream holds, whatever a damaged pointer says.
+          if (f.bytes.empty()) f.bytes.reserve(std::min(w.tail - w.homed, p.tail - p.head));
           f.bytes.append(item.payload.substr(covered - item.lpos));
           f.runs.push_back(UnhomedRun{end, record_lpos});
         }

@@ -586,7 +586,7 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
     log.chunks = pg->chunks;
     if (f != nullptr) log.unhomed_runs = f->runs;
     const absl::Status rs =
-        RecoverRingPgLog(dev, g, &log, f != nullptr ? std::string_view(f->bytes) : "");
+        RecoverRingPgLog(dev, g, &log, f != nullptr ? f->bytes : std::string());
     const bool exact = f == nullptr || f->bytes == pg->Unhomed();
     FUZZ_CHECK(rs.ok() || absl::IsDataLoss(rs), rs.ToString());
     if (!rs.ok()) {

@@ -204,7 +204,8 @@ absl::Status RingStore::Recover() {
           continue;
         }
         auto u = unhomed.find(pg);
-        outcome[i] = RecoverPg(pg, u == unhomed.end() ? std::string_view() : u->second);
+        // Handed over, not copied: every PG's unhomed bytes are in memory.
+        outcome[i] = RecoverPg(pg, u == unhomed.end() ? std::string() : std::move(u->second));
       }
     };
     const size_t threads = std::min<size_t>(kRecoveryThreads, order.size());
@@ -328,8 +329,8 @@ absl::Status RingStore::CollectUnhomed(const StreamPointer& p, const PgChunkList
   return absl::OkStatus();
 }
 
-absl::Status RingStore::RecoverPg(RingPg* pg, std::string_view unhomed) {
-  RETURN_IF_ERROR(RecoverRingPgLog(device_.get(), geo_, pg, unhomed));
+absl::Status RingStore::RecoverPg(RingPg* pg, std::string unhomed) {
+  RETURN_IF_ERROR(RecoverRingPgLog(device_.get(), geo_, pg, std::move(unhomed)));
   const RingBounds& p = pg->bounds;
   pg->durable_head.store(p.head);
   MutexLock l(&pg->io_mu);

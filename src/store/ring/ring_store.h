@@ -69,7 +69,7 @@ class RingStore final : public PgStore<RingPg> {
                               absl::flat_hash_map<RingPg*, std::string>* unhomed,
                               absl::flat_hash_map<RingPg*, absl::Status>* failed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status RecoverPg(RingPg* pg, std::string_view unhomed);
+  absl::Status RecoverPg(RingPg* pg, std::string unhomed);
 
   // Submit, step by step (all but StartWrites under the staging lock).
   // A new PG with the next stamp.
