@@ -1,5 +1,6 @@
 #include "log/ring_image.h"
 
+#include <cassert>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +9,16 @@
 #include "util/status_macros.h"
 
 namespace pgring {
+
+void RingImage::DropFront(size_t n) {
+  assert(n <= size());
+  dropped_ += n;
+  if (dropped_ < size()) return;
+  buffer_.erase(0, dropped_);
+  dropped_ = 0;
+  // Whatever the image once held beyond twice what it holds now goes back.
+  if (buffer_.capacity() > 2 * buffer_.size() + 4096) buffer_.shrink_to_fit();
+}
 
 absl::StatusOr<std::string> ReadRingImage(BlockDevice* device, const Geometry& geo,
                                           const PgChunkList& chunks, uint64_t homed,

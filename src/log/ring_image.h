@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "device/block_device.h"
@@ -16,6 +17,29 @@
 #include "log/ring_layout.h"
 
 namespace pgring {
+
+// A PG's image as the store keeps it: bytes arrive at the back (each new
+// record) and leave from the front (a trim or a home moves homed's block).
+// Leaving moves an offset; the buffer is compacted only once the bytes left
+// behind are as many as those kept, so a trim costs nothing per byte kept
+// (a stream that homes nothing keeps about a megabyte per PG, and trims it
+// every hundred entries) and the buffer holds at most twice the image.
+class RingImage {
+ public:
+  std::string_view bytes() const { return std::string_view(buffer_).substr(dropped_); }
+  size_t size() const { return buffer_.size() - dropped_; }
+  void Append(std::string_view b) { buffer_.append(b); }
+  // Drops the first n bytes (n <= size()).
+  void DropFront(size_t n);
+  void Assign(std::string bytes) {
+    buffer_ = std::move(bytes);
+    dropped_ = 0;
+  }
+
+ private:
+  std::string buffer_;
+  size_t dropped_ = 0;  // bytes at the front of buffer_ no longer in the image
+};
 
 // Where the image of a PG homed at `homed` starts: homed's block.
 inline uint64_t RingImageStart(uint64_t homed, uint32_t block_size) {

@@ -26,7 +26,7 @@ void RingPgLog::MoveHomed(uint64_t to) {
   assert(to >= bounds.homed && to <= bounds.tail);
   const uint64_t old_start = ImageStart();
   bounds.homed = to;
-  image.erase(0, ImageStart() - old_start);
+  image.DropFront(ImageStart() - old_start);
   while (!unhomed_runs.empty() && unhomed_runs.front().ring_end <= bounds.homed) {
     unhomed_runs.pop_front();
   }
@@ -146,9 +146,9 @@ absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLo
                         absl::StrFormat("PG %s: reading the block holding the homed position %u: %s",
                                         pg->name, p.homed, image.status().message()));
   }
-  pg->image = *std::move(image);
+  pg->image.Assign(*std::move(image));
   RingReader reader(device, geo, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
-  reader.SetOverlay(pg->ImageStart(), pg->image);
+  reader.SetOverlay(pg->ImageStart(), pg->image.bytes());
   RingRecord rec;
   while (true) {
     absl::Status s = reader.Next(&rec);

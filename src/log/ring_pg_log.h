@@ -69,7 +69,7 @@ struct RingPgLog : PgLogState {
   // The ring's bytes [ImageStart(), tail): those not homed yet, after the
   // part of their first block the ring already holds (a rewrite of that
   // block must keep it). Reads of records past ImageStart() come from here.
-  std::string image;
+  RingImage image;
   // Which stream records hold the unhomed bytes, oldest first; the first
   // run ends past homed.
   std::deque<UnhomedRun> unhomed_runs;

@@ -386,7 +386,8 @@ std::shared_ptr<RingWrite> RingStore::HomeWrite(const std::shared_ptr<RingPg>& p
   // The first block keeps what the ring already holds of it: under
   // kRewriteTailBlock it is written again with those records; otherwise it
   // was never written (homed is aligned, or lies in a block never homed).
-  std::memcpy(w->buffer->data(), pg->image.data(), std::min<uint64_t>(end - start, pg->image.size()));
+  const std::string_view image = pg->image.bytes();
+  std::memcpy(w->buffer->data(), image.data(), std::min<uint64_t>(end - start, image.size()));
   MapRange(pg->chunks, geo_, start, end - start, &w->extents);
   w->end_lpos = homed;
   pg->MoveHomed(homed);
@@ -624,7 +625,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
     if (!records[i].empty()) {
       const std::string& rec = records[i];
       const uint64_t new_tail = t->record_pos + rec.size();
-      pg->image.append(rec);
+      pg->image.Append(rec);
       pg->bounds.tail = new_tail;
       pg->bounds.tail_seq += 1;
       const uint64_t homed = plan->homed_after[i];
@@ -744,7 +745,7 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
       std::string rec;
       AppendPadRecord(&rec, kRecordTxn, pg->stamp, LapOf(pg->bounds.tail, geo_),
                       pg->bounds.tail_seq, pad);
-      pg->image.append(rec);
+      pg->image.Append(rec);
       pg->bounds.tail += rec.size();
       pg->bounds.tail_seq += 1;
     }
@@ -834,7 +835,7 @@ absl::Status RingStore::ReadRecords(
   const uint64_t image_start = pg->ImageStart();
   if (first < image_start) RETURN_IF_ERROR(WaitWritten(pg, image_start - 1));
   RingReader reader(device_.get(), geo_, pg->chunks, pg->name, pg->stamp, first, pg->bounds.tail);
-  reader.SetOverlay(image_start, pg->image);
+  reader.SetOverlay(image_start, pg->image.bytes());
   RingRecord rec;
   while (true) {
     absl::Status s = reader.Next(&rec);
