@@ -344,6 +344,7 @@ FaultInjectionDevice::ModelStats FaultInjectionDevice::model_stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   ModelStats st = stats_;
   st.writes_in_flight = cache_.in_flight();
+  st.flushes_in_progress = flushes_running_;
   return st;
 }
 

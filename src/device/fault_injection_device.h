@@ -183,6 +183,8 @@ class FaultInjectionDevice final : public BlockDevice {
     // ever were at once.
     uint64_t writes_in_flight = 0;
     uint64_t max_writes_in_flight = 0;
+    // Timed: flushes begun and not yet finished, now.
+    uint64_t flushes_in_progress = 0;
   };
   ModelStats model_stats() const;
 

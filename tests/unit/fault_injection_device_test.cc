@@ -592,7 +592,13 @@ TEST_F(TimedFaultInjectionDeviceTest, PowerLossWithAFlushInProgress) {
   ASSERT_OK(dev_->Write(0, Blocks('a')));
   absl::Status flushed;
   std::thread flusher([&] { flushed = dev_->Flush(); });
-  std::this_thread::sleep_for(milliseconds(1));
+  // The power goes once the flush has begun (a loaded machine may start
+  // the thread late), well before its delay (drawn from seed 3) runs out.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (dev_->model_stats().flushes_in_progress == 0 &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(microseconds(100));
+  }
   dev_->CrashNow();
   // The power comes back (the crash image) before the flush would have
   // finished: it must fail all the same.
