@@ -77,9 +77,9 @@ Json FsckResultToJson(const FsckResult& result) {
 
 TextOutput FsckResultText(const FsckResult& result) {
   const VerifyReport& r = result.report;
-  const std::string backend = BackendName(r.backend);
+  const bool ring = r.backend == Backend::kRing;
   TextOutput t;
-  t.Line(absl::StrCat("fsck", r.deep ? " --deep" : "", ": ", backend, " store ",
+  t.Line(absl::StrCat("fsck", r.deep ? " --deep" : "", ": ", BackendName(r.backend), " store ",
                       r.uuid.empty() ? std::string("(uuid unknown)") : r.uuid));
   // Errors first, then notes: a reader looks for what is wrong.
   ProblemList problems;
@@ -92,14 +92,14 @@ TextOutput FsckResultText(const FsckResult& result) {
   t.Add(std::move(problems));
   for (const auto& n : r.not_checked) t.Line("not checked: " + n);
   std::string summary;
-  if (backend == "ring") {
+  if (ring) {
     summary = absl::StrFormat("summary: %u PGs; %u chunks: %u owned, %u free", r.pgs, r.chunk_count,
                               r.owned_chunks, r.free_chunks);
   } else {
     summary = absl::StrFormat("summary: %u PGs", r.pgs);
   }
-  if (r.deep || backend == "rocksdb") {
-    if (backend == "ring") absl::StrAppendFormat(&summary, "; %u records", r.records);
+  if (r.deep || r.backend == Backend::kRocksDb) {
+    if (ring) absl::StrAppendFormat(&summary, "; %u records", r.records);
     absl::StrAppendFormat(&summary, "; %u live entries, %u live dups", r.entries, r.dups);
   }
   t.Line(std::move(summary));
