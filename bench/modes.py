@@ -123,6 +123,9 @@ def restart_cell(mode, pgs):
         "entries": runs[0]["entries_per_pg"],
         "seconds": statistics.median(d["open"]["seconds"] for d in runs),
         "rss": statistics.median(d["open"]["rss_growth_bytes"] for d in runs),
+        # Older runs' JSON has no peak.
+        "peak": (statistics.median(d["open"]["rss_peak"] for d in runs)
+                 if all("rss_peak" in d["open"] for d in runs) else None),
         "rounds": len(runs),
     }
 
@@ -132,8 +135,8 @@ if any(restarts.values()):
     print()
     print("Restart (restart_bench: open a closed store, page cache dropped; medians over rounds):")
     print()
-    print("| PGs | entries/PG | mode | open s | RSS growth MB | open vs rocksdb | rounds |")
-    print("|---:|---:|---|---:|---:|---:|---:|")
+    print("| PGs | entries/PG | mode | open s | RSS growth MB | peak RSS MB | open vs rocksdb | rounds |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|")
     for pgs in pgs_list:
         rdb = restarts.get((pgs, "rocksdb"))
         for m in modes:
@@ -141,5 +144,6 @@ if any(restarts.values()):
             if c is None:
                 continue
             rel = f(c["seconds"] / rdb["seconds"], ".2f") if rdb else "-"
+            peak = f(c["peak"] / 1e6 if c["peak"] is not None else None, ".0f")
             print(f"| {pgs} | {c['entries']} | {m} | {c['seconds']:.3f} | {c['rss'] / 1e6:.0f} | "
-                  f"{rel} | {c['rounds']} |")
+                  f"{peak} | {rel} | {c['rounds']} |")

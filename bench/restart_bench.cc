@@ -5,7 +5,7 @@
 //                 [--entry-min=180 --entry-max=220] [--dups=0] [--chunk-size=1M]
 //                 [--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep]
 //                 [--cache=drop|fadvise|none] [--layout=perpg|stream] [--stream-chunks=16]
-//                 [--home-blocks=2]
+//                 [--home-blocks=2] [--resident-blocks=16]
 //
 // 1. populate (this process): a file-backed log partition WORK/log.part
 //    (fallocated) and RocksDB WORK/db; mkfs (force), N PGs in pool 1, then E
@@ -23,12 +23,13 @@
 //    holds nothing from populate): Store::Open (which recovers/loads every PG
 //    log) timed with a steady clock; heap in use (mallinfo2: uordblks +
 //    hblkhd) and VmRSS before and after; StoreStats (live entries, dups,
+//    the unhomed bytes kept in memory and the stream's live bytes,
 //    mapping_table_bytes); a check that every PG has E entries.
 //
 // Prints one JSON object on stdout (progress on stderr):
 //   {"backend", "pgs", "entries_per_pg", "populate": {seconds, entries, ...},
 //    "cache_drop": {"method", "drop_caches_permitted"},
-//    "open": {"seconds", "rss_before", "rss_after", "heap_before", "heap_after",
+//    "open": {"seconds", "rss_before", "rss_after", "rss_peak", "heap_before", "heap_after",
 //             "heap_growth_bytes", "rss_growth_bytes", "live_entries",
 //             "live_dups", "mapping_table_bytes",
 //             "heap_bytes_per_live_entry", "rss_bytes_per_live_entry",
@@ -37,6 +38,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,6 +77,7 @@ struct Args {
   std::string layout = "perpg";  // the ring's log layout, populating and opening
   uint32_t stream_chunks = 16;
   uint32_t home_blocks = 2;
+  uint32_t resident_blocks = 16;
   uint32_t pgs = 128;
   uint64_t entries = 3000;
   uint32_t entry_min = 180, entry_max = 220;
@@ -128,12 +131,13 @@ Args ParseArgs(int argc, char** argv) {
     else if (key == "--layout") a.layout = val;
     else if (key == "--stream-chunks") a.stream_chunks = static_cast<uint32_t>(std::stoul(val));
     else if (key == "--home-blocks") a.home_blocks = static_cast<uint32_t>(std::stoul(val));
+    else if (key == "--resident-blocks") a.resident_blocks = static_cast<uint32_t>(std::stoul(val));
     else if (key == "--help" || key == "-h") {
       std::puts("restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK "
                 "[--entry-min=180] [--entry-max=220] [--dups=0] [--chunk-size=1M] "
                 "[--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep] [--cache=drop|fadvise|none] "
                 "[--phase=all|populate|open] [--layout=perpg|stream] [--stream-chunks=16] "
-                "[--home-blocks=2]");
+                "[--home-blocks=2] [--resident-blocks=16]");
       std::exit(0);
     } else {
       Die("unknown argument: " + arg);
@@ -181,6 +185,7 @@ pgring::Options OpenOptions(const Args& a) {
     o.log_layout = pgring::LogLayout::kStream;
     o.stream.max_chunks = a.stream_chunks;
     o.stream.home_blocks = a.home_blocks;
+    o.stream.resident_blocks = a.resident_blocks;
   }
   return o;
 }
@@ -358,6 +363,10 @@ json OpenPhase(const Args& a) {
   if (!opened.ok()) Die("open: " + opened.status().ToString());
   auto store = std::move(opened).value();
   const uint64_t rss1 = RssBytes(), heap1 = HeapBytes();
+  // The most this process ever held: open's peak (it does nothing else).
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  const uint64_t rss_peak = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
   const pgring::StoreStats st = store->GetStoreStats();
   // Check: every PG is there with its entries (reading stats only, so the
   // measurement above is not disturbed by reads).
@@ -389,10 +398,13 @@ json OpenPhase(const Args& a) {
               {"heap_after", heap1},
               {"heap_growth_bytes", heap_growth},
               {"rss_growth_bytes", rss_growth},
+              {"rss_peak", rss_peak},
               {"live_entries", st.live_entries},
               {"live_dups", st.live_dups},
               {"pgs", st.pgs},
               {"mapping_table_bytes", st.mapping_table_bytes},
+              {"unhomed_resident_bytes", st.unhomed_resident_bytes},
+              {"stream_bytes_used", st.stream_bytes_used},
               {"heap_bytes_per_live_entry", heap_growth / live},
               {"rss_bytes_per_live_entry", rss_growth / live},
               {"mapping_table_bytes_per_live_entry", st.mapping_table_bytes / live},
@@ -442,6 +454,7 @@ int main(int argc, char** argv) {
          {"layout", a.layout},
          {"stream_chunks", a.stream_chunks},
          {"home_blocks", a.home_blocks},
+         {"resident_blocks", a.resident_blocks},
          {"pgs", a.pgs},
          {"entries_per_pg", a.entries},
          {"dups_per_pg", a.dups},

@@ -87,11 +87,15 @@ struct StreamOptions {
   uint32_t max_chunks = 16;
   // A PG's records go to its ring once this many whole blocks of them are
   // not there yet: more blocks, fewer and larger ring writes, and records
-  // trimmed before they are homed are never written twice. The bytes not
-  // homed are kept in memory, and they are all in the stream, so the
-  // stream's size (max_chunks, force_home_percent) bounds that memory,
-  // whatever this is. 1..65536.
+  // trimmed before they are homed are never written twice. 1..65536.
   uint32_t home_blocks = 2;
+  // Of a PG's records not homed yet, the newest this many blocks are kept
+  // in memory; older ones (their stream write done) are read back from the
+  // stream when they are needed: a read of old entries, a home that takes
+  // them. So memory is bounded per PG, whatever home_blocks and the
+  // stream's size are. Below home_blocks + 1, whole-block homes read from
+  // the stream too. 1..65536.
+  uint32_t resident_blocks = 16;
   // Once the stream is this full (percent of max_chunks x chunk size), each
   // transaction also homes up to max_forced_homes of the PGs that pin the
   // stream's head (a PG that stopped writing), with a partial block.

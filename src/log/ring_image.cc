@@ -1,5 +1,6 @@
 #include "log/ring_image.h"
 
+#include <algorithm>
 #include <cassert>
 #include <string>
 #include <utility>
@@ -10,10 +11,23 @@
 
 namespace pgring {
 
-void RingImage::DropFront(size_t n) {
+void RingImage::DropFront(uint64_t n) {
   assert(n <= size());
+  const uint64_t from_cold = std::min(n, cold_);
+  cold_ -= from_cold;
+  DropResident(static_cast<size_t>(n - from_cold));
+}
+
+void RingImage::Evict(size_t n) {
+  assert(n <= resident_size());
+  cold_ += n;
+  DropResident(n);
+}
+
+void RingImage::DropResident(size_t n) {
+  assert(n <= resident_size());
   dropped_ += n;
-  if (dropped_ < size()) return;
+  if (dropped_ < resident_size()) return;
   buffer_.erase(0, dropped_);
   dropped_ = 0;
   // Whatever the image once held beyond twice what it holds now goes back.

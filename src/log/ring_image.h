@@ -1,8 +1,8 @@
-// ring_image.h — the bytes a PG's reader serves from memory instead of its
-// ring (docs/DESIGN.md, "The log stream"): from the start of the block
-// holding `homed`, the ring's own bytes up to homed, then the PG's unhomed
-// bytes [homed, tail) from the log stream. One rule, used by recovery
-// (RecoverRingPgLog) and by the tool's scan, so both read the same log.
+// ring_image.h — a PG's unhomed bytes as the store keeps them (docs/
+// DESIGN.md, "The log stream"): [homed, tail), the newest in memory, the
+// oldest past a bound only in the log stream; and the one rule recovery
+// (RecoverRingPgLog) and the tool's scan share to read a PG through its
+// ring and the stream as one log.
 #ifndef PGRING_LOG_RING_IMAGE_H_
 #define PGRING_LOG_RING_IMAGE_H_
 
@@ -18,41 +18,54 @@
 
 namespace pgring {
 
-// A PG's image as the store keeps it: bytes arrive at the back (each new
-// record) and leave from the front (a trim or a home moves homed's block).
-// Leaving moves an offset; the buffer is compacted only once the bytes left
-// behind are as many as those kept, so a trim costs nothing per byte kept
-// (a stream that homes nothing keeps about a megabyte per PG, and trims it
-// every hundred entries) and the buffer holds at most twice the image.
+// The bytes [homed, tail) of a PG: bytes arrive at the back (each new
+// record) and leave from the front (a trim or a home moves homed). The
+// first cold() of them are not in memory: they are read back from the log
+// stream, where every unhomed byte is (Evict moves bytes there once their
+// stream write has completed); the rest, resident(), are. Leaving moves an
+// offset; the buffer is compacted only once the bytes left behind are as
+// many as those kept, so a trim costs nothing per byte kept, and the buffer
+// holds at most twice what is resident.
 class RingImage {
  public:
-  std::string_view bytes() const { return std::string_view(buffer_).substr(dropped_); }
-  size_t size() const { return buffer_.size() - dropped_; }
+  uint64_t size() const { return cold_ + resident_size(); }
+  uint64_t cold() const { return cold_; }
+  size_t resident_size() const { return buffer_.size() - dropped_; }
+  std::string_view resident() const { return std::string_view(buffer_).substr(dropped_); }
   void Append(std::string_view b) { buffer_.append(b); }
-  // Drops the first n bytes (n <= size()).
-  void DropFront(size_t n);
-  void Assign(std::string bytes) {
+  // Drops the first n bytes (n <= size()): cold ones first.
+  void DropFront(uint64_t n);
+  // The first n resident bytes become cold (n <= resident_size()).
+  void Evict(size_t n);
+  // Every byte resident: `bytes` from offset `skip` on.
+  void Assign(std::string bytes, size_t skip = 0) {
     buffer_ = std::move(bytes);
-    dropped_ = 0;
+    dropped_ = skip;
+    cold_ = 0;
   }
 
  private:
+  void DropResident(size_t n);
+
+  uint64_t cold_ = 0;
   std::string buffer_;
   size_t dropped_ = 0;  // bytes at the front of buffer_ no longer in the image
 };
 
-// Where the image of a PG homed at `homed` starts: homed's block.
+// Where the block holding `homed` starts: a home write rewrites that block
+// from its start with the bytes the ring already holds of it.
 inline uint64_t RingImageStart(uint64_t homed, uint32_t block_size) {
   return homed - homed % block_size;
 }
 
-// The image [RingImageStart(homed), homed + unhomed.size()): the ring's part
-// of homed's block read from `device` (the partial block a forced home left,
-// which a reader must see as the ring holds it), then `unhomed`. Reads
-// nothing when homed is block-aligned, and then returns `unhomed` itself:
-// at open the unhomed bytes of every PG are in memory at once, and a copy
-// would double that. `homed` must lie within `chunks`
-// (callers check the pointer first); device errors pass through.
+// The bytes [RingImageStart(homed), homed + unhomed.size()) as a reader
+// overlays them on the ring: the ring's part of homed's block read from
+// `device` (the partial block a forced home left, which a reader must see
+// as the ring holds it), then `unhomed`. Reads nothing when homed is
+// block-aligned, and then returns `unhomed` itself: at open the unhomed
+// bytes of every PG are in memory at once, and a copy would double that.
+// `homed` must lie within `chunks` (callers check the pointer first);
+// device errors pass through.
 absl::StatusOr<std::string> ReadRingImage(BlockDevice* device, const Geometry& geo,
                                           const PgChunkList& chunks, uint64_t homed,
                                           std::string unhomed);

@@ -23,10 +23,23 @@ uint64_t RingPgLog::StreamPos() const {
 }
 
 void RingPgLog::MoveHomed(uint64_t to) {
-  assert(to >= bounds.homed && to <= bounds.tail);
-  const uint64_t old_start = ImageStart();
+  const uint64_t homed = bounds.homed;
+  assert(to >= homed && to <= bounds.tail);
+  const uint64_t start = RingImageStart(to, block_size);
+  // The ring holds [ImageStart(), homed) of the old block; a new block
+  // starts past homed and holds nothing of the ring's.
+  if (start != ImageStart()) ring_prefix.clear();
+  const uint64_t from = std::max(start, homed);
+  if (from < to) {
+    const uint64_t cold_end = ColdEnd();
+    const uint64_t resident_from = std::max(from, cold_end);
+    ring_prefix.append(resident_from > from ? std::min(resident_from, to) - from : 0, '\0');
+    if (resident_from < to) {
+      ring_prefix.append(image.resident().substr(resident_from - cold_end, to - resident_from));
+    }
+  }
+  image.DropFront(to - homed);
   bounds.homed = to;
-  image.DropFront(ImageStart() - old_start);
   while (!unhomed_runs.empty() && unhomed_runs.front().ring_end <= bounds.homed) {
     unhomed_runs.pop_front();
   }
@@ -146,9 +159,8 @@ absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLo
                         absl::StrFormat("PG %s: reading the block holding the homed position %u: %s",
                                         pg->name, p.homed, image.status().message()));
   }
-  pg->image.Assign(*std::move(image));
   RingReader reader(device, geo, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
-  reader.SetOverlay(pg->ImageStart(), pg->image.bytes());
+  reader.SetOverlay(pg->ImageStart(), *image);
   RingRecord rec;
   while (true) {
     absl::Status s = reader.Next(&rec);
@@ -160,6 +172,9 @@ absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLo
   }
   RETURN_IF_ERROR(reader.CheckTailSeq(p.tail_seq));
   FinishReplay(pg, nullptr);
+  const size_t prefix = p.homed - pg->ImageStart();
+  pg->ring_prefix = image->substr(0, prefix);
+  pg->image.Assign(*std::move(image), prefix);
   return absl::OkStatus();
 }
 

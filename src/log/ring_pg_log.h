@@ -38,11 +38,14 @@ struct RingBounds {
   uint64_t homed = 0;
 };
 
-// Unhomed bytes of a PG up to `ring_end` lie in the stream record at
-// `stream_pos` (the later runs of the same PG hold the bytes after it).
+// A PG's unhomed bytes [ring_begin, ring_end) lie in the stream record at
+// `stream_pos`, from stream lpos `data_pos` on (the later runs of the same
+// PG hold the bytes after them).
 struct UnhomedRun {
   uint64_t ring_end = 0;
   uint64_t stream_pos = 0;
+  uint64_t ring_begin = 0;
+  uint64_t data_pos = 0;
 };
 
 struct RingPgLog : PgLogState {
@@ -66,10 +69,13 @@ struct RingPgLog : PgLogState {
   uint64_t rewind_marker_pos = 0;
   Version rewind_marker_version;
   bool RewindPinned() const;
-  // The ring's bytes [ImageStart(), tail): those not homed yet, after the
-  // part of their first block the ring already holds (a rewrite of that
-  // block must keep it). Reads of records past ImageStart() come from here.
+  // The bytes [homed, tail), not all in memory (RingImage). Reads of
+  // records past homed come from here and, for its cold bytes, from the
+  // stream records the runs name.
   RingImage image;
+  // The ring's bytes [ImageStart(), homed): a home write rewrites homed's
+  // block with them first (a reader reads them from the ring).
+  std::string ring_prefix;
   // Which stream records hold the unhomed bytes, oldest first; the first
   // run ends past homed.
   std::deque<UnhomedRun> unhomed_runs;
@@ -77,11 +83,18 @@ struct RingPgLog : PgLogState {
   uint64_t payload_bytes_written = 0;
 
   uint64_t ImageStart() const { return RingImageStart(bounds.homed, block_size); }
+  // Where the image's resident bytes start: [homed, ColdEnd()) are only in
+  // the stream.
+  uint64_t ColdEnd() const { return bounds.homed + image.cold(); }
   // The stream lpos of the record holding the byte at homed (0 when all is
   // homed).
   uint64_t StreamPos() const;
-  // Moves homed to `to` (homed <= to <= tail): drops the image's blocks and
-  // the runs wholly before it.
+  // Moves homed to `to` (homed <= to <= tail): drops the image's bytes and
+  // the runs before it, and keeps what ring_prefix must hold of to's block.
+  // A home write has taken the bytes it homes already; a trim's bytes
+  // before the head that are cold become zeros there: no ring holds them
+  // and no pointer reads them (a pointer's head is at or before its homed,
+  // and older pointers read them from the stream).
   void MoveHomed(uint64_t to);
 
   // The pointer as RocksDB stores it, and back. A loaded pointer's

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "device/aligned_buffer.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "util/status_macros.h"
@@ -11,7 +12,7 @@ namespace pgring {
 
 absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                         const StreamPointer& p, const std::vector<uint64_t>& resync,
-                        const std::function<absl::Status(uint64_t, const Item&)>& fn,
+                        const std::function<absl::Status(uint64_t, uint64_t, const Item&)>& fn,
                         RingReader::Reporter* reporter) {
   RETURN_IF_ERROR(CheckPointerInChunks(p.head, p.tail, chunks, geo.chunk_size));
   absl::Status first_damage;
@@ -35,7 +36,9 @@ absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkL
               "there)",
               static_cast<unsigned>(item.kind), item.offset));
         }
-        return fn(rec.lpos, item);
+        const uint64_t data_pos =
+            rec.lpos + kRecordHeaderSize + (item.payload.data() - rec.body.data());
+        return fn(rec.lpos, data_pos, item);
       });
       if (!s.ok()) {
         s = reader.Damage(rec.lpos, std::string(s.message()));
@@ -78,7 +81,7 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
   };
   absl::Status read = ReadStream(
       device, geo, chunks, p, resync,
-      [&](uint64_t record_lpos, const Item& item) {
+      [&](uint64_t record_lpos, uint64_t data_pos, const Item& item) {
         auto it = by_stamp.find(item.pg_stamp);
         if (it == by_stamp.end()) return absl::OkStatus();
         const size_t i = it->second;
@@ -103,7 +106,8 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
           // more than the stream holds, whatever a damaged pointer says.
           if (f.bytes.empty()) f.bytes.reserve(std::min(w.tail - w.homed, p.tail - p.head));
           f.bytes.append(item.payload.substr(covered - item.lpos));
-          f.runs.push_back(UnhomedRun{end, record_lpos});
+          f.runs.push_back(
+              UnhomedRun{end, record_lpos, covered, data_pos + (covered - item.lpos)});
         }
         return absl::OkStatus();
       },
@@ -123,6 +127,59 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
     }
   }
   return read;
+}
+
+absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
+                              const PgChunkList& stream_chunks,
+                              const std::deque<UnhomedRun>& runs, uint64_t from, uint64_t to,
+                              std::string* out) {
+  // Runs whose stream bytes lie within this many bytes of each other are
+  // read in one I/O: reading a gap costs less than another request.
+  constexpr uint64_t kJoinGap = 64 * 1024;
+  struct Piece {
+    uint64_t stream_from, stream_to;
+  };
+  std::vector<Piece> pieces;
+  uint64_t at = from;
+  for (const UnhomedRun& r : runs) {
+    if (at >= to) break;
+    if (r.ring_end <= at) continue;
+    if (r.ring_begin > at) break;
+    const uint64_t end = std::min(to, r.ring_end);
+    pieces.push_back(Piece{r.data_pos + (at - r.ring_begin), r.data_pos + (end - r.ring_begin)});
+    at = end;
+  }
+  if (at < to) {
+    return absl::DataLossError(absl::StrFormat(
+        "unhomed bytes [%u, %u) are not all named by the stream records kept for them (up to "
+        "%u)", from, to, at));
+  }
+  out->reserve(out->size() + (to - from));
+  for (size_t i = 0; i < pieces.size();) {
+    // One read: the blocks from this piece's through the last one near it.
+    size_t j = i + 1;
+    while (j < pieces.size() && pieces[j].stream_from >= pieces[j - 1].stream_to &&
+           pieces[j].stream_from - pieces[j - 1].stream_to <= kJoinGap) {
+      ++j;
+    }
+    const uint64_t lo = geo.AlignDown(pieces[i].stream_from);
+    const uint64_t hi = geo.AlignUp(pieces[j - 1].stream_to);
+    AlignedBuffer buf(hi - lo);
+    std::vector<Extent> ex;
+    MapRange(stream_chunks, geo, lo, hi - lo, &ex);
+    uint64_t filled = 0;
+    for (const Extent& e : ex) {
+      RETURN_IF_ERROR(device->Read(e.device_offset,
+                                   absl::MakeSpan(buf.data() + filled, e.length)));
+      filled += e.length;
+    }
+    for (size_t k = i; k < j; ++k) {
+      out->append(buf.data() + (pieces[k].stream_from - lo),
+                  pieces[k].stream_to - pieces[k].stream_from);
+    }
+    i = j;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace pgring

@@ -22,14 +22,14 @@
 namespace pgring {
 
 // Reads the committed stream [p.head, p.tail) and hands each kPgBytes item
-// to `fn` with the lpos of its record. Past damage (RingReader's checks, an
+// to `fn` with the lpos of its record and the stream lpos of its bytes. Past damage (RingReader's checks, an
 // item other than kPgBytes) it goes on from the next of the record starts
 // `resync` (sorted: the PGs' stream_pos) and returns the first damage,
 // kDataLoss naming its stream lpos; a device error ends it. With
 // `reporter`, every problem is reported as RingReader reports them.
 absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                         const StreamPointer& p, const std::vector<uint64_t>& resync,
-                        const std::function<absl::Status(uint64_t, const Item&)>& fn,
+                        const std::function<absl::Status(uint64_t, uint64_t, const Item&)>& fn,
                         RingReader::Reporter* reporter = nullptr);
 
 // What one PG needs from the stream: its bytes [homed, tail), the first of
@@ -64,6 +64,19 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
                             const StreamPointer& p, const std::vector<UnhomedWant>& wants,
                             std::vector<UnhomedFound>* found,
                             RingReader::Reporter* reporter = nullptr);
+
+// Appends a PG's unhomed bytes [from, to) to `out`, read from the stream
+// records `runs` name (which must cover them): one device read per stretch
+// of the stream holding them, nearby runs read together. What it reads is
+// not checked here; the records those bytes make up are, by whoever reads
+// them (RingReader). The caller holds the stream's chunks in place (they
+// are reused only behind the PG's pin) and knows the bytes were written.
+// kDataLoss when the runs do not cover the range; device errors pass
+// through.
+absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
+                              const PgChunkList& stream_chunks,
+                              const std::deque<UnhomedRun>& runs, uint64_t from, uint64_t to,
+                              std::string* out);
 
 }  // namespace pgring
 

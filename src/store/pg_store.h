@@ -78,7 +78,7 @@ class PgStore : public StoreCore {
   // What the backend knows of a PG, or of the store, beyond PgLogState's and
   // the commit pipeline's counts. Called with the staging lock held shared.
   virtual void AddPgStats(const Pg& pg, PgStats* s) const = 0;
-  virtual void AddStoreStats(StoreStats* s) const = 0;
+  virtual void AddStoreStats(StoreStats* s) const ABSL_SHARED_LOCKS_REQUIRED(mu_) = 0;
 
   PgMap<Pg> pgs_ ABSL_GUARDED_BY(mu_);
   uint64_t live_items_ ABSL_GUARDED_BY(mu_) = 0;

@@ -41,6 +41,9 @@ inline constexpr StoreStatsField kStoreStatsFields[] = {
     {"home_bytes_written", &StoreStats::home_bytes_written},
     {"forced_homes", &StoreStats::forced_homes},
     {"stream_full_fallbacks", &StoreStats::stream_full_fallbacks},
+    {"stream_reads", &StoreStats::stream_reads},
+    {"stream_bytes_read", &StoreStats::stream_bytes_read},
+    {"unhomed_resident_bytes", &StoreStats::unhomed_resident_bytes},
 };
 // A counter added to StoreStats must get a name here too.
 static_assert(sizeof(StoreStats) == std::size(kStoreStatsFields) * sizeof(uint64_t));

@@ -225,6 +225,7 @@ class DamageCampaignTest : public ::testing::TestWithParam<DamageParam> {
     // More blocks wait in the stream before they go home: at close most PGs
     // have several records there.
     o.stream.home_blocks = 4;
+    o.stream.resident_blocks = 1;  // homes read bytes back from the stream
     o.tail_block_policy = std::get<1>(GetParam());
     o.recovery_policy = p;
     o.limits.max_payload_bytes = 64 << 10;

@@ -31,6 +31,8 @@
 //  - CollectUnhomed returns OK or kDataLoss (the stream's first damage,
 //    "log stream: record at lpos ..."); each PG's result is its bytes or
 //    kDataLoss naming the PG ("PG 1.2: ..."); never a crash or a hang;
+//  - the runs given with a PG's bytes name where each of them lies in the
+//    stream: ReadUnhomedBytes through them reads the same bytes back;
 //  - bytes given to a PG are exactly the bytes written for it, unless a
 //    record was re-sealed (a CRC-valid forgery the stream cannot tell): then
 //    the PG's own record checks must catch it — RecoverRingPgLog fails with
@@ -339,7 +341,7 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
       pg.last_version = c.entries.back().v.version;
       pg.entries.insert(pg.entries.end(), c.entries.begin(), c.entries.end());
       if (!srec.empty() && std::max(c.pos, c.homed_after) < new_tail) {
-        pg.runs.push_back(UnhomedRun{new_tail, spos});
+        pg.runs.push_back(UnhomedRun{.ring_end = new_tail, .stream_pos = spos});
       }
       if (c.homed_after > pg.homed) {  // the home write
         WriteAt(dev, g, pg.chunks, pg.homed,
@@ -553,6 +555,14 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
     FUZZ_CHECK(f.bytes.size() == pg.tail - pg.homed,
                absl::StrFormat("PG %s given %u bytes for [%u, %u)", pg.name, f.bytes.size(),
                                pg.homed, pg.tail));
+    // The runs name where each byte lies in the stream: read back through
+    // them (as a store does once the bytes have left memory), they are the
+    // bytes the pass handed over.
+    std::string back;
+    const absl::Status rb = ReadUnhomedBytes(dev, g, stream.chunks, f.runs, pg.homed, pg.tail, &back);
+    FUZZ_CHECK(rb.ok() && back == f.bytes,
+               absl::StrFormat("PG %s: its bytes read back through its runs (%s) are %s, the "
+                               "pass gave %s", pg.name, rb.ToString(), Hex(back), Hex(f.bytes)));
     const bool exact = f.bytes == pg.Unhomed();
     // Only a CRC-valid forgery can give a PG bytes not written for it; its
     // own records' checks must then catch it (below).

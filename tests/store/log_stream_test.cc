@@ -219,6 +219,128 @@ TEST_F(LogStreamTest, WritesEndWithAPadAndNeverRewriteABlock) {
   EXPECT_EQ(VersionsOf(Pg(1), 3000), Range(1, 11));
 }
 
+// A PG's unhomed bytes past resident_blocks leave memory once their stream
+// write is done; reads of old entries, a forced home (which writes them to
+// the ring) and a reopen read them back from the stream. The head moves
+// into the bytes out of memory with every trim. Under both tail-block
+// policies.
+class ResidentBoundTest : public LogStreamTest,
+                          public ::testing::WithParamInterface<TailBlockPolicy> {
+ protected:
+  uint64_t Resident(const PgId& pg) { return store_->GetPgStats(pg)->unhomed_resident_bytes; }
+  // At most the bound, and the block the newest record ends in.
+  static constexpr uint64_t kMaxResident = (2 + 1) * 4096;
+};
+
+TEST_P(ResidentBoundTest, OldUnhomedBytesAreReadBackFromTheStream) {
+  options_.tail_block_policy = GetParam();
+  options_.stream.resident_blocks = 2;
+  options_.stream.home_blocks = 65536;  // nothing goes home but by force
+  options_.stream.max_chunks = 32;      // 2 MiB, forced homes past 1 MiB
+  options_.stream.force_home_percent = 50;
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  // Each transaction an entry of ~330 record bytes and a trim that keeps
+  // the last 120: ~40 KB unhomed, the head moving all the time.
+  auto append = [&](const PgId& pg, uint64_t v, size_t size, uint64_t keep) {
+    return Do([&](Transaction* t) {
+      t->AppendEntry(pg, V(1, v), TestPayload(v, size));
+      if (v > keep) t->Trim(pg, V(1, v - keep));
+    });
+  };
+  for (uint64_t v = 1; v <= 300; ++v) {
+    ASSERT_OK(append(Pg(1), v, 300, 120));
+    ASSERT_LE(Resident(Pg(1)), kMaxResident) << v;
+  }
+  EXPECT_EQ(Stats().forced_homes, 0u);
+  EXPECT_GT(Unhomed(Pg(1)), 3 * kMaxResident);
+  EXPECT_EQ(Stats().unhomed_resident_bytes, Resident(Pg(1)) + Resident(Pg(2)));
+  const uint64_t reads = Stats().stream_reads;
+  EXPECT_EQ(VersionsOf(Pg(1), 300), Range(181, 300));
+  EXPECT_GT(Stats().stream_reads, reads);
+  // The newest entries are resident: reading them reads nothing back.
+  const uint64_t reads_before_tail = Stats().stream_reads;
+  auto last = store_->ReadEntries(Pg(1), V(1, 299));
+  ASSERT_OK(last);
+  ASSERT_EQ(last->size(), 2u);
+  EXPECT_EQ((*last)[1].payload, TestPayload(300, 300));
+  EXPECT_EQ(Stats().stream_reads, reads_before_tail);
+
+  Reopen();
+  EXPECT_LE(Resident(Pg(1)), kMaxResident);
+  EXPECT_GT(Unhomed(Pg(1)), 3 * kMaxResident);
+  EXPECT_EQ(VersionsOf(Pg(1), 300), Range(181, 300));
+
+  // PG 2 fills the stream; PG 1, pinning its head, is homed by force with
+  // the bytes read back.
+  const StoreStats before = Stats();
+  uint64_t v2 = 0;
+  while (Stats().forced_homes == before.forced_homes && v2 < 4000) {
+    ASSERT_OK(append(Pg(2), ++v2, 1000, 50));
+    ASSERT_LE(Resident(Pg(2)), kMaxResident) << v2;
+  }
+  const StoreStats after = Stats();
+  EXPECT_GE(after.forced_homes - before.forced_homes, 1u);
+  EXPECT_EQ(Unhomed(Pg(1)), 0u);
+  EXPECT_GT(after.stream_reads, before.stream_reads);
+  EXPECT_GT(after.stream_bytes_read - before.stream_bytes_read, 4 * kMaxResident);
+  EXPECT_EQ(VersionsOf(Pg(1), 300), Range(181, 300));
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 300), Range(181, 300));
+  EXPECT_EQ(VersionsOf(Pg(2), 1000), Range(v2 - 49, v2));
+  ASSERT_OK(append(Pg(1), 301, 300, 120));
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 300), Range(182, 301));
+}
+
+// Bytes leave memory only once the stream write that carries them has
+// completed: while it is held, every unhomed byte stays resident.
+TEST_F(LogStreamTest, UnhomedBytesStayResidentUntilTheirStreamWriteIsDone) {
+  auto gated = std::make_shared<GatedDevice>(device_);
+  device_ = gated;
+  options_.stream.resident_blocks = 1;
+  options_.stream.home_blocks = 65536;
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  auto resident = [&] { return store_->GetPgStats(Pg(1))->unhomed_resident_bytes; };
+  for (uint64_t v = 1; v <= 10; ++v) ASSERT_OK(One(Pg(1), v, 3000));
+  EXPECT_LE(resident(), 2u * 4096);
+  gated->Close();
+  constexpr int kTxns = 6;
+  std::vector<std::unique_ptr<Notification>> done;
+  std::vector<absl::Status> results(kTxns);
+  for (int i = 0; i < kTxns; ++i) {
+    Transaction t;
+    t.AppendEntry(Pg(1), V(1, 11 + i), TestPayload(11 + i, 3000));
+    done.push_back(std::make_unique<Notification>());
+    Notification* n = done.back().get();
+    absl::Status* r = &results[i];
+    ASSERT_OK(store_->Submit(std::move(t), [n, r](absl::Status s) {
+      *r = s;
+      n->Notify();
+    }));
+  }
+  EXPECT_EQ(gated->held(), 1u);
+  EXPECT_GE(resident(), kTxns * 3000u);
+  gated->Open();
+  for (auto& n : done) n->WaitForNotification();
+  for (const auto& r : results) ASSERT_OK(r);
+  ASSERT_OK(One(Pg(1), 11 + kTxns, 3000));
+  EXPECT_LE(resident(), 2u * 4096);
+  EXPECT_EQ(VersionsOf(Pg(1), 3000), Range(1, 11 + kTxns));
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 3000), Range(1, 11 + kTxns));
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, ResidentBoundTest,
+                         ::testing::Values(TailBlockPolicy::kRewriteTailBlock,
+                                           TailBlockPolicy::kNeverRewrite),
+                         [](const ::testing::TestParamInfo<TailBlockPolicy>& i) {
+                           return i.param == TailBlockPolicy::kNeverRewrite ? "Never"
+                                                                            : "Rewrite";
+                         });
+
 // A PG that stops writing is homed with a partial block once the stream
 // passes its fill threshold, and a stream far smaller than what goes
 // through it never fails a write. Under both tail-block policies.
@@ -402,6 +524,7 @@ TEST_F(LogStreamTest, StreamOptionsOutOfRangeAreRefused) {
   };
   for (const Case& c : {Case{&StreamOptions::max_chunks, 2, 4096, "stream.max_chunks"},
                         Case{&StreamOptions::home_blocks, 1, 65536, "stream.home_blocks"},
+                        Case{&StreamOptions::resident_blocks, 1, 65536, "stream.resident_blocks"},
                         Case{&StreamOptions::force_home_percent, 1, 100,
                              "stream.force_home_percent"},
                         Case{&StreamOptions::max_forced_homes, 1, 1024,

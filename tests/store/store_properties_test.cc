@@ -96,6 +96,9 @@ TEST_P(StorePropertiesTest, StoreCountersHaveTheirKnownValues) {
       {"home_bytes_written", st.home_bytes_written},
       {"forced_homes", st.forced_homes},
       {"stream_full_fallbacks", st.stream_full_fallbacks},
+      {"stream_reads", st.stream_reads},
+      {"stream_bytes_read", st.stream_bytes_read},
+      {"unhomed_resident_bytes", st.unhomed_resident_bytes},
   };
   ASSERT_EQ(m.size(), want.size());
   for (const auto& [name, value] : want) {

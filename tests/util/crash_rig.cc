@@ -61,12 +61,14 @@ Options CrashStoreOptions(const CrashConfig& c) {
   // a ring write completing during a sync is left to commit_pipeline_test's
   // SyncCoversTest, which holds one there.)
   if (c.sync_covers) o.max_group_size = 2;
-  // The stream: small, homing a block at a time and force-homing early,
+  // The stream: small, homing two blocks at a time and force-homing early,
   // so power goes during homes, forced partial homes and full-stream
-  // fallbacks within the short form (and during wraps in the long one).
+  // fallbacks within the short form (and during wraps in the long one);
+  // one block kept in memory, so homes read bytes back from the stream.
   o.log_layout = c.layout;
   o.stream.max_chunks = 2;
-  o.stream.home_blocks = 1;
+  o.stream.home_blocks = 2;
+  o.stream.resident_blocks = 1;
   o.stream.force_home_percent = 5;
   o.stream.max_forced_homes = 2;
   o.stream.bypass_when_idle = false;  // the stream takes every transaction

@@ -159,6 +159,7 @@ std::string EngineConfig::StoreSignature() const {
       " chunk_size=", chunk_size, " durability=", DurabilityName(durability),
       " tail_policy=", TailPolicyName(tail_policy), " layout=", LayoutName(layout),
       " stream_chunks=", stream_chunks, " home_blocks=", home_blocks,
+      " resident_blocks=", resident_blocks,
       " stream_bypass=", stream_bypass, " io_engine=", IoEngineName(io_engine),
       " shared_flush=", share_flush, " sync_covers=", sync_covers_partition,
       " pgs=", pgs, " single_pool_mode=", single_pool_mode, " pools=", pools,

@@ -30,6 +30,7 @@ struct EngineConfig {
   LogLayout layout = LogLayout::kStream;      // pgring_layout
   uint32_t stream_chunks = 16;                // pgring_stream_chunks
   uint32_t home_blocks = 2;                   // pgring_home_blocks
+  uint32_t resident_blocks = 16;              // pgring_resident_blocks
   bool stream_bypass = true;                  // pgring_stream_bypass
   IoEngine io_engine = IoEngine::kIoUring;  // pgring_io_engine (log partition and data file)
   // pgring_shared_flush: let the store's partition flush make the data

@@ -77,6 +77,7 @@ struct PgringOptions {
   unsigned int layout;
   unsigned int stream_chunks;
   unsigned int home_blocks;
+  unsigned int resident_blocks;
   int stream_bypass;
   unsigned int io_engine;
   unsigned int shared_flush;
@@ -340,6 +341,10 @@ fio_option g_options[] = {
     IntOption("pgring_home_blocks", "pgring home blocks", PGRING_OFF(home_blocks), 1,
               "Whole blocks a PG keeps unhomed before they go to its ring (pgring_layout=stream)",
               "2"),
+    IntOption("pgring_resident_blocks", "pgring resident blocks", PGRING_OFF(resident_blocks), 1,
+              "Newest unhomed blocks a PG keeps in memory; older ones are read back from the "
+              "stream (pgring_layout=stream)",
+              "16"),
     {.name = "pgring_stream_bypass",
      .lname = "pgring stream bypass",
      .type = FIO_OPT_BOOL,
@@ -473,6 +478,7 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.layout = static_cast<pgring::LogLayout>(o.layout);
   c.stream_chunks = o.stream_chunks;
   c.home_blocks = o.home_blocks;
+  c.resident_blocks = o.resident_blocks;
   c.stream_bypass = o.stream_bypass != 0;
   c.io_engine = static_cast<pgring::IoEngine>(o.io_engine);
   c.shared_flush = static_cast<EngineConfig::SharedFlush>(o.shared_flush);

@@ -72,7 +72,11 @@ json StoreRunJson(const StoreStats& start, const StoreStats& end) {
          {"home_writes", d(start.home_writes, end.home_writes)},
          {"home_bytes_written", d(start.home_bytes_written, end.home_bytes_written)},
          {"forced_homes", d(start.forced_homes, end.forced_homes)},
-         {"stream_full_fallbacks", d(start.stream_full_fallbacks, end.stream_full_fallbacks)}};
+         {"stream_full_fallbacks", d(start.stream_full_fallbacks, end.stream_full_fallbacks)},
+         {"stream_reads", d(start.stream_reads, end.stream_reads)},
+         {"stream_bytes_read", d(start.stream_bytes_read, end.stream_bytes_read)},
+         // A level, not a count: what the store holds at the end.
+         {"unhomed_resident_bytes", end.unhomed_resident_bytes}};
   if (payload > 0) {
     j["record_bytes_per_payload_byte"] = static_cast<double>(record) / payload;
     j["device_bytes_per_payload_byte"] = static_cast<double>(device) / payload;
@@ -208,6 +212,7 @@ json BuildReport(const ReportInputs& in) {
       {"pgring_layout", LayoutName(c.layout)},
       {"pgring_stream_chunks", c.stream_chunks},
       {"pgring_home_blocks", c.home_blocks},
+      {"pgring_resident_blocks", c.resident_blocks},
       {"pgring_stream_bypass", c.stream_bypass},
       {"pgring_io_engine", IoEngineName(c.io_engine)},
       {"pgring_shared_flush", SharedFlushName(c.shared_flush)},

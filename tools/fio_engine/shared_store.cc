@@ -67,6 +67,7 @@ Options StoreOptions(const EngineConfig& c) {
   o.log_layout = c.layout;
   o.stream.max_chunks = c.stream_chunks;
   o.stream.home_blocks = c.home_blocks;
+  o.stream.resident_blocks = c.resident_blocks;
   o.stream.bypass_when_idle = c.stream_bypass;
   o.io_engine = c.io_engine;
   o.gated_writes_share_flush = c.share_flush;

@@ -32,6 +32,7 @@ void LogStream::Load(const StreamPointer& p, PgChunkList chunks, std::string tai
   durable_head_.store(p.head);
   MutexLock l(&io_mu_);
   written_ = p.tail;
+  written_ok_.store(p.tail);
   pending_start_ = geo_.AlignDown(p.tail);
   pending_ = std::move(tail_block_prefix);
   io_chunks_ = chunks_;
@@ -51,6 +52,7 @@ bool LogStream::Reserve(uint64_t end, std::vector<uint32_t>* allocated) {
     chunks_.base = tail_ / geo_.chunk_size * geo_.chunk_size;
     MutexLock l(&io_mu_);
     written_ = tail_;
+    written_ok_.store(tail_);
     pending_start_ = geo_.AlignDown(tail_);
     pending_.assign(tail_ - pending_start_, '\0');
     placed_end_ = tail_;
@@ -191,6 +193,7 @@ void LogStream::WriteDone(uint64_t end, absl::Status s) {
       waiting_.pop_front();
     }
     if (!s.ok() && failure_.ok()) failure_ = s;
+    if (failure_.ok()) written_ok_.store(written_);
   }
   if (!s.ok()) {
     s = absl::Status(s.code(), absl::StrCat("log stream write: ", s.message()));

@@ -107,6 +107,10 @@ class LogStream {
   // kRewriteTailBlock does.
   void Kick();
 
+  // Every stream byte before it is on the device: written by a write that
+  // succeeded (a PG's bytes there may leave memory; RingImage).
+  uint64_t written() const { return written_ok_.load(); }
+
   uint64_t records() const { return records_.load(); }
   uint64_t writes() const { return writes_.load(); }
   uint64_t bytes_written() const { return bytes_written_.load(); }
@@ -157,6 +161,7 @@ class LogStream {
   uint64_t pad_end_ ABSL_GUARDED_BY(io_mu_) = 0;
   absl::Status failure_ ABSL_GUARDED_BY(io_mu_);
 
+  std::atomic<uint64_t> written_ok_{0};  // written_, while no stream write has failed
   std::atomic<uint64_t> records_{0};
   std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> bytes_written_{0};

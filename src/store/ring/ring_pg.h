@@ -30,6 +30,9 @@ struct RingWrite {
   std::vector<Extent> extents;
   std::shared_ptr<AlignedBuffer> buffer;
   uint64_t end_lpos = 0;  // lpos just past the record
+  // Set when the bytes could not be had (a read of the stream failed): the
+  // write is not issued and fails with it.
+  absl::Status failure;
 };
 
 struct RingPg : RingPgLog {

@@ -52,6 +52,8 @@ struct RingStore::PgChange {
 struct RingStore::StreamPlan {
   // Per change: how far its PG is homed once the transaction is staged.
   std::vector<uint64_t> homed_after;
+  // Per change: where its bytes start in the stream record (from its start).
+  std::vector<uint64_t> bytes_offset;
   std::string record;  // the stream record; empty: none
   LogStream::Slot slot{};  // where it goes and its sequence number
   std::vector<uint32_t> allocated;  // stream chunks taken for it
@@ -93,6 +95,7 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
   };
   for (const Bound& b : {Bound{"stream.max_chunks", so.max_chunks, 2, 4096},
                          Bound{"stream.home_blocks", so.home_blocks, 1, 65536},
+                         Bound{"stream.resident_blocks", so.resident_blocks, 1, 65536},
                          Bound{"stream.force_home_percent", so.force_home_percent, 1, 100},
                          Bound{"stream.max_forced_homes", so.max_forced_homes, 1, 1024}}) {
     if (b.value < b.lo || b.value > b.hi) {
@@ -250,6 +253,8 @@ absl::Status RingStore::Recover() {
       prefix.assign(block.data(), stream_ptr.tail % geo_.block_size);
     }
     stream_.Load(stream_ptr, std::move(stream_chunks), std::move(prefix));
+    // Every unhomed byte was in memory to be replayed; the oldest go.
+    for (auto& [id, pg] : pgs_) EvictOldUnhomed(pg.get());
   }
   return absl::OkStatus();
 }
@@ -386,14 +391,64 @@ std::shared_ptr<RingWrite> RingStore::HomeWrite(const std::shared_ptr<RingPg>& p
   // The first block keeps what the ring already holds of it: under
   // kRewriteTailBlock it is written again with those records; otherwise it
   // was never written (homed is aligned, or lies in a block never homed).
-  const std::string_view image = pg->image.bytes();
-  std::memcpy(w->buffer->data(), image.data(), std::min<uint64_t>(end - start, image.size()));
+  // Past the tail: zeros.
+  const uint64_t from = pg->bounds.homed;
+  assert(pg->ring_prefix.size() == from - start);
+  std::memcpy(w->buffer->data(), pg->ring_prefix.data(), pg->ring_prefix.size());
+  std::string bytes;
+  w->failure = UnhomedBytes(*pg, from, std::min(end, pg->bounds.tail), &bytes);
+  if (!w->failure.ok()) {
+    w->failure = absl::Status(
+        w->failure.code(), absl::StrFormat("reading its bytes [%u, %u) back from the log stream "
+                                           "to home them: %s",
+                                           from, pg->ColdEnd(), w->failure.message()));
+  } else {
+    std::memcpy(w->buffer->data() + (from - start), bytes.data(), bytes.size());
+  }
   MapRange(pg->chunks, geo_, start, end - start, &w->extents);
   w->end_lpos = homed;
   pg->MoveHomed(homed);
   home_writes_.fetch_add(1);
   home_bytes_.fetch_add(end - start);
   return w;
+}
+
+absl::Status RingStore::UnhomedBytes(const RingPg& pg, uint64_t from, uint64_t to,
+                                     std::string* out) const {
+  if (from >= to) return absl::OkStatus();
+  const uint64_t cold_end = pg.ColdEnd();
+  assert(from >= pg.bounds.homed && to <= pg.bounds.tail);
+  if (from < cold_end) {
+    const size_t before = out->size();
+    RETURN_IF_ERROR(ReadUnhomedBytes(device_.get(), geo_, stream_.chunks(), pg.unhomed_runs, from,
+                                     std::min(to, cold_end), out));
+    stream_reads_.fetch_add(1);
+    stream_bytes_read_.fetch_add(out->size() - before);
+    from = cold_end;
+  }
+  if (from < to) out->append(pg.image.resident().substr(from - cold_end, to - from));
+  return absl::OkStatus();
+}
+
+void RingStore::EvictOldUnhomed(RingPg* pg) {
+  const uint64_t keep = uint64_t{options_.stream.resident_blocks} * geo_.block_size;
+  if (pg->image.resident_size() <= keep) return;
+  const uint64_t cold_end = pg->ColdEnd();
+  // Whole blocks, so that a read of the newest records finds them from a
+  // block boundary on in memory and reads nothing.
+  uint64_t to = geo_.AlignDown(pg->bounds.tail - keep);
+  // Only bytes a completed stream write put on the device may leave.
+  const uint64_t written = stream_.written();
+  auto& runs = pg->unhomed_runs;
+  auto run = std::upper_bound(runs.begin(), runs.end(), cold_end,
+                              [](uint64_t at, const UnhomedRun& r) { return at < r.ring_end; });
+  uint64_t on_device = cold_end;
+  for (; run != runs.end() && on_device < to; ++run) {
+    if (run->data_pos + (run->ring_end - run->ring_begin) > written) break;
+    on_device = run->ring_end;
+  }
+  to = std::min(to, geo_.AlignDown(on_device));
+  if (to > cold_end) pg->image.Evict(to - cold_end);
 }
 
 absl::StatusOr<std::shared_ptr<RingPg>> RingStore::NewPg(const PgId& id) {
@@ -525,6 +580,7 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
                            StreamPlan* plan) {
   const auto& changes = staging.changes();
   plan->homed_after.assign(changes.size(), 0);
+  plan->bytes_offset.assign(changes.size(), 0);
   plan->stream_existed = stream_.exists();
   plan->old_stream = stream_.Pointer();
   plan->old_stream_chunks = stream_.chunks();
@@ -559,6 +615,7 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     const uint64_t from = std::max(pos, homed);
     if (from < tail) {
       body.AddPgBytes(pg->stamp, from, std::string_view(records[i]).substr(from - pos));
+      plan->bytes_offset[i] = kRecordHeaderSize + body.size() - (tail - from);
     }
   }
   if (body.empty()) return;  // every PG's new bytes go home in whole blocks
@@ -636,7 +693,9 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
         writes->push_back(HomeWrite(t->pg, end, homed));
       }
       if (pg->bounds.homed < new_tail) {
-        pg->unhomed_runs.push_back(UnhomedRun{new_tail, plan->slot.pos});
+        const uint64_t from = std::max(t->record_pos, pg->bounds.homed);
+        pg->unhomed_runs.push_back(UnhomedRun{new_tail, plan->slot.pos, from,
+                                              plan->slot.pos + plan->bytes_offset[i]});
       }
       pg->record_bytes_written += rec.size();
       pg->payload_bytes_written += t->payload;
@@ -647,6 +706,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
     // Bytes before the head are never read again: no need to home them.
     if (pg->bounds.homed < pg->bounds.head) pg->MoveHomed(pg->bounds.head);
     Repin(pg, was_pinned, old_pin);
+    EvictOldUnhomed(pg);
     // Give back chunks wholly behind the head, beyond the reserve.
     while (pg->chunks.chunks.size() > options_.reserve_chunks_per_pg &&
            pg->chunks.base + geo_.chunk_size <= pg->bounds.head) {
@@ -778,6 +838,7 @@ void RingStore::StartWrites(const std::vector<std::shared_ptr<RingWrite>>& write
 }
 
 void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
+  if (!w->failure.ok()) return WriteDone(w, w->failure);
   WriteExtents(device_.get(), w->extents, w->buffer, &seeks_, &writes_in_flight_,
                [this, w](absl::Status s) { WriteDone(w, s); });
 }
@@ -830,12 +891,25 @@ absl::Status RingStore::WaitWritten(RingPg* pg, uint64_t lpos) const {
 absl::Status RingStore::ReadRecords(
     RingPg* pg, uint64_t first, uint64_t last,
     const std::function<void(uint64_t, std::string_view)>& fn) const {
-  // Bytes from ImageStart() on come from memory; those before it from the
-  // ring, once the writes that home them have completed.
+  // Bytes from ImageStart() on come from memory (the unhomed ones read
+  // back from the stream first when they are needed and not resident);
+  // those before it from the ring, once the writes that home them have
+  // completed.
   const uint64_t image_start = pg->ImageStart();
+  const uint64_t cold_end = pg->ColdEnd();
+  uint64_t overlay_start = cold_end;
+  std::string_view overlay = pg->image.resident();
+  std::string assembled;
+  if (geo_.AlignDown(first) < cold_end) {
+    // The reader's first block starts before the resident bytes.
+    assembled = pg->ring_prefix;
+    RETURN_IF_ERROR(UnhomedBytes(*pg, pg->bounds.homed, pg->bounds.tail, &assembled));
+    overlay_start = image_start;
+    overlay = assembled;
+  }
   if (first < image_start) RETURN_IF_ERROR(WaitWritten(pg, image_start - 1));
   RingReader reader(device_.get(), geo_, pg->chunks, pg->name, pg->stamp, first, pg->bounds.tail);
-  reader.SetOverlay(image_start, pg->image.bytes());
+  reader.SetOverlay(overlay_start, overlay);
   RingRecord rec;
   while (true) {
     absl::Status s = reader.Next(&rec);
@@ -878,6 +952,7 @@ void RingStore::AddPgStats(const RingPg& pg, PgStats* s) const {
   s->chunks = static_cast<uint32_t>(pg.chunks.chunks.size());
   s->ring_bytes_used = pg.bounds.tail - pg.bounds.head;
   s->unhomed_bytes = pg.bounds.tail - pg.bounds.homed;
+  s->unhomed_resident_bytes = pg.image.resident_size();
   s->bytes_written = pg.record_bytes_written;
   s->payload_bytes_written = pg.payload_bytes_written;
 }
@@ -899,6 +974,9 @@ void RingStore::AddStoreStats(StoreStats* s) const {
   s->home_bytes_written = home_bytes_.load();
   s->forced_homes = forced_homes_.load();
   s->stream_full_fallbacks = stream_full_fallbacks_.load();
+  s->stream_reads = stream_reads_.load();
+  s->stream_bytes_read = stream_bytes_read_.load();
+  for (const auto& [id, pg] : pgs_) s->unhomed_resident_bytes += pg->image.resident_size();
 }
 
 }  // namespace pgring

@@ -104,6 +104,13 @@ class RingStore final : public PgStore<RingPg> {
   // homed moved to `homed` (<= end, <= tail).
   std::shared_ptr<RingWrite> HomeWrite(const std::shared_ptr<RingPg>& pg, uint64_t end,
                                        uint64_t homed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Appends pg's unhomed bytes [from, to), resident or read back from the
+  // stream, to `out`.
+  absl::Status UnhomedBytes(const RingPg& pg, uint64_t from, uint64_t to, std::string* out) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Lets pg's oldest unhomed bytes leave memory, whole blocks whose stream
+  // write has completed, until resident_blocks are left.
+  void EvictOldUnhomed(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps the stream's pins in step with pg's first unhomed byte.
   void Repin(RingPg* pg, bool was_pinned, uint64_t old_pos) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -127,7 +134,7 @@ class RingStore final : public PgStore<RingPg> {
   // chunks and ring_bytes_used; bytes written per PG and for the store; the
   // partition's chunk counts.
   void AddPgStats(const RingPg& pg, PgStats* s) const override;
-  void AddStoreStats(StoreStats* s) const override;
+  void AddStoreStats(StoreStats* s) const override ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   Label label_;
   const Geometry geo_;
@@ -152,6 +159,8 @@ class RingStore final : public PgStore<RingPg> {
   std::atomic<uint64_t> home_bytes_{0};
   std::atomic<uint64_t> forced_homes_{0};
   std::atomic<uint64_t> stream_full_fallbacks_{0};
+  mutable std::atomic<uint64_t> stream_reads_{0};
+  mutable std::atomic<uint64_t> stream_bytes_read_{0};
 };
 
 }  // namespace pgring

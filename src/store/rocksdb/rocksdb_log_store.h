@@ -93,7 +93,7 @@ class RocksDbLogStore final : public PgStore<RocksDbPg> {
   void AddPgStats(const Pg& pg, PgStats* s) const override;
   // total_chunks, free_chunks, chunk_size: 0 (the partition holds only the
   // label). record_bytes_appended: value bytes put to RocksDB since open.
-  void AddStoreStats(StoreStats* s) const override;
+  void AddStoreStats(StoreStats* s) const override ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
 
