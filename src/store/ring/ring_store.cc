@@ -9,6 +9,9 @@
 #include <cstring>
 #include <thread>
 #include <tuple>
+#if defined(__GLIBC__)
+#include <malloc.h>  // malloc_trim
+#endif
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -27,6 +30,8 @@ namespace {
 // PGs recovered at once at open: enough reads in flight to keep an SSD busy
 // (measured in docs/BENCHMARKS.md, restart), few enough to cost nothing.
 constexpr size_t kRecoveryThreads = 8;
+// Unhomed bytes leaving memory at open past which the heap is trimmed.
+constexpr uint64_t kTrimAfterEvicting = 64ull << 20;
 
 }  // namespace
 
@@ -253,8 +258,15 @@ absl::Status RingStore::Recover() {
       prefix.assign(block.data(), stream_ptr.tail % geo_.block_size);
     }
     stream_.Load(stream_ptr, std::move(stream_chunks), std::move(prefix));
-    // Every unhomed byte was in memory to be replayed; the oldest go.
-    for (auto& [id, pg] : pgs_) EvictOldUnhomed(pg.get());
+    // Every unhomed byte was in memory to be replayed; the oldest go, and
+    // so does the memory that held them: glibc keeps freed memory inside
+    // its heap (the gathered bytes were freed in an order it cannot trim
+    // from the top) until asked.
+    uint64_t evicted = 0;
+    for (auto& [id, pg] : pgs_) evicted += EvictOldUnhomed(pg.get());
+#if defined(__GLIBC__)
+    if (evicted >= kTrimAfterEvicting) malloc_trim(0);
+#endif
   }
   return absl::OkStatus();
 }
@@ -430,9 +442,9 @@ absl::Status RingStore::UnhomedBytes(const RingPg& pg, uint64_t from, uint64_t t
   return absl::OkStatus();
 }
 
-void RingStore::EvictOldUnhomed(RingPg* pg) {
+uint64_t RingStore::EvictOldUnhomed(RingPg* pg) {
   const uint64_t keep = uint64_t{options_.stream.resident_blocks} * geo_.block_size;
-  if (pg->image.resident_size() <= keep) return;
+  if (pg->image.resident_size() <= keep) return 0;
   const uint64_t cold_end = pg->ColdEnd();
   // Whole blocks, so that a read of the newest records finds them from a
   // block boundary on in memory and reads nothing.
@@ -448,7 +460,9 @@ void RingStore::EvictOldUnhomed(RingPg* pg) {
     on_device = run->ring_end;
   }
   to = std::min(to, geo_.AlignDown(on_device));
-  if (to > cold_end) pg->image.Evict(to - cold_end);
+  if (to <= cold_end) return 0;
+  pg->image.Evict(to - cold_end);
+  return to - cold_end;
 }
 
 absl::StatusOr<std::shared_ptr<RingPg>> RingStore::NewPg(const PgId& id) {

@@ -109,8 +109,9 @@ class RingStore final : public PgStore<RingPg> {
   absl::Status UnhomedBytes(const RingPg& pg, uint64_t from, uint64_t to, std::string* out) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Lets pg's oldest unhomed bytes leave memory, whole blocks whose stream
-  // write has completed, until resident_blocks are left.
-  void EvictOldUnhomed(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // write has completed, until resident_blocks are left. Returns the bytes
+  // that left.
+  uint64_t EvictOldUnhomed(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps the stream's pins in step with pg's first unhomed byte.
   void Repin(RingPg* pg, bool was_pinned, uint64_t old_pos) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
