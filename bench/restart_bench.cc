@@ -404,6 +404,7 @@ json OpenPhase(const Args& a) {
               {"pgs", st.pgs},
               {"mapping_table_bytes", st.mapping_table_bytes},
               {"unhomed_resident_bytes", st.unhomed_resident_bytes},
+              {"stream_index_bytes", st.stream_index_bytes},
               {"stream_bytes_used", st.stream_bytes_used},
               {"heap_bytes_per_live_entry", heap_growth / live},
               {"rss_bytes_per_live_entry", rss_growth / live},

@@ -146,6 +146,11 @@ struct StoreStats {
   uint64_t stream_bytes_read = 0;
   // Unhomed bytes kept in memory, every PG's (PgStats::unhomed_resident_bytes).
   uint64_t unhomed_resident_bytes = 0;
+  // Memory held by the PGs' lists of where their unhomed bytes lie in the
+  // stream: 24 bytes per stream record holding a PG's bytes (about one per
+  // entry appended, with one entry a transaction), beside the mapping
+  // tables' mapping_table_bytes.
+  uint64_t stream_index_bytes = 0;
 };
 
 }  // namespace pgring

@@ -38,15 +38,17 @@ struct RingBounds {
   uint64_t homed = 0;
 };
 
-// A PG's unhomed bytes [ring_begin, ring_end) lie in the stream record at
-// `stream_pos`, from stream lpos `data_pos` on (the later runs of the same
-// PG hold the bytes after them).
+// A PG's unhomed bytes up to `ring_end` lie in the stream record at
+// `stream_pos`, ending at stream lpos `data_end`: ring byte x < ring_end at
+// data_end - (ring_end - x). A run starts where the one before it ended
+// (the first at or before homed). One per stream record holding the PG's
+// bytes, so kept small.
 struct UnhomedRun {
   uint64_t ring_end = 0;
   uint64_t stream_pos = 0;
-  uint64_t ring_begin = 0;
-  uint64_t data_pos = 0;
+  uint64_t data_end = 0;
 };
+static_assert(sizeof(UnhomedRun) == 24, "StoreStats::stream_index_bytes says 24 bytes a run");
 
 struct RingPgLog : PgLogState {
   RingPgLog(const PgId& id, uint32_t stamp, uint32_t block_size);

@@ -106,8 +106,7 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
           // more than the stream holds, whatever a damaged pointer says.
           if (f.bytes.empty()) f.bytes.reserve(std::min(w.tail - w.homed, p.tail - p.head));
           f.bytes.append(item.payload.substr(covered - item.lpos));
-          f.runs.push_back(
-              UnhomedRun{end, record_lpos, covered, data_pos + (covered - item.lpos)});
+          f.runs.push_back(UnhomedRun{end, record_lpos, data_pos + item.payload.size()});
         }
         return absl::OkStatus();
       },
@@ -144,9 +143,14 @@ absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
   for (const UnhomedRun& r : runs) {
     if (at >= to) break;
     if (r.ring_end <= at) continue;
-    if (r.ring_begin > at) break;
     const uint64_t end = std::min(to, r.ring_end);
-    pieces.push_back(Piece{r.data_pos + (at - r.ring_begin), r.data_pos + (end - r.ring_begin)});
+    const uint64_t stream_from = r.data_end - (r.ring_end - at);
+    if (r.ring_end - at > r.data_end || stream_from < r.stream_pos + kRecordHeaderSize) {
+      return absl::DataLossError(absl::StrFormat(
+          "unhomed bytes from lpos %u would lie before the stream record at %u that holds them "
+          "up to lpos %u", at, r.stream_pos, r.ring_end));
+    }
+    pieces.push_back(Piece{stream_from, r.data_end - (r.ring_end - end)});
     at = end;
   }
   if (at < to) {

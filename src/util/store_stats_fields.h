@@ -44,6 +44,7 @@ inline constexpr StoreStatsField kStoreStatsFields[] = {
     {"stream_reads", &StoreStats::stream_reads},
     {"stream_bytes_read", &StoreStats::stream_bytes_read},
     {"unhomed_resident_bytes", &StoreStats::unhomed_resident_bytes},
+    {"stream_index_bytes", &StoreStats::stream_index_bytes},
 };
 // A counter added to StoreStats must get a name here too.
 static_assert(sizeof(StoreStats) == std::size(kStoreStatsFields) * sizeof(uint64_t));

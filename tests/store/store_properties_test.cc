@@ -99,6 +99,7 @@ TEST_P(StorePropertiesTest, StoreCountersHaveTheirKnownValues) {
       {"stream_reads", st.stream_reads},
       {"stream_bytes_read", st.stream_bytes_read},
       {"unhomed_resident_bytes", st.unhomed_resident_bytes},
+      {"stream_index_bytes", st.stream_index_bytes},
   };
   ASSERT_EQ(m.size(), want.size());
   for (const auto& [name, value] : want) {

@@ -76,7 +76,8 @@ json StoreRunJson(const StoreStats& start, const StoreStats& end) {
          {"stream_reads", d(start.stream_reads, end.stream_reads)},
          {"stream_bytes_read", d(start.stream_bytes_read, end.stream_bytes_read)},
          // A level, not a count: what the store holds at the end.
-         {"unhomed_resident_bytes", end.unhomed_resident_bytes}};
+         {"unhomed_resident_bytes", end.unhomed_resident_bytes},
+         {"stream_index_bytes", end.stream_index_bytes}};
   if (payload > 0) {
     j["record_bytes_per_payload_byte"] = static_cast<double>(record) / payload;
     j["device_bytes_per_payload_byte"] = static_cast<double>(device) / payload;

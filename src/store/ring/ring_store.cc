@@ -57,8 +57,8 @@ struct RingStore::PgChange {
 struct RingStore::StreamPlan {
   // Per change: how far its PG is homed once the transaction is staged.
   std::vector<uint64_t> homed_after;
-  // Per change: where its bytes start in the stream record (from its start).
-  std::vector<uint64_t> bytes_offset;
+  // Per change: where its bytes end in the stream record (from its start).
+  std::vector<uint64_t> bytes_end;
   std::string record;  // the stream record; empty: none
   LogStream::Slot slot{};  // where it goes and its sequence number
   std::vector<uint32_t> allocated;  // stream chunks taken for it
@@ -456,7 +456,7 @@ uint64_t RingStore::EvictOldUnhomed(RingPg* pg) {
                               [](uint64_t at, const UnhomedRun& r) { return at < r.ring_end; });
   uint64_t on_device = cold_end;
   for (; run != runs.end() && on_device < to; ++run) {
-    if (run->data_pos + (run->ring_end - run->ring_begin) > written) break;
+    if (run->data_end > written) break;
     on_device = run->ring_end;
   }
   to = std::min(to, geo_.AlignDown(on_device));
@@ -594,7 +594,7 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
                            StreamPlan* plan) {
   const auto& changes = staging.changes();
   plan->homed_after.assign(changes.size(), 0);
-  plan->bytes_offset.assign(changes.size(), 0);
+  plan->bytes_end.assign(changes.size(), 0);
   plan->stream_existed = stream_.exists();
   plan->old_stream = stream_.Pointer();
   plan->old_stream_chunks = stream_.chunks();
@@ -629,7 +629,7 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     const uint64_t from = std::max(pos, homed);
     if (from < tail) {
       body.AddPgBytes(pg->stamp, from, std::string_view(records[i]).substr(from - pos));
-      plan->bytes_offset[i] = kRecordHeaderSize + body.size() - (tail - from);
+      plan->bytes_end[i] = kRecordHeaderSize + body.size();
     }
   }
   if (body.empty()) return;  // every PG's new bytes go home in whole blocks
@@ -707,9 +707,8 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
         writes->push_back(HomeWrite(t->pg, end, homed));
       }
       if (pg->bounds.homed < new_tail) {
-        const uint64_t from = std::max(t->record_pos, pg->bounds.homed);
-        pg->unhomed_runs.push_back(UnhomedRun{new_tail, plan->slot.pos, from,
-                                              plan->slot.pos + plan->bytes_offset[i]});
+        pg->unhomed_runs.push_back(
+            UnhomedRun{new_tail, plan->slot.pos, plan->slot.pos + plan->bytes_end[i]});
       }
       pg->record_bytes_written += rec.size();
       pg->payload_bytes_written += t->payload;
@@ -990,7 +989,10 @@ void RingStore::AddStoreStats(StoreStats* s) const {
   s->stream_full_fallbacks = stream_full_fallbacks_.load();
   s->stream_reads = stream_reads_.load();
   s->stream_bytes_read = stream_bytes_read_.load();
-  for (const auto& [id, pg] : pgs_) s->unhomed_resident_bytes += pg->image.resident_size();
+  for (const auto& [id, pg] : pgs_) {
+    s->unhomed_resident_bytes += pg->image.resident_size();
+    s->stream_index_bytes += pg->unhomed_runs.size() * sizeof(UnhomedRun);
+  }
 }
 
 }  // namespace pgring
