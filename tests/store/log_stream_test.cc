@@ -505,20 +505,15 @@ TEST_F(LogStreamTest, IdleStreamIsBypassed) {
   // The first finds nothing in flight (its ring write is then held); the
   // second finds the first in flight and goes to the stream.
   gated->Close();
-  std::vector<std::unique_ptr<Notification>> done;
+  InFlight txns;
   for (uint32_t p = 1; p <= 2; ++p) {
-    done.push_back(std::make_unique<Notification>());
-    Notification* n = done.back().get();
     Transaction t;
     t.AppendEntry(Pg(p), V(1, 2), TestPayload(2));
-    ASSERT_OK(store_->Submit(std::move(t), [n](absl::Status s) {
-      EXPECT_OK(s);
-      n->Notify();
-    }));
+    ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
   }
   EXPECT_EQ(gated->held(), 2u);
   gated->Open();
-  for (auto& n : done) n->WaitForNotification();
+  ASSERT_OK(txns.Wait());
   EXPECT_EQ(Stats().stream_records - before.stream_records, 1u);
   EXPECT_EQ(Unhomed(Pg(1)), 0u);
   EXPECT_GT(Unhomed(Pg(2)), 0u);
@@ -575,21 +570,16 @@ TEST_F(LogStreamTest, IdleBypassLeavesWholeBlocksInTheStream) {
   // PG 2's transaction is held in flight, so PG 1's three join the stream:
   // more than one whole block of PG 1 is then not homed.
   gated->Close();
-  std::vector<std::unique_ptr<Notification>> done;
+  InFlight txns;
   auto submit = [&](uint32_t p, uint64_t v, size_t size) {
-    done.push_back(std::make_unique<Notification>());
-    Notification* n = done.back().get();
     Transaction t;
     t.AppendEntry(Pg(p), V(1, v), TestPayload(v, size));
-    ASSERT_OK(store_->Submit(std::move(t), [n](absl::Status s) {
-      EXPECT_OK(s);
-      n->Notify();
-    }));
+    ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
   };
   submit(2, 1, 200);
   for (uint64_t v = 1; v <= 3; ++v) submit(1, v, 3000);
   gated->Open();
-  for (auto& n : done) n->WaitForNotification();
+  ASSERT_OK(txns.Wait());
   const uint64_t waiting = Unhomed(Pg(1));
   ASSERT_GT(waiting, 4096u);
   ASSERT_LT(waiting, 4u * 4096u);
