@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
-#include "device/aligned_buffer.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "util/status_macros.h"
@@ -135,6 +134,7 @@ absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
   // Runs whose stream bytes lie within this many bytes of each other are
   // read in one I/O: reading a gap costs less than another request.
   constexpr uint64_t kJoinGap = 64 * 1024;
+  if (from >= to) return absl::OkStatus();
   struct Piece {
     uint64_t stream_from, stream_to;
   };
@@ -159,27 +159,22 @@ absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
         "%u)", from, to, at));
   }
   out->reserve(out->size() + (to - from));
+  // The stream's bytes through RingReader's window, which refuses a range
+  // outside the stream's chunks (kDataLoss) instead of reading elsewhere.
+  RingReader reader(device, geo, stream_chunks, "log stream", kStreamStamp, pieces[0].stream_from,
+                    pieces[0].stream_from);
   for (size_t i = 0; i < pieces.size();) {
-    // One read: the blocks from this piece's through the last one near it.
+    // One read: from this piece through the last one near it.
     size_t j = i + 1;
     while (j < pieces.size() && pieces[j].stream_from >= pieces[j - 1].stream_to &&
            pieces[j].stream_from - pieces[j - 1].stream_to <= kJoinGap) {
       ++j;
     }
-    const uint64_t lo = geo.AlignDown(pieces[i].stream_from);
-    const uint64_t hi = geo.AlignUp(pieces[j - 1].stream_to);
-    AlignedBuffer buf(hi - lo);
-    std::vector<Extent> ex;
-    MapRange(stream_chunks, geo, lo, hi - lo, &ex);
-    uint64_t filled = 0;
-    for (const Extent& e : ex) {
-      RETURN_IF_ERROR(device->Read(e.device_offset,
-                                   absl::MakeSpan(buf.data() + filled, e.length)));
-      filled += e.length;
-    }
+    const uint64_t lo = pieces[i].stream_from;
+    ASSIGN_OR_RETURN(const std::string_view bytes, reader.Bytes(lo, pieces[j - 1].stream_to - lo));
     for (size_t k = i; k < j; ++k) {
-      out->append(buf.data() + (pieces[k].stream_from - lo),
-                  pieces[k].stream_to - pieces[k].stream_from);
+      out->append(bytes.substr(pieces[k].stream_from - lo,
+                               pieces[k].stream_to - pieces[k].stream_from));
     }
     i = j;
   }

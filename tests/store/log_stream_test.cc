@@ -109,6 +109,10 @@ class InFlight {
   std::vector<std::unique_ptr<Call>> calls_;
 };
 
+std::string PolicyName(const ::testing::TestParamInfo<TailBlockPolicy>& i) {
+  return i.param == TailBlockPolicy::kNeverRewrite ? "Never" : "Rewrite";
+}
+
 class LogStreamTest : public StoreFixture {
  protected:
   // A first stream record (PG 99's), so that the format version 2 it writes
@@ -350,10 +354,7 @@ TEST_F(LogStreamTest, UnhomedBytesStayResidentUntilTheirStreamWriteIsDone) {
 INSTANTIATE_TEST_SUITE_P(Policies, ResidentBoundTest,
                          ::testing::Values(TailBlockPolicy::kRewriteTailBlock,
                                            TailBlockPolicy::kNeverRewrite),
-                         [](const ::testing::TestParamInfo<TailBlockPolicy>& i) {
-                           return i.param == TailBlockPolicy::kNeverRewrite ? "Never"
-                                                                            : "Rewrite";
-                         });
+                         PolicyName);
 
 // A PG that stops writing is homed with a partial block once the stream
 // passes its fill threshold, and a stream far smaller than what goes
@@ -393,10 +394,7 @@ TEST_P(ForcedHomeTest, IdlePgIsForceHomedAndTheStreamNeverFails) {
 INSTANTIATE_TEST_SUITE_P(Policies, ForcedHomeTest,
                          ::testing::Values(TailBlockPolicy::kRewriteTailBlock,
                                            TailBlockPolicy::kNeverRewrite),
-                         [](const ::testing::TestParamInfo<TailBlockPolicy>& i) {
-                           return i.param == TailBlockPolicy::kNeverRewrite ? "Never"
-                                                                            : "Rewrite";
-                         });
+                         PolicyName);
 
 // With every forced home held back and the head pinned, a full stream
 // sends whole transactions to the rings; nothing fails, nothing is lost.

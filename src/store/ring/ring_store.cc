@@ -408,12 +408,13 @@ std::shared_ptr<RingWrite> RingStore::HomeWrite(const std::shared_ptr<RingPg>& p
   assert(pg->ring_prefix.size() == from - start);
   std::memcpy(w->buffer->data(), pg->ring_prefix.data(), pg->ring_prefix.size());
   std::string bytes;
-  w->failure = UnhomedBytes(*pg, from, std::min(end, pg->bounds.tail), &bytes);
+  const uint64_t to = std::min(end, pg->bounds.tail);
+  w->failure = UnhomedBytes(*pg, from, to, &bytes);
   if (!w->failure.ok()) {
     w->failure = absl::Status(
         w->failure.code(), absl::StrFormat("reading its bytes [%u, %u) back from the log stream "
                                            "to home them: %s",
-                                           from, pg->ColdEnd(), w->failure.message()));
+                                           from, std::min(to, pg->ColdEnd()), w->failure.message()));
   } else {
     std::memcpy(w->buffer->data() + (from - start), bytes.data(), bytes.size());
   }

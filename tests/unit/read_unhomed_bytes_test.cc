@@ -1,0 +1,93 @@
+// ReadUnhomedBytes (src/log/stream_reader.h): a PG's unhomed bytes read
+// back from the stream records its runs name, across the stream's chunks
+// wherever they lie on the device; runs that do not cover the range, or
+// that point before their record or outside the stream, are refused with
+// kDataLoss, never read from elsewhere.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "device/aligned_buffer.h"
+#include "device/memory_block_device.h"
+#include "format/record.h"
+#include "log/ring_layout.h"
+#include "log/stream_reader.h"
+
+namespace pgring {
+namespace {
+
+constexpr uint32_t kBlock = 4096;
+constexpr uint32_t kChunk = 16 * kBlock;
+
+class ReadUnhomedBytesTest : public ::testing::Test {
+ protected:
+  ReadUnhomedBytesTest()
+      : geo_(MakeGeometry(kBlock, kChunk, 8)), device_(kLabelRegionSize + 8ull * kChunk) {
+    // The stream: lpos [2 * kChunk, 4 * kChunk) in chunks 5 then 1, so a
+    // range across its chunk boundary is two places on the device.
+    stream_.base = 2 * kChunk;
+    stream_.chunks = {5, 1};
+    // Every stream byte names its lpos, so a byte read from the wrong place
+    // shows.
+    for (uint64_t lpos = stream_.base; lpos < stream_.End(kChunk); lpos += kBlock) {
+      AlignedBuffer block(kBlock);
+      for (uint32_t i = 0; i < kBlock; ++i) block.data()[i] = ByteAt(lpos + i);
+      std::vector<Extent> ex;
+      MapRange(stream_, geo_, lpos, kBlock, &ex);
+      EXPECT_TRUE(device_.Write(ex[0].device_offset, block.span()).ok());
+    }
+  }
+  static char ByteAt(uint64_t stream_lpos) { return static_cast<char>(stream_lpos * 7 % 251); }
+  std::string Expected(uint64_t stream_from, uint64_t n) {
+    std::string s;
+    for (uint64_t i = 0; i < n; ++i) s.push_back(ByteAt(stream_from + i));
+    return s;
+  }
+  absl::Status Read(const std::deque<UnhomedRun>& runs, uint64_t from, uint64_t to,
+                    std::string* out) {
+    return ReadUnhomedBytes(&device_, geo_, stream_, runs, from, to, out);
+  }
+
+  Geometry geo_;
+  MemoryBlockDevice device_;
+  PgChunkList stream_;
+};
+
+// Ring [1000, 1300) in a record at stream lpos 2*kChunk + 100 (bytes end at
+// + 700), ring [1300, 1500) in a record across the chunk boundary.
+TEST_F(ReadUnhomedBytesTest, ReadsEachRunFromWhereItsRecordHoldsIt) {
+  const uint64_t r1 = 2 * kChunk + 100;
+  const uint64_t r2 = 3 * kChunk - 150;
+  const std::deque<UnhomedRun> runs = {UnhomedRun{1300, r1, r1 + 700},
+                                       UnhomedRun{1500, r2, r2 + 300}};
+  std::string out = "x";
+  ASSERT_TRUE(Read(runs, 1000, 1500, &out).ok());
+  EXPECT_EQ(out, "x" + Expected(r1 + 400, 300) + Expected(r2 + 100, 200));
+  out.clear();
+  ASSERT_TRUE(Read(runs, 1200, 1400, &out).ok());  // a part of each
+  EXPECT_EQ(out, Expected(r1 + 600, 100) + Expected(r2 + 100, 100));
+}
+
+TEST_F(ReadUnhomedBytesTest, RunsThatDoNotHoldTheRangeAreRefused) {
+  const uint64_t r1 = 2 * kChunk + 100;
+  std::string out;
+  // The runs end before the range does.
+  absl::Status s = Read({UnhomedRun{1300, r1, r1 + 700}}, 1000, 1400, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("not all named"), std::string::npos) << s;
+  // The bytes would begin inside their record's header.
+  s = Read({UnhomedRun{1300, r1, r1 + 310}}, 1000, 1300, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("before the stream record"), std::string::npos) << s;
+  // A run past the stream's chunks: refused, not read from another chunk.
+  const uint64_t past = 4 * kChunk + 100;
+  s = Read({UnhomedRun{1300, past, past + 700}}, 1000, 1300, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("outside"), std::string::npos) << s;
+  EXPECT_TRUE(out.empty());
+}
+
+}  // namespace
+}  // namespace pgring
