@@ -12,7 +12,8 @@
 #    run it: the flush-domain checks, mkfs, commits with data writes, close,
 #    the fsck at mount (pgring::Verify, deep, through the OSD's RocksDB
 #    handle), reopen, verify.
-# 5. With WITH_TOOL (the tree builds pgring-tool): build a pgring-tool of
+# 5. With WITH_TOOL (the tree builds pgring-tool) and BUILD_TOOL (not OFF;
+#    the sanitizer presets set it OFF): build a pgring-tool of
 #    its own against the prefix, a project whose one source is
 #    tools/pgring_tool.cc, with find_package(pgring CONFIG REQUIRED
 #    COMPONENTS tool) (so a front end that reached into src/ fails to
@@ -35,7 +36,7 @@
 # Run by ctest (tests/CMakeLists.txt) as
 #   cmake -DPGRING_SOURCE_DIR=... -DPGRING_BINARY_DIR=... -DWORK_DIR=...
 #         -DGENERATOR=... -DMAKE_PROGRAM=... -DCXX_COMPILER=... -DBUILD_TYPE=...
-#         -DWITH_TOOL=ON|OFF
+#         -DWITH_TOOL=ON|OFF [-DBUILD_TOOL=ON|OFF]
 #         -DSANITIZE_COMPILE_FLAGS=... -DSANITIZE_LINK_FLAGS=...
 #         -DSANITIZE_MODULE_LINK_FLAGS=... [-DFIO_SOURCE_DIR=... -DSANITIZE=...]
 #         -P this-file
@@ -202,7 +203,10 @@ function(expect_in text needle what)
   endif()
 endfunction()
 
-if(WITH_TOOL)
+if(NOT DEFINED BUILD_TOOL)
+  set(BUILD_TOOL ON)
+endif()
+if(WITH_TOOL AND BUILD_TOOL)
   file(MAKE_DIRECTORY "${tool_source}")
   file(WRITE "${tool_source}/CMakeLists.txt" "\
 cmake_minimum_required(VERSION 3.25)
