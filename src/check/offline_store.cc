@@ -180,7 +180,7 @@ absl::Status CheckRingPgKeys(const RingPgKeys& pg, const Geometry& g) {
   RETURN_IF_ERROR(
       CheckPointerInChunks(pg.pointer->head, pg.pointer->tail, *pg.chunks, g.chunk_size));
   // The decoder bounds unhomed by the tail only; recovery also needs the
-  // ring to hold the head (RecoverRingPgLog refuses the same).
+  // ring to hold the head (RingPgRecovery::Start refuses the same).
   if (pg.pointer->homed() < pg.pointer->head) {
     return absl::DataLossError(absl::StrFormat(
         "pointer's homed position %u (tail %u less %u unhomed bytes) is before its head %u",

@@ -1,8 +1,8 @@
 // ring_image.h — a PG's unhomed bytes as the store keeps them (docs/
 // DESIGN.md, "The log stream"): [homed, tail), the newest in memory, the
-// oldest past a bound only in the log stream; and the one rule recovery
-// (RecoverRingPgLog) and the tool's scan share to read a PG through its
-// ring and the stream as one log.
+// oldest past a bound only in the log stream; where the block that a home
+// write rewrites starts; and the tool's image of a PG read through its ring
+// and the stream as one log.
 #ifndef PGRING_LOG_RING_IMAGE_H_
 #define PGRING_LOG_RING_IMAGE_H_
 
@@ -62,8 +62,9 @@ inline uint64_t RingImageStart(uint64_t homed, uint32_t block_size) {
 // overlays them on the ring: the ring's part of homed's block read from
 // `device` (the partial block a forced home left, which a reader must see
 // as the ring holds it), then `unhomed`. Reads nothing when homed is
-// block-aligned, and then returns `unhomed` itself: at open the unhomed
-// bytes of every PG are in memory at once, and a copy would double that.
+// block-aligned, and then returns `unhomed` itself (the tool's scan holds a
+// PG's unhomed bytes whole; a copy would double them). Recovery reads the
+// same block through its RingReader (RingPgRecovery::Start).
 // `homed` must lie within `chunks` (callers check the pointer first);
 // device errors pass through.
 absl::StatusOr<std::string> ReadRingImage(BlockDevice* device, const Geometry& geo,

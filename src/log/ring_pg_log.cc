@@ -45,6 +45,27 @@ void RingPgLog::MoveHomed(uint64_t to) {
   }
 }
 
+uint64_t RingPgLog::EvictUnhomed(uint64_t keep, uint64_t written) {
+  if (image.resident_size() <= keep) return 0;
+  const uint64_t cold_end = ColdEnd();
+  const uint64_t end = bounds.homed + image.size();
+  // Whole blocks, so that a read of the newest records finds them from a
+  // block boundary on in memory and reads nothing.
+  uint64_t to = (end - keep) / block_size * block_size;
+  // Only bytes a completed stream write put on the device may leave.
+  auto run = std::upper_bound(unhomed_runs.begin(), unhomed_runs.end(), cold_end,
+                              [](uint64_t at, const UnhomedRun& r) { return at < r.ring_end; });
+  uint64_t on_device = cold_end;
+  for (; run != unhomed_runs.end() && on_device < to; ++run) {
+    if (run->data_end > written) break;
+    on_device = run->ring_end;
+  }
+  to = std::min(to, on_device / block_size * block_size);
+  if (to <= cold_end) return 0;
+  image.Evict(to - cold_end);
+  return to - cold_end;
+}
+
 PgPointer RingPgLog::Pointer() const {
   PgPointer p;
   p.stamp = stamp;
@@ -137,45 +158,6 @@ absl::Status ReplayRecord(std::string_view body, uint64_t lpos, RingPgLog* pg) {
     }
     return s;
   });
-}
-
-absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg,
-                              std::string unhomed) {
-  const RingBounds& p = pg->bounds;
-  for (const absl::Status& s : {CheckPointerInChunks(p.head, p.tail, pg->chunks, geo.chunk_size),
-                                CheckChunkListBase(pg->chunks, geo.chunk_size)}) {
-    if (!s.ok()) return absl::DataLossError(absl::StrFormat("PG %s: %s", pg->name, s.message()));
-  }
-  if (p.homed < p.head) {
-    return absl::DataLossError(absl::StrFormat(
-        "PG %s: pointer's homed position %u (tail %u less %u unhomed bytes) is before its head "
-        "%u", pg->name, p.homed, p.tail, p.tail - p.homed, p.head));
-  }
-  assert(unhomed.size() == p.tail - p.homed);
-  // The image: the ring's part of homed's block, then the unhomed bytes.
-  auto image = ReadRingImage(device, geo, pg->chunks, p.homed, std::move(unhomed));
-  if (!image.ok()) {
-    return absl::Status(image.status().code(),
-                        absl::StrFormat("PG %s: reading the block holding the homed position %u: %s",
-                                        pg->name, p.homed, image.status().message()));
-  }
-  RingReader reader(device, geo, pg->chunks, pg->name, pg->stamp, p.head, p.tail);
-  reader.SetOverlay(pg->ImageStart(), *image);
-  RingRecord rec;
-  while (true) {
-    absl::Status s = reader.Next(&rec);
-    if (absl::IsOutOfRange(s)) break;
-    if (!s.ok()) return s;
-    if (!rec.is_txn()) continue;  // skippable, of a kind this version does not read
-    s = ReplayRecord(rec.body, rec.lpos, pg);
-    if (!s.ok()) return reader.Damage(rec.lpos, std::string(s.message()));
-  }
-  RETURN_IF_ERROR(reader.CheckTailSeq(p.tail_seq));
-  FinishReplay(pg, nullptr);
-  const size_t prefix = p.homed - pg->ImageStart();
-  pg->ring_prefix = image->substr(0, prefix);
-  pg->image.Assign(*std::move(image), prefix);
-  return absl::OkStatus();
 }
 
 }  // namespace pgring

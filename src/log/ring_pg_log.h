@@ -99,6 +99,12 @@ struct RingPgLog : PgLogState {
   // and older pointers read them from the stream).
   void MoveHomed(uint64_t to);
 
+  // Moves the oldest unhomed bytes out of memory, in whole blocks, until
+  // `keep` bytes or fewer are resident; only bytes whose stream records end
+  // by `written` (the stream lpos its completed writes reach) may go.
+  // Returns how many left.
+  uint64_t EvictUnhomed(uint64_t keep, uint64_t written);
+
   // The pointer as RocksDB stores it, and back. A loaded pointer's
   // stream_pos is kept in loaded_stream_pos until recovery has the runs.
   PgPointer Pointer() const;
@@ -158,15 +164,6 @@ class RingPgLogEffects final : public PgLogEffects {
 // if the record breaks the log's rules (a version out of order).
 absl::Status ReplayRecord(std::string_view body, uint64_t lpos, RingPgLog* pg);
 
-// Recovery of one PG at open: checks its pointer against its chunk list,
-// reads every record between head and tail (RingReader) from `device` up to
-// homed and from `unhomed` (the bytes [homed, tail), from the log stream)
-// after it, replays them (ReplayRecord, FinishReplay) and keeps the image.
-// `pg` holds its pointer (LoadPointer), chunk list and unhomed_runs on
-// entry. kDataLoss names the PG and the position of the damage; I/O errors
-// pass through.
-absl::Status RecoverRingPgLog(BlockDevice* device, const Geometry& geo, RingPgLog* pg,
-                              std::string unhomed);
 
 }  // namespace pgring
 

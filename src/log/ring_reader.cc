@@ -1,6 +1,7 @@
 #include "log/ring_reader.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -35,6 +36,7 @@ RingReader::RingReader(BlockDevice* device, const Geometry& geometry, const PgCh
       align_(std::max<uint64_t>(geometry.block_size, device->logical_block_size())),
       pos_(from),
       limit_(limit),
+      available_(limit),
       next_seq_(first_seq) {}
 
 absl::Status RingReader::Report(std::string_view kind, uint64_t lpos, std::string what,
@@ -61,6 +63,9 @@ absl::Status RingReader::Damage(uint64_t lpos, std::string_view what, std::strin
 }
 
 absl::StatusOr<const char*> RingReader::Fetch(uint64_t lpos, uint64_t n, uint64_t ahead_limit) {
+  if (lpos >= overlay_start_ && lpos - overlay_start_ + n <= overlay_.size()) {
+    return overlay_.data() + (lpos - overlay_start_);
+  }
   if (window_ && lpos >= window_start_ && lpos + n <= window_start_ + window_len_) {
     return window_->data() + (lpos - window_start_);
   }
@@ -107,6 +112,16 @@ void RingReader::SetOverlay(uint64_t start, std::string_view bytes) {
   window_len_ = 0;  // what the window holds may be the device's
 }
 
+void RingReader::SetAvailable(uint64_t end) {
+  assert(end <= limit_);
+  available_ = end;
+}
+
+void RingReader::ReleaseWindow() {
+  window_.reset();
+  window_len_ = 0;
+}
+
 absl::StatusOr<std::string_view> RingReader::Bytes(uint64_t lpos, uint64_t n) {
   auto p = Fetch(lpos, n, lpos + n);
   if (!p.ok()) return p.status();
@@ -114,6 +129,7 @@ absl::StatusOr<std::string_view> RingReader::Bytes(uint64_t lpos, uint64_t n) {
 }
 
 absl::Status RingReader::Next(RingRecord* out) {
+  waiting_ = false;
   if (!ended_.ok()) return ended_;  // reported once; nothing past it can be read
   absl::Status s = NextRecord(out);
   if (!s.ok() && !absl::IsOutOfRange(s)) ended_ = s;
@@ -131,7 +147,8 @@ absl::Status RingReader::NextRecord(RingRecord* out) {
                                     limit_ - pos, limit_, kRestUnreadable),
                     true);
     }
-    auto hp = Fetch(pos, kRecordHeaderSize, limit_);
+    if (available_ < pos + kRecordHeaderSize) return NotYet(pos);
+    auto hp = Fetch(pos, kRecordHeaderSize, available_);
     if (!hp.ok()) {
       absl::Status s = Report("read-error", pos,
                               absl::StrFormat("reading the record header: %s; %s",
@@ -151,7 +168,8 @@ absl::Status RingReader::NextRecord(RingRecord* out) {
                     true);
     }
     const uint64_t size = kRecordHeaderSize + h.length;
-    auto rp = Fetch(pos, size, limit_);
+    if (available_ < pos + size) return NotYet(pos);
+    auto rp = Fetch(pos, size, available_);
     if (!rp.ok()) {
       absl::Status s = Report("read-error", pos,
                               absl::StrFormat("reading the record: %s; %s",
@@ -206,6 +224,13 @@ absl::Status RingReader::NextRecord(RingRecord* out) {
     out->body = rec.substr(kRecordHeaderSize);
     return absl::OkStatus();
   }
+}
+
+absl::Status RingReader::NotYet(uint64_t lpos) {
+  waiting_ = true;
+  return absl::OutOfRangeError(absl::StrFormat(
+      "%s: the record at lpos %u ends past the bytes available (up to %u)", pg_name_, lpos,
+      available_));
 }
 
 absl::Status RingReader::CheckTailSeq(uint64_t tail_seq) {

@@ -83,9 +83,21 @@ class RingReader {
              uint64_t first_seq = 0, Reporter* reporter = nullptr);
 
   // Reads the next readable record into *out. Returns kOutOfRange at the
-  // limit; otherwise the damage that stopped it (kDataLoss) or the device's
-  // error, and the same error on every later call.
+  // limit, and, staying where it is (waiting()), when the next record does
+  // not end by the available bytes (SetAvailable); otherwise the damage
+  // that stopped it (kDataLoss) or the device's error, and the same error
+  // on every later call.
   absl::Status Next(RingRecord* out);
+  // After Next returned kOutOfRange: it stopped at the available bytes, not
+  // at the limit.
+  bool waiting() const { return waiting_; }
+
+  // Reading a log as its bytes arrive (recovery feeds a PG its unhomed
+  // bytes as the pass over the log stream reaches them): only records that
+  // end by `end` (<= the limit) are read until it moves. The limit still
+  // bounds a record's length. Without a call, everything up to the limit
+  // is available.
+  void SetAvailable(uint64_t end);
 
   // After Next returned kOutOfRange: whether the last record's sequence is
   // the one before `tail_seq` (the pointer's), as a committed tail requires.
@@ -102,8 +114,14 @@ class RingReader {
   // Serves [start, start + bytes.size()) from `bytes` instead of the
   // device: the PG's bytes not on its ring yet (docs/DESIGN.md, "The log
   // stream"), and the partial block before them. `bytes` must outlive the
-  // reader and reach the limit.
+  // reader (or the next call) and reach the available bytes. A read that
+  // lies wholly inside it is served from it without a copy.
   void SetOverlay(uint64_t start, std::string_view bytes);
+
+  // Frees the read-ahead window: a reader kept while it waits for bytes
+  // (SetAvailable) holds no more than its position. The next read from the
+  // device allocates it again.
+  void ReleaseWindow();
 
   // [lpos, lpos + n) of the PG's ring, read through the same window
   // (anywhere in its chunks, the limit not applying): what lies past a tail.
@@ -116,6 +134,8 @@ class RingReader {
  private:
   // Next's work, without remembering where the log ended.
   absl::Status NextRecord(RingRecord* out);
+  // kOutOfRange, waiting: the record at lpos does not end by available_.
+  absl::Status NotYet(uint64_t lpos);
   // Reports a problem (if there is a reporter) and returns it as the error
   // that names it.
   absl::Status Report(std::string_view kind, uint64_t lpos, std::string what, bool ends_log,
@@ -135,6 +155,8 @@ class RingReader {
   const uint64_t align_;
   uint64_t pos_;
   const uint64_t limit_;
+  uint64_t available_;
+  bool waiting_ = false;
   uint64_t next_seq_;
   uint64_t records_ = 0;
   // The problem that ended the log: Next returns it again, unreported.

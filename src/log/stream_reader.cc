@@ -60,23 +60,28 @@ absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkL
   }
 }
 
-absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
-                            const StreamPointer& p, const std::vector<UnhomedWant>& wants,
-                            std::vector<UnhomedFound>* found, RingReader::Reporter* reporter) {
-  found->assign(wants.size(), UnhomedFound{});
+absl::Status ReadUnhomed(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
+                         const StreamPointer& p, const std::vector<UnhomedWant>& wants,
+                         const UnhomedSink& sink, std::vector<UnhomedOutcome>* outcomes,
+                         RingReader::Reporter* reporter) {
+  outcomes->assign(wants.size(), UnhomedOutcome{});
+  std::vector<uint64_t> covered(wants.size());
   absl::flat_hash_map<uint32_t, size_t> by_stamp;
   std::vector<uint64_t> resync;
   for (size_t i = 0; i < wants.size(); ++i) {
     by_stamp.emplace(wants[i].stamp, i);
     resync.push_back(wants[i].stream_pos);
+    covered[i] = wants[i].homed;
   }
   std::sort(resync.begin(), resync.end());
-  auto fail = [&](size_t i, std::string what, uint64_t stream_lpos, bool past_tail) {
-    (*found)[i].error =
-        absl::DataLossError(absl::StrCat("PG ", wants[i].name, ": ", what));
-    (*found)[i].error_stream_lpos = stream_lpos;
-    (*found)[i].past_tail = past_tail;
+  auto fail = [&](size_t i, absl::Status error, uint64_t stream_lpos, bool past_tail) {
+    (*outcomes)[i].error = std::move(error);
+    (*outcomes)[i].error_stream_lpos = stream_lpos;
+    (*outcomes)[i].past_tail = past_tail;
     by_stamp.erase(wants[i].stamp);
+  };
+  auto lost = [&](size_t i, const std::string& what) {
+    return absl::DataLossError(absl::StrCat("PG ", wants[i].name, ": ", what));
   };
   absl::Status read = ReadStream(
       device, geo, chunks, p, resync,
@@ -85,27 +90,27 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
         if (it == by_stamp.end()) return absl::OkStatus();
         const size_t i = it->second;
         const UnhomedWant& w = wants[i];
-        UnhomedFound& f = (*found)[i];
         if (record_lpos < w.stream_pos) return absl::OkStatus();
-        const uint64_t covered = w.homed + f.bytes.size();
         const uint64_t end = item.lpos + item.payload.size();
-        if (end <= covered) return absl::OkStatus();
-        if (item.lpos > covered) {
-          fail(i, absl::StrFormat("its ring bytes from lpos %u are not in the log stream: the "
-                                  "stream record at stream lpos %u holds them from lpos %u",
-                                  covered, record_lpos, item.lpos),
+        if (end <= covered[i]) return absl::OkStatus();
+        if (item.lpos > covered[i]) {
+          fail(i,
+               lost(i, absl::StrFormat("its ring bytes from lpos %u are not in the log stream: "
+                                       "the stream record at stream lpos %u holds them from "
+                                       "lpos %u",
+                                       covered[i], record_lpos, item.lpos)),
                record_lpos, /*past_tail=*/false);
         } else if (end > w.tail) {
-          fail(i, absl::StrFormat("the stream record at stream lpos %u holds its ring bytes up "
-                                  "to lpos %u, past its committed tail %u",
-                                  record_lpos, end, w.tail),
+          fail(i,
+               lost(i, absl::StrFormat("the stream record at stream lpos %u holds its ring bytes "
+                                       "up to lpos %u, past its committed tail %u",
+                                       record_lpos, end, w.tail)),
                record_lpos, /*past_tail=*/true);
         } else {
-          // The PG's bytes are held in memory until it is recovered; no
-          // more than the stream holds, whatever a damaged pointer says.
-          if (f.bytes.empty()) f.bytes.reserve(std::min(w.tail - w.homed, p.tail - p.head));
-          f.bytes.append(item.payload.substr(covered - item.lpos));
-          f.runs.push_back(UnhomedRun{end, record_lpos, data_pos + item.payload.size()});
+          absl::Status taken = sink(i, item.payload.substr(covered[i] - item.lpos),
+                                    UnhomedRun{end, record_lpos, data_pos + item.payload.size()});
+          covered[i] = end;
+          if (!taken.ok()) fail(i, std::move(taken), record_lpos, /*past_tail=*/false);
         }
         return absl::OkStatus();
       },
@@ -113,16 +118,36 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
   if (!read.ok() && !absl::IsDataLoss(read)) return read;
   for (auto [stamp, i] : by_stamp) {
     const UnhomedWant& w = wants[i];
-    UnhomedFound& f = (*found)[i];
-    const uint64_t covered = w.homed + f.bytes.size();
-    if (covered != w.tail) {
-      f.error = absl::DataLossError(absl::StrFormat(
-          "PG %s: its ring bytes [%u, %u) are not in the log stream (looked from stream lpos "
-          "%u to the stream's tail %u)%s",
-          w.name, covered, w.tail, w.stream_pos, p.tail,
-          read.ok() ? "" : absl::StrCat("; ", read.message())));
-      f.error_stream_lpos = w.stream_pos;
+    if (covered[i] != w.tail) {
+      (*outcomes)[i].error = lost(
+          i, absl::StrFormat("its ring bytes [%u, %u) are not in the log stream (looked from "
+                             "stream lpos %u to the stream's tail %u)%s",
+                             covered[i], w.tail, w.stream_pos, p.tail,
+                             read.ok() ? "" : absl::StrCat("; ", read.message())));
+      (*outcomes)[i].error_stream_lpos = w.stream_pos;
     }
+  }
+  return read;
+}
+
+absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
+                            const StreamPointer& p, const std::vector<UnhomedWant>& wants,
+                            std::vector<UnhomedFound>* found, RingReader::Reporter* reporter) {
+  found->assign(wants.size(), UnhomedFound{});
+  std::vector<UnhomedOutcome> outcomes;
+  absl::Status read = ReadUnhomed(
+      device, geo, chunks, p, wants,
+      [&](size_t i, std::string_view bytes, const UnhomedRun& run) {
+        UnhomedFound& f = (*found)[i];
+        // No more than the stream holds, whatever a damaged pointer says.
+        if (f.bytes.empty()) f.bytes.reserve(std::min(wants[i].tail - wants[i].homed, p.tail - p.head));
+        f.bytes.append(bytes);
+        f.runs.push_back(run);
+        return absl::OkStatus();
+      },
+      &outcomes, reporter);
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    static_cast<UnhomedOutcome&>((*found)[i]) = std::move(outcomes[i]);
   }
   return read;
 }

@@ -9,6 +9,7 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -41,11 +42,9 @@ struct UnhomedWant {
   uint64_t tail = 0;
   uint64_t stream_pos = 0;
 };
-// What the stream gave it: the bytes and the stream records holding them;
-// `error` (kDataLoss naming the PG) when they are not all there.
-struct UnhomedFound {
-  std::string bytes;
-  std::deque<UnhomedRun> runs;
+// How the pass went for one want: `error` (kDataLoss naming the PG) when
+// its bytes are not all there, or what took them failed.
+struct UnhomedOutcome {
   absl::Status error;
   // With `error`, for callers that report it field by field (the tool's
   // fsck): the stream lpos it names (the record holding the gap or the
@@ -55,11 +54,29 @@ struct UnhomedFound {
   bool past_tail = false;
 };
 
+// Takes a want's next bytes: [covered, covered + bytes.size()), where
+// covered starts at its homed and grows by each call, held by the stream
+// record `run` names. An error fails the want (its outcome), and it is
+// given nothing more.
+using UnhomedSink =
+    std::function<absl::Status(size_t want, std::string_view bytes, const UnhomedRun& run)>;
+
 // Reads the stream once and gives each want its bytes, in stream order: the
 // items of its stamp at or after its stream_pos cover [homed, tail) without
 // a gap, never past tail; older items (before homed) and items of stamps no
 // want names (removed PGs) are skipped. Returns the stream's first damage
 // (which only costs the wants whose bytes lay in it) or a device error.
+absl::Status ReadUnhomed(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
+                         const StreamPointer& p, const std::vector<UnhomedWant>& wants,
+                         const UnhomedSink& sink, std::vector<UnhomedOutcome>* outcomes,
+                         RingReader::Reporter* reporter = nullptr);
+
+// ReadUnhomed, keeping each want's bytes whole in memory (the tool, which
+// reads each PG through its ring and them).
+struct UnhomedFound : UnhomedOutcome {
+  std::string bytes;
+  std::deque<UnhomedRun> runs;
+};
 absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                             const StreamPointer& p, const std::vector<UnhomedWant>& wants,
                             std::vector<UnhomedFound>* found,

@@ -1,5 +1,5 @@
-// ring_fuzzer.cc — the recovery scan of one PG's ring: RecoverRingPgLog (the
-// function RingStore::RecoverPg calls: RingReader from the pointer's head to
+// ring_fuzzer.cc — the recovery scan of one PG's ring: RecoverRingPgs (the
+// function RingStore::Recover calls: RingReader from the pointer's head to
 // its tail, ReplayRecord per record, FinishReplay), on a ring in a
 // MemoryBlockDevice; and, on the same ring, the tool's independent
 // scan (ScanRingPg: fsck, export, repair).
@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -46,6 +47,7 @@
 #include "format/record.h"
 #include "fuzz_common.h"
 #include "log/ring_pg_log.h"
+#include "log/ring_pg_recovery.h"
 #include "log/ring_layout.h"
 #include "log/ring_reader.h"
 #include "format/metadata_keys.h"
@@ -597,7 +599,7 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
     }
   }
   // The store refuses these before reading the ring (PgPointer::Decode,
-  // RingStore::RecoverPg): base <= head <= tail <= ring end.
+  // RingPgRecovery::Start): base <= head <= tail <= ring end.
   if (p.head > p.tail) std::swap(p.head, p.tail);
   bool inside = false;
   for (const Range& r : touched) inside |= r.from < p.tail && r.to > p.head;
@@ -608,7 +610,16 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
   RingPgLog pg(kPg, p.stamp, g.block_size);
   pg.LoadPointer(p);
   pg.chunks = c;
-  const absl::Status s = RecoverRingPgLog(ring.device(), g, &pg, {});
+  std::vector<absl::Status> outcome;
+  absl::Status stream_damage;
+  const absl::Status rs = RecoverRingPgs(
+      ring.device(), g, {&pg}, StreamSource{}, UINT64_MAX,
+      [](size_t n, const std::function<void(size_t)>& fn) {
+        for (size_t i = 0; i < n; ++i) fn(i);
+      },
+      &outcome, &stream_damage);
+  FUZZ_CHECK(rs.ok() && stream_damage.ok(), rs.ToString());
+  const absl::Status s = outcome[0];
   FUZZ_CHECK(s.ok() || absl::IsDataLoss(s), s.ToString());
   if (!s.ok()) {
     FUZZ_CHECK(absl::StartsWith(s.message(), "PG 1.2a: "), s.ToString());

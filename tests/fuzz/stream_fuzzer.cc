@@ -1,9 +1,10 @@
 // stream_fuzzer.cc — recovery of the PGs' unhomed bytes from the log stream
 // (LogLayout::kStream; docs/DESIGN.md §10, docs/FORMAT.md "Stream records"):
-// CollectUnhomed (ReadStream under it), the function RingStore::Recover
-// calls, on a stream in a MemoryBlockDevice; then each PG's recovery from
-// its ring up to homed and the stream's bytes after (RecoverRingPgLog, as
-// RingStore::RecoverPg runs it).
+// CollectUnhomed (ReadStream under it: ReadUnhomed), as the tool calls it,
+// on a stream in a MemoryBlockDevice; then the PGs' recovery as
+// RingStore::Recover runs it (RecoverRingPgs: each ring up to homed, then
+// one pass over the stream feeding each PG its bytes, replayed as they
+// come, with one block of them kept in memory).
 //
 // The input drives (FuzzedDataProvider) a writer that lays the stream and
 // the PGs' rings down the way the store does (RingStore::PlanStream,
@@ -35,10 +36,14 @@
 //    stream: ReadUnhomedBytes through them reads the same bytes back;
 //  - bytes given to a PG are exactly the bytes written for it, unless a
 //    record was re-sealed (a CRC-valid forgery the stream cannot tell): then
-//    the PG's own record checks must catch it — RecoverRingPgLog fails with
+//    the PG's own record checks must catch it — recovery fails with
 //    kDataLoss naming the PG, or returns exactly the model;
-//  - RecoverRingPgLog never returns entries other than the model's, and
-//    never fails a PG given exactly its bytes;
+//  - recovery never returns entries other than the model's, and never
+//    fails a PG given exactly its bytes; it finds the stream damage the
+//    tool's pass finds, and fails every PG whose bytes that pass could not
+//    gather;
+//  - a recovered PG keeps fewer than two blocks of its unhomed bytes in
+//    memory, the newest, and its runs read every one of them back;
 //  - with no damage inside the stream's [head, tail) and the pointers as
 //    written, CollectUnhomed returns OK, each PG gets exactly its bytes, and
 //    every PG recovers exactly;
@@ -49,6 +54,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +69,7 @@
 #include "fuzz_common.h"
 #include "log/ring_layout.h"
 #include "log/ring_pg_log.h"
+#include "log/ring_pg_recovery.h"
 #include "log/stream_reader.h"
 
 namespace pgring::fuzz {
@@ -576,39 +584,81 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
     }
   }
 
-  // Each PG as the store recovers it: the ring up to homed, the stream's
-  // bytes after.
-  for (const Pg* pg : live) {
-    const UnhomedFound* f = nullptr;
-    for (size_t i = 0; i < wanting.size(); ++i) {
-      if (wanting[i] == pg) f = &found[i];
-    }
-    if (f != nullptr && !f->error.ok()) continue;  // the store marks it damaged
-    PgPointer p;
+  // The PGs as the store recovers them (RecoverRingPgs): each ring up to
+  // homed, then the one pass over the stream feeding each PG its bytes and
+  // replaying them as they come, one block of them kept in memory.
+  std::vector<PgPointer> pointers(live.size());
+  std::vector<std::unique_ptr<RingPgLog>> logs;
+  std::vector<RingPgLog*> recovering;
+  for (size_t k = 0; k < live.size(); ++k) {
+    const Pg* pg = live[k];
+    PgPointer& p = pointers[k];
     p.stamp = pg->stamp;
     p.head = pg->head;
     p.tail = pg->tail;
     p.tail_seq = pg->next_seq;
     p.unhomed = pg->tail - pg->homed;
     p.stream_pos = pg->StreamPos();
-    RingPgLog log(pg->id, pg->stamp, g.block_size);
-    log.LoadPointer(p);
-    log.chunks = pg->chunks;
-    if (f != nullptr) log.unhomed_runs = f->runs;
-    const absl::Status rs =
-        RecoverRingPgLog(dev, g, &log, f != nullptr ? f->bytes : std::string());
-    const bool exact = f == nullptr || f->bytes == pg->Unhomed();
-    FUZZ_CHECK(rs.ok() || absl::IsDataLoss(rs), rs.ToString());
-    if (!rs.ok()) {
-      FUZZ_CHECK(absl::StartsWith(rs.message(), absl::StrCat("PG ", pg->name, ": ")),
-                 rs.ToString());
+    for (size_t i = 0; i < wanting.size(); ++i) {
+      if (wanting[i] == pg) p.stream_pos = wants[i].stream_pos;  // as damaged, if it was
+    }
+    logs.push_back(std::make_unique<RingPgLog>(pg->id, pg->stamp, g.block_size));
+    logs.back()->LoadPointer(p);
+    logs.back()->chunks = pg->chunks;
+    recovering.push_back(logs.back().get());
+  }
+  std::vector<absl::Status> outcome;
+  absl::Status stream_damage;
+  const absl::Status rs = RecoverRingPgs(
+      dev, g, recovering, StreamSource{&sp, &stream.chunks}, g.block_size,
+      [](size_t n, const std::function<void(size_t)>& fn) {
+        for (size_t i = 0; i < n; ++i) fn(i);
+      },
+      &outcome, &stream_damage);
+  FUZZ_CHECK(rs.ok(), rs.ToString());
+  // The store's pass finds the damage the tool's does.
+  FUZZ_CHECK(stream_damage.ok() == st.ok(),
+             absl::StrCat("the store's pass says ", stream_damage.ToString(), ", the tool's ",
+                          st.ToString()));
+  for (size_t k = 0; k < live.size(); ++k) {
+    const Pg* pg = live[k];
+    const RingPgLog& log = *logs[k];
+    const UnhomedFound* f = nullptr;
+    for (size_t i = 0; i < wanting.size(); ++i) {
+      if (wanting[i] == pg) f = &found[i];
+    }
+    const absl::Status& s = outcome[k];
+    FUZZ_CHECK(s.ok() || absl::IsDataLoss(s), s.ToString());
+    // A PG whose bytes the tool's pass could not gather fails the store's.
+    FUZZ_CHECK(f == nullptr || f->error.ok() || !s.ok(),
+               absl::StrCat("PG ", pg->name, " recovers, but its bytes are not all in the "
+                            "stream: ", f == nullptr ? "" : f->error.ToString()));
+    const bool exact = f == nullptr || (f->error.ok() && f->bytes == pg->Unhomed());
+    if (!s.ok()) {
+      FUZZ_CHECK(absl::StartsWith(s.message(), absl::StrCat("PG ", pg->name, ": ")),
+                 s.ToString());
       FUZZ_CHECK(!exact, absl::StrCat("PG ", pg->name, " given exactly its bytes fails: ",
-                                      rs.ToString()));
+                                      s.ToString()));
       continue;
     }
-    const std::vector<Placed> got = Placements(log.entries, p.head);
+    const std::vector<Placed> got = Placements(log.entries, pointers[k].head);
     FUZZ_CHECK(got == pg->entries, absl::StrFormat("PG %s: recovered %s, written %s", pg->name,
                                                    Describe(got), Describe(pg->entries)));
+    // What stays in memory: its newest bytes, whole blocks of the oldest
+    // gone, and the runs name where every byte lies.
+    const std::string unhomed = f == nullptr ? std::string() : f->bytes;
+    FUZZ_CHECK(log.image.size() == unhomed.size() && log.image.resident_size() <= 2 * g.block_size &&
+                   unhomed.substr(log.image.cold()) == log.image.resident(),
+               absl::StrFormat("PG %s: an image of %u bytes, %u of them cold, for %u unhomed",
+                               pg->name, log.image.size(), log.image.cold(), unhomed.size()));
+    std::string back;
+    const absl::Status rb =
+        ReadUnhomedBytes(dev, g, stream.chunks, log.unhomed_runs, log.bounds.homed,
+                         log.bounds.tail, &back);
+    FUZZ_CHECK(rb.ok() && back == unhomed,
+               absl::StrFormat("PG %s: its bytes read back through the recovered runs (%s) are "
+                               "%s, the stream gave %s", pg->name, rb.ToString(), Hex(back),
+                               Hex(unhomed)));
   }
   return 0;
 }

@@ -187,6 +187,35 @@ TEST_F(RingReaderTest, ReadErrorsKeepTheDevicesCode) {
   EXPECT_THAT(c.seen, ElementsAre(absl::StrFormat("read-error@%d", chunks_.base)));
 }
 
+TEST_F(RingReaderTest, ReadsAsBytesArriveAndWaitsWhereTheyEnd) {
+  const uint64_t r1 = Add(1);
+  const uint64_t r2 = Add(2);
+  const uint64_t r3 = Add(3);
+  // Nothing on the device: every byte comes from the overlay.
+  RingReader r = Reader(end());
+  r.SetOverlay(chunks_.base, bytes_);
+  r.SetAvailable(r2 + 10);  // r1 whole, a part of r2's header
+  RingRecord rec;
+  ASSERT_TRUE(r.Next(&rec).ok());
+  EXPECT_EQ(rec.lpos, r1);
+  absl::Status s = r.Next(&rec);
+  EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
+  EXPECT_TRUE(r.waiting());
+  EXPECT_EQ(r.position(), r2);
+  r.SetAvailable(r3 + kRecordHeaderSize + 1);  // r2 whole, r3's header but not its body
+  ASSERT_TRUE(r.Next(&rec).ok());
+  EXPECT_EQ(rec.lpos, r2);
+  EXPECT_TRUE(absl::IsOutOfRange(r.Next(&rec)));
+  EXPECT_TRUE(r.waiting());
+  EXPECT_EQ(r.position(), r3);
+  r.SetAvailable(end());
+  ASSERT_TRUE(r.Next(&rec).ok());
+  EXPECT_EQ(rec.lpos, r3);
+  EXPECT_TRUE(absl::IsOutOfRange(r.Next(&rec)));
+  EXPECT_FALSE(r.waiting());  // the limit
+  EXPECT_TRUE(r.CheckTailSeq(4).ok());
+}
+
 TEST_F(RingReaderTest, CallersReportTheirOwnFindingsThroughIt) {
   Add(1);
   WriteRing();

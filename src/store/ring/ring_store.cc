@@ -7,15 +7,15 @@
 #include <atomic>
 #include <cassert>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <thread>
 #include <tuple>
-#if defined(__GLIBC__)
-#include <malloc.h>  // malloc_trim
-#endif
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "log/pg_log_state.h"
+#include "log/ring_pg_recovery.h"
 #include "log/ring_reader.h"
 #include "log/stream_reader.h"
 #include "store/group_batch.h"
@@ -30,8 +30,26 @@ namespace {
 // PGs recovered at once at open: enough reads in flight to keep an SSD busy
 // (measured in docs/BENCHMARKS.md, restart), few enough to cost nothing.
 constexpr size_t kRecoveryThreads = 8;
-// Unhomed bytes leaving memory at open past which the heap is trimmed.
-constexpr uint64_t kTrimAfterEvicting = 64ull << 20;
+
+// Runs fn(0), ..., fn(n - 1), several at a time: each PG's recovery reads
+// its ring with synchronous O_DIRECT reads (no readahead), and its CRCs and
+// replay use every core.
+void ForEachRecovering(size_t n, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
+  };
+  const size_t threads = std::min<size_t>(kRecoveryThreads, n);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) {
+    pool.emplace_back([&work] {
+      NameThisThread("pgring-recover");
+      work();
+    });
+  }
+  work();
+  for (auto& t : pool) t.join();
+}
 
 }  // namespace
 
@@ -189,43 +207,25 @@ absl::Status RingStore::Recover() {
     return absl::DataLossError(absl::StrCat("PG ", lists.begin()->first.ToString(),
                                             ": has a chunk list but no pointer"));
   }
-  // The stream once, sequentially: each PG's bytes not yet on its ring.
-  absl::flat_hash_map<RingPg*, std::string> unhomed;
-  absl::flat_hash_map<RingPg*, absl::Status> failed;
-  if (has_stream) {
-    RETURN_IF_ERROR(CollectUnhomed(stream_ptr, stream_chunks, &unhomed, &failed));
-  }
-  // Each PG's ring is read and replayed independently: several at a time
-  // keep the device busy (synchronous O_DIRECT reads, no readahead) and use
-  // every core for CRCs and replay. Outcomes are handled below in PG order.
+  // Each PG: its ring up to its homed position, then its bytes in the
+  // stream as one sequential pass over the stream reaches them.
   std::vector<RingPg*> order;
-  order.reserve(pgs_.size());
-  for (auto& [id, pg] : pgs_) order.push_back(pg.get());
-  std::vector<absl::Status> outcome(order.size());
-  {
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t i = next.fetch_add(1); i < order.size(); i = next.fetch_add(1)) {
-        RingPg* pg = order[i];
-        if (auto f = failed.find(pg); f != failed.end()) {
-          outcome[i] = f->second;
-          continue;
-        }
-        auto u = unhomed.find(pg);
-        // Handed over, not copied: every PG's unhomed bytes are in memory.
-        outcome[i] = RecoverPg(pg, u == unhomed.end() ? std::string() : std::move(u->second));
-      }
-    };
-    const size_t threads = std::min<size_t>(kRecoveryThreads, order.size());
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t) {
-      pool.emplace_back([&work] {
-        NameThisThread("pgring-recover");
-        work();
-      });
-    }
-    work();
-    for (auto& t : pool) t.join();
+  std::vector<RingPgLog*> logs;
+  for (auto& [id, pg] : pgs_) {
+    order.push_back(pg.get());
+    logs.push_back(pg.get());
+  }
+  std::vector<absl::Status> outcome;
+  absl::Status stream_damage;
+  RETURN_IF_ERROR(RecoverRingPgs(
+      device_.get(), geo_, logs,
+      has_stream ? StreamSource{&stream_ptr, &stream_chunks} : StreamSource{},
+      uint64_t{options_.stream.resident_blocks} * geo_.block_size, ForEachRecovering,
+      &outcome, &stream_damage));
+  if (!stream_damage.ok()) {
+    // It cost the PGs whose bytes lay in what cannot be read (they fail,
+    // named, with it); with none, nothing committed is lost.
+    log_->Log(LogLevel::kWarning, std::string(stream_damage.message()));
   }
   for (size_t i = 0; i < order.size(); ++i) {
     RingPg* pg = order[i];
@@ -238,9 +238,15 @@ absl::Status RingStore::Recover() {
                                                " marked damaged: ", s.message()));
       pg->Forget();
       pg->damage = s;
-    } else if (pg->bounds.homed < pg->bounds.tail) {
-      stream_.Pin(pg->StreamPos(), pg);
+      live_items_ += pg->live_items();
+      continue;
     }
+    pg->durable_head.store(pg->bounds.head);
+    {
+      MutexLock io(&pg->io_mu);
+      pg->written_upto = pg->bounds.homed;
+    }
+    if (pg->bounds.homed < pg->bounds.tail) stream_.Pin(pg->StreamPos(), pg);
     live_items_ += pg->live_items();
   }
   if (has_stream) {
@@ -258,15 +264,6 @@ absl::Status RingStore::Recover() {
       prefix.assign(block.data(), stream_ptr.tail % geo_.block_size);
     }
     stream_.Load(stream_ptr, std::move(stream_chunks), std::move(prefix));
-    // Every unhomed byte was in memory to be replayed; the oldest go, and
-    // so does the memory that held them: glibc keeps freed memory inside
-    // its heap (the gathered bytes were freed in an order it cannot trim
-    // from the top) until asked.
-    uint64_t evicted = 0;
-    for (auto& [id, pg] : pgs_) evicted += EvictOldUnhomed(pg.get());
-#if defined(__GLIBC__)
-    if (evicted >= kTrimAfterEvicting) malloc_trim(0);
-#endif
   }
   return absl::OkStatus();
 }
@@ -314,45 +311,6 @@ absl::StatusOr<bool> RingStore::LoadStreamKeys(RingClaims* claims, StreamPointer
     (void)first;
   }
   return true;
-}
-
-absl::Status RingStore::CollectUnhomed(const StreamPointer& p, const PgChunkList& c,
-                                       absl::flat_hash_map<RingPg*, std::string>* unhomed,
-                                       absl::flat_hash_map<RingPg*, absl::Status>* failed) {
-  std::vector<RingPg*> pgs;
-  std::vector<UnhomedWant> wants;
-  for (auto& [id, pg] : pgs_) {
-    const RingBounds& b = pg->bounds;
-    if (b.homed == b.tail) continue;
-    pgs.push_back(pg.get());
-    wants.push_back(UnhomedWant{pg->name, pg->stamp, b.homed, b.tail, pg->loaded_stream_pos});
-  }
-  std::vector<UnhomedFound> found;
-  absl::Status read = pgring::CollectUnhomed(device_.get(), geo_, c, p, wants, &found);
-  if (!read.ok()) {
-    if (!absl::IsDataLoss(read)) return read;
-    // Damage costs the PGs whose bytes lay in what cannot be read (they
-    // fail, named, with it); with none, nothing committed is lost.
-    log_->Log(LogLevel::kWarning, std::string(read.message()));
-  }
-  for (size_t i = 0; i < pgs.size(); ++i) {
-    if (!found[i].error.ok()) {
-      failed->emplace(pgs[i], found[i].error);
-      continue;
-    }
-    pgs[i]->unhomed_runs = std::move(found[i].runs);
-    (*unhomed)[pgs[i]] = std::move(found[i].bytes);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status RingStore::RecoverPg(RingPg* pg, std::string unhomed) {
-  RETURN_IF_ERROR(RecoverRingPgLog(device_.get(), geo_, pg, std::move(unhomed)));
-  const RingBounds& p = pg->bounds;
-  pg->durable_head.store(p.head);
-  MutexLock l(&pg->io_mu);
-  pg->written_upto = p.homed;
-  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------
@@ -443,27 +401,9 @@ absl::Status RingStore::UnhomedBytes(const RingPg& pg, uint64_t from, uint64_t t
   return absl::OkStatus();
 }
 
-uint64_t RingStore::EvictOldUnhomed(RingPg* pg) {
-  const uint64_t keep = uint64_t{options_.stream.resident_blocks} * geo_.block_size;
-  if (pg->image.resident_size() <= keep) return 0;
-  const uint64_t cold_end = pg->ColdEnd();
-  // Whole blocks, so that a read of the newest records finds them from a
-  // block boundary on in memory and reads nothing.
-  uint64_t to = geo_.AlignDown(pg->bounds.tail - keep);
-  // Only bytes a completed stream write put on the device may leave.
-  const uint64_t written = stream_.written();
-  auto& runs = pg->unhomed_runs;
-  auto run = std::upper_bound(runs.begin(), runs.end(), cold_end,
-                              [](uint64_t at, const UnhomedRun& r) { return at < r.ring_end; });
-  uint64_t on_device = cold_end;
-  for (; run != runs.end() && on_device < to; ++run) {
-    if (run->data_end > written) break;
-    on_device = run->ring_end;
-  }
-  to = std::min(to, geo_.AlignDown(on_device));
-  if (to <= cold_end) return 0;
-  pg->image.Evict(to - cold_end);
-  return to - cold_end;
+void RingStore::EvictOldUnhomed(RingPg* pg) {
+  pg->EvictUnhomed(uint64_t{options_.stream.resident_blocks} * geo_.block_size,
+                   stream_.written());
 }
 
 absl::StatusOr<std::shared_ptr<RingPg>> RingStore::NewPg(const PgId& id) {

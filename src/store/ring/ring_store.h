@@ -62,14 +62,6 @@ class RingStore final : public PgStore<RingPg> {
   // The stream's keys (both or neither), claimed; false when there is none.
   absl::StatusOr<bool> LoadStreamKeys(RingClaims* claims, StreamPointer* p, PgChunkList* c)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Reads the stream and gives each PG the bytes [homed, tail) it holds for
-  // it (`unhomed`) and the runs; a PG whose bytes it lacks gets its error
-  // in `failed`.
-  absl::Status CollectUnhomed(const StreamPointer& p, const PgChunkList& c,
-                              absl::flat_hash_map<RingPg*, std::string>* unhomed,
-                              absl::flat_hash_map<RingPg*, absl::Status>* failed)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status RecoverPg(RingPg* pg, std::string unhomed);
 
   // Submit, step by step (all but StartWrites under the staging lock).
   // A new PG with the next stamp.
@@ -109,9 +101,8 @@ class RingStore final : public PgStore<RingPg> {
   absl::Status UnhomedBytes(const RingPg& pg, uint64_t from, uint64_t to, std::string* out) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Lets pg's oldest unhomed bytes leave memory, whole blocks whose stream
-  // write has completed, until resident_blocks are left. Returns the bytes
-  // that left.
-  uint64_t EvictOldUnhomed(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // write has completed, until resident_blocks are left.
+  void EvictOldUnhomed(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps the stream's pins in step with pg's first unhomed byte.
   void Repin(RingPg* pg, bool was_pinned, uint64_t old_pos) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -1,0 +1,157 @@
+#include "log/ring_pg_recovery.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "log/ring_image.h"
+#include "log/stream_reader.h"
+#include "util/status_macros.h"
+
+namespace pgring {
+
+RingPgRecovery::RingPgRecovery(BlockDevice* device, const Geometry& geo, RingPgLog* pg,
+                               uint64_t resident)
+    : device_(device), geo_(geo), pg_(pg), resident_(resident) {}
+
+absl::Status RingPgRecovery::Start() {
+  const RingBounds& p = pg_->bounds;
+  for (const absl::Status& s : {CheckPointerInChunks(p.head, p.tail, pg_->chunks, geo_.chunk_size),
+                                CheckChunkListBase(pg_->chunks, geo_.chunk_size)}) {
+    if (!s.ok()) return absl::DataLossError(absl::StrFormat("PG %s: %s", pg_->name, s.message()));
+  }
+  if (p.homed < p.head) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: pointer's homed position %u (tail %u less %u unhomed bytes) is before its head "
+        "%u", pg_->name, p.homed, p.tail, p.tail - p.homed, p.head));
+  }
+  reader_.emplace(device_, geo_, pg_->chunks, pg_->name, pg_->stamp, p.head, p.tail);
+  reader_->SetAvailable(p.homed);
+  RETURN_IF_ERROR(ReplayAvailable());
+  // What the ring holds from the record that straddles homed (if any) and
+  // from homed's block on: the first is read again with the stream's bytes
+  // after it, the second is what a home write rewrites homed's block with.
+  const uint64_t image_start = pg_->ImageStart();
+  pending_start_ = reader_->position();
+  const uint64_t from = std::min(pending_start_, image_start);
+  if (from < p.homed) {
+    auto bytes = reader_->Bytes(from, p.homed - from);
+    if (!bytes.ok()) {
+      return absl::Status(bytes.status().code(),
+                          absl::StrFormat("PG %s: reading its ring's bytes [%u, %u) before the "
+                                          "homed position: %s",
+                                          pg_->name, from, p.homed, bytes.status().message()));
+    }
+    pending_.assign(bytes->substr(pending_start_ - from));
+    pg_->ring_prefix.assign(bytes->substr(image_start - from));
+  }
+  reader_->ReleaseWindow();
+  covered_ = p.homed;
+  return absl::OkStatus();
+}
+
+absl::Status RingPgRecovery::Feed(std::string_view bytes, const UnhomedRun& run) {
+  assert(run.ring_end == covered_ + bytes.size() && run.ring_end <= pg_->bounds.tail);
+  pending_.append(bytes);
+  pg_->image.Append(bytes);
+  pg_->unhomed_runs.push_back(run);
+  covered_ = run.ring_end;
+  reader_->SetOverlay(pending_start_, pending_);
+  reader_->SetAvailable(covered_);
+  RETURN_IF_ERROR(ReplayAvailable());
+  // Bytes before the record the reader waits for are read; the image keeps
+  // what the bound allows of them. Every fed byte is on the device.
+  pending_.erase(0, reader_->position() - pending_start_);
+  pending_start_ = reader_->position();
+  pg_->EvictUnhomed(resident_, UINT64_MAX);
+  return absl::OkStatus();
+}
+
+absl::Status RingPgRecovery::Finish() {
+  assert(!NeedsStream());
+  if (reader_->position() != pg_->bounds.tail) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: its records end at lpos %u, short of its tail %u", pg_->name,
+        reader_->position(), pg_->bounds.tail));
+  }
+  RETURN_IF_ERROR(reader_->CheckTailSeq(pg_->bounds.tail_seq));
+  FinishReplay(pg_, nullptr);
+  reader_.reset();
+  pending_ = std::string();
+  return absl::OkStatus();
+}
+
+absl::Status RingPgRecovery::ReplayAvailable() {
+  RingRecord rec;
+  while (true) {
+    absl::Status s = reader_->Next(&rec);
+    // The limit, or the end of what has arrived; a device's kOutOfRange is
+    // its error.
+    if (absl::IsOutOfRange(s) &&
+        (reader_->waiting() || reader_->position() == pg_->bounds.tail)) {
+      return absl::OkStatus();
+    }
+    if (!s.ok()) return s;
+    if (!rec.is_txn()) continue;  // skippable, of a kind this version does not read
+    s = ReplayRecord(rec.body, rec.lpos, pg_);
+    if (!s.ok()) return reader_->Damage(rec.lpos, std::string(s.message()));
+  }
+}
+
+absl::Status RecoverRingPgs(BlockDevice* device, const Geometry& geo,
+                            const std::vector<RingPgLog*>& pgs, const StreamSource& stream,
+                            uint64_t resident, const ForEachPg& for_each,
+                            std::vector<absl::Status>* outcome, absl::Status* stream_damage) {
+  std::vector<std::unique_ptr<RingPgRecovery>> recovery(pgs.size());
+  outcome->assign(pgs.size(), absl::OkStatus());
+  *stream_damage = absl::OkStatus();
+  for_each(pgs.size(), [&](size_t i) {
+    recovery[i] = std::make_unique<RingPgRecovery>(device, geo, pgs[i], resident);
+    (*outcome)[i] = recovery[i]->Start();
+  });
+  // The PGs with bytes in the stream, and where each wants them from.
+  std::vector<size_t> which;
+  std::vector<UnhomedWant> wants;
+  for (size_t i = 0; i < pgs.size(); ++i) {
+    if (!(*outcome)[i].ok() || !recovery[i]->NeedsStream()) continue;
+    const RingPgLog& pg = *pgs[i];
+    which.push_back(i);
+    wants.push_back(UnhomedWant{pg.name, pg.stamp, recovery[i]->covered(), pg.bounds.tail,
+                                pg.loaded_stream_pos});
+  }
+  if (!wants.empty()) {
+    if (stream.pointer == nullptr) {
+      // Open refuses such a pointer before recovery; a caller that did not
+      // gets the same answer here.
+      for (size_t i : which) {
+        (*outcome)[i] = absl::DataLossError(absl::StrFormat(
+            "PG %s: its bytes from lpos %u are in the log stream, but there is none",
+            pgs[i]->name, pgs[i]->bounds.homed));
+      }
+    } else {
+      std::vector<UnhomedOutcome> outcomes;
+      absl::Status read = ReadUnhomed(
+          device, geo, *stream.chunks, *stream.pointer, wants,
+          [&](size_t w, std::string_view bytes, const UnhomedRun& run) {
+            return recovery[which[w]]->Feed(bytes, run);
+          },
+          &outcomes);
+      if (!read.ok() && !absl::IsDataLoss(read)) return read;
+      *stream_damage = read;
+      for (size_t w = 0; w < which.size(); ++w) {
+        if (!outcomes[w].error.ok()) (*outcome)[which[w]] = outcomes[w].error;
+      }
+    }
+  }
+  for_each(pgs.size(), [&](size_t i) {
+    if ((*outcome)[i].ok()) (*outcome)[i] = recovery[i]->Finish();
+    recovery[i].reset();
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace pgring

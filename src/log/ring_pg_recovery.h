@@ -1,0 +1,94 @@
+// ring_pg_recovery.h — the recovery of one PG at open (docs/DESIGN.md §10,
+// "Open"): its records on its ring up to homed, then its unhomed bytes as
+// the one pass over the log stream reaches them, each record replayed as
+// soon as its last byte arrives. Only the bytes of a record still being
+// read and the newest unhomed bytes (the resident bound) are kept, so an
+// open holds about as much of a PG as the running store does, not every
+// unhomed byte at once.
+#ifndef PGRING_LOG_RING_PG_RECOVERY_H_
+#define PGRING_LOG_RING_PG_RECOVERY_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "device/block_device.h"
+#include "format/metadata_keys.h"
+#include "log/ring_layout.h"
+#include "log/ring_pg_log.h"
+#include "log/ring_reader.h"
+
+namespace pgring {
+
+class RingPgRecovery {
+ public:
+  // `pg` holds its pointer (LoadPointer) and chunk list; the recovery fills
+  // in the rest. `resident` is how many unhomed bytes stay in memory
+  // (RingPgLog::EvictUnhomed's `keep`).
+  RingPgRecovery(BlockDevice* device, const Geometry& geo, RingPgLog* pg, uint64_t resident);
+
+  // Checks the pointer against the chunk list, then reads and replays the
+  // ring's records that end by homed, and keeps the ring's bytes of the
+  // record that straddles homed and of homed's block (ring_prefix).
+  absl::Status Start();
+
+  // Whether the PG still needs bytes from the stream: [covered(), tail).
+  bool NeedsStream() const { return covered_ < pg_->bounds.tail; }
+  uint64_t covered() const { return covered_; }
+  const RingPgLog& pg() const { return *pg_; }
+
+  // The PG's next unhomed bytes, [covered(), covered() + bytes.size()),
+  // held by the stream record `run` names (it ends at run.ring_end). Replays
+  // every record they complete; the oldest bytes leave memory past the
+  // resident bound.
+  absl::Status Feed(std::string_view bytes, const UnhomedRun& run);
+
+  // Once every unhomed byte was fed: checks the last record's sequence
+  // against the pointer's and finishes the replay (trim points).
+  absl::Status Finish();
+
+ private:
+  // Replays every record the available bytes complete.
+  absl::Status ReplayAvailable();
+
+  BlockDevice* const device_;
+  const Geometry geo_;
+  RingPgLog* const pg_;
+  const uint64_t resident_;
+  std::optional<RingReader> reader_;
+  // The bytes [pending_start_, covered_): from the reader's position (the
+  // start of the record it waits for) on.
+  std::string pending_;
+  uint64_t pending_start_ = 0;
+  uint64_t covered_ = 0;
+};
+
+// Runs fn(0), ..., fn(n - 1), in any order, several at once or not.
+using ForEachPg = std::function<void(size_t n, const std::function<void(size_t)>& fn)>;
+
+// The log stream as recovery reads it: its committed range and its chunks.
+struct StreamSource {
+  const StreamPointer* pointer = nullptr;
+  const PgChunkList* chunks = nullptr;
+};
+
+// The recovery of `pgs` at open (each holds its pointer and chunk list):
+// each PG's ring up to homed (Start, through `for_each`); then, with a
+// stream, one sequential pass over it feeding each PG its bytes as the pass
+// reaches them; then the checks that end each replay (Finish, through
+// `for_each`). `outcome[i]`: OK, or pgs[i]'s error (kDataLoss naming it;
+// a device error reading its ring). Returns a device error of the stream's
+// pass; its damage, which costs only the PGs whose bytes lay in it (they
+// fail with it), goes to `stream_damage`.
+absl::Status RecoverRingPgs(BlockDevice* device, const Geometry& geo,
+                            const std::vector<RingPgLog*>& pgs, const StreamSource& stream,
+                            uint64_t resident, const ForEachPg& for_each,
+                            std::vector<absl::Status>* outcome, absl::Status* stream_damage);
+
+}  // namespace pgring
+
+#endif  // PGRING_LOG_RING_PG_RECOVERY_H_
