@@ -24,6 +24,12 @@ void RingImage::Evict(size_t n) {
   DropResident(n);
 }
 
+void RingImage::ShrinkToFit() {
+  buffer_.erase(0, dropped_);
+  dropped_ = 0;
+  buffer_.shrink_to_fit();
+}
+
 void RingImage::DropResident(size_t n) {
   assert(n <= resident_size());
   dropped_ += n;

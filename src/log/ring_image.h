@@ -6,6 +6,7 @@
 #ifndef PGRING_LOG_RING_IMAGE_H_
 #define PGRING_LOG_RING_IMAGE_H_
 
+#include <cassert>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -32,11 +33,23 @@ class RingImage {
   uint64_t cold() const { return cold_; }
   size_t resident_size() const { return buffer_.size() - dropped_; }
   std::string_view resident() const { return std::string_view(buffer_).substr(dropped_); }
+  // The memory its buffer holds.
+  size_t capacity() const { return buffer_.capacity(); }
   void Append(std::string_view b) { buffer_.append(b); }
   // Drops the first n bytes (n <= size()): cold ones first.
   void DropFront(uint64_t n);
   // The first n resident bytes become cold (n <= resident_size()).
   void Evict(size_t n);
+  // Appends n bytes that are cold already: only while none is resident
+  // (recovery, for bytes the PG will not keep in memory).
+  void AppendCold(uint64_t n) {
+    assert(resident_size() == 0);
+    cold_ += n;
+  }
+  // Gives back what the buffer holds beyond the resident bytes (what was
+  // left behind and the room to grow): an image that stops growing, as at
+  // the end of recovery, holds no more than it keeps.
+  void ShrinkToFit();
   // Every byte resident: `bytes` from offset `skip` on.
   void Assign(std::string bytes, size_t skip = 0) {
     buffer_ = std::move(bytes);

@@ -45,13 +45,15 @@ void RingPgLog::MoveHomed(uint64_t to) {
   }
 }
 
+uint64_t RingPgLog::ResidentFrom(uint64_t end, uint64_t keep) const {
+  if (end - bounds.homed <= keep) return bounds.homed;
+  return std::max(bounds.homed, (end - keep) / block_size * block_size);
+}
+
 uint64_t RingPgLog::EvictUnhomed(uint64_t keep, uint64_t written) {
   if (image.resident_size() <= keep) return 0;
   const uint64_t cold_end = ColdEnd();
-  const uint64_t end = bounds.homed + image.size();
-  // Whole blocks, so that a read of the newest records finds them from a
-  // block boundary on in memory and reads nothing.
-  uint64_t to = (end - keep) / block_size * block_size;
+  uint64_t to = ResidentFrom(bounds.homed + image.size(), keep);
   // Only bytes a completed stream write put on the device may leave.
   auto run = std::upper_bound(unhomed_runs.begin(), unhomed_runs.end(), cold_end,
                               [](uint64_t at, const UnhomedRun& r) { return at < r.ring_end; });

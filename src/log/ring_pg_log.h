@@ -99,6 +99,11 @@ struct RingPgLog : PgLogState {
   // and older pointers read them from the stream).
   void MoveHomed(uint64_t to);
 
+  // Where the unhomed bytes kept in memory start when they end at `end`:
+  // the newest `keep` bytes or more, from a block boundary (a read of the
+  // newest records finds them from there on in memory and reads nothing),
+  // never before homed.
+  uint64_t ResidentFrom(uint64_t end, uint64_t keep) const;
   // Moves the oldest unhomed bytes out of memory, in whole blocks, until
   // `keep` bytes or fewer are resident; only bytes whose stream records end
   // by `written` (the stream lpos its completed writes reach) may go.

@@ -55,19 +55,34 @@ absl::Status RingPgRecovery::Start() {
 }
 
 absl::Status RingPgRecovery::Feed(std::string_view bytes, const UnhomedRun& run) {
-  assert(run.ring_end == covered_ + bytes.size() && run.ring_end <= pg_->bounds.tail);
-  pending_.append(bytes);
-  pg_->image.Append(bytes);
+  const uint64_t from = covered_;
+  assert(run.ring_end == from + bytes.size() && run.ring_end <= pg_->bounds.tail);
+  // The image keeps what the PG keeps in memory once every byte up to its
+  // tail is there (all of them are on the device): the bytes before that
+  // are cold as they arrive.
+  const uint64_t resident_from = pg_->ResidentFrom(pg_->bounds.tail, resident_);
+  if (from < resident_from) pg_->image.AppendCold(std::min(run.ring_end, resident_from) - from);
+  if (run.ring_end > resident_from) {
+    pg_->image.Append(bytes.substr(std::max(from, resident_from) - from));
+  }
   pg_->unhomed_runs.push_back(run);
   covered_ = run.ring_end;
-  reader_->SetOverlay(pending_start_, pending_);
   reader_->SetAvailable(covered_);
-  RETURN_IF_ERROR(ReplayAvailable());
-  // Bytes before the record the reader waits for are read; the image keeps
-  // what the bound allows of them. Every fed byte is on the device.
-  pending_.erase(0, reader_->position() - pending_start_);
-  pending_start_ = reader_->position();
-  pg_->EvictUnhomed(resident_, UINT64_MAX);
+  if (pending_.empty()) {
+    // The reader waits at a record's start (every stream item ends at a
+    // record's end): it reads the bytes where they are.
+    assert(pending_start_ == from);
+    reader_->SetOverlay(from, bytes);
+    RETURN_IF_ERROR(ReplayAvailable());
+    pending_start_ = reader_->position();
+    pending_.assign(bytes.substr(pending_start_ - from));
+  } else {
+    pending_.append(bytes);
+    reader_->SetOverlay(pending_start_, pending_);
+    RETURN_IF_ERROR(ReplayAvailable());
+    pending_.erase(0, reader_->position() - pending_start_);
+    pending_start_ = reader_->position();
+  }
   return absl::OkStatus();
 }
 
@@ -82,6 +97,8 @@ absl::Status RingPgRecovery::Finish() {
   FinishReplay(pg_, nullptr);
   reader_.reset();
   pending_ = std::string();
+  // The image grew a record at a time, compacted at twice what it keeps.
+  pg_->image.ShrinkToFit();
   return absl::OkStatus();
 }
 

@@ -28,7 +28,7 @@ class RingPgRecovery {
  public:
   // `pg` holds its pointer (LoadPointer) and chunk list; the recovery fills
   // in the rest. `resident` is how many unhomed bytes stay in memory
-  // (RingPgLog::EvictUnhomed's `keep`).
+  // (RingPgLog::ResidentFrom's `keep`).
   RingPgRecovery(BlockDevice* device, const Geometry& geo, RingPgLog* pg, uint64_t resident);
 
   // Checks the pointer against the chunk list, then reads and replays the
@@ -43,8 +43,8 @@ class RingPgRecovery {
 
   // The PG's next unhomed bytes, [covered(), covered() + bytes.size()),
   // held by the stream record `run` names (it ends at run.ring_end). Replays
-  // every record they complete; the oldest bytes leave memory past the
-  // resident bound.
+  // every record they complete; only the bytes the PG keeps in memory once
+  // it has them all (RingPgLog::ResidentFrom its tail) stay there.
   absl::Status Feed(std::string_view bytes, const UnhomedRun& run);
 
   // Once every unhomed byte was fed: checks the last record's sequence

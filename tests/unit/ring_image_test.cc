@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -19,7 +20,7 @@ TEST(RingImage, HoldsWhatWasAppendedAndNotDropped) {
   uint64_t cold = 0;
   char next = 'a';
   for (int op = 0; op < 20000; ++op) {
-    const int what = static_cast<int>(rng() % 4);
+    const int what = static_cast<int>(rng() % 5);
     if (what <= 1 || model.empty()) {
       const std::string b(1 + rng() % 600, next);
       next = next == 'z' ? 'a' : static_cast<char>(next + 1);
@@ -30,10 +31,13 @@ TEST(RingImage, HoldsWhatWasAppendedAndNotDropped) {
       image.DropFront(n);
       model.erase(0, n);
       cold -= std::min<uint64_t>(cold, n);
-    } else {
+    } else if (what == 3) {
       const size_t n = rng() % (model.size() - cold + 1);
       image.Evict(n);
       cold += n;
+    } else {
+      image.ShrinkToFit();
+      ASSERT_LE(image.capacity(), std::max<size_t>(image.resident_size(), 15)) << "op " << op;
     }
     ASSERT_EQ(image.size(), model.size()) << "op " << op;
     ASSERT_EQ(image.cold(), cold) << "op " << op;
