@@ -97,7 +97,7 @@ absl::Status RingPgRecovery::Finish() {
   FinishReplay(pg_, nullptr);
   reader_.reset();
   pending_ = std::string();
-  // The image grew a record at a time, compacted at twice what it keeps.
+  // The image grew by appends: the room they left goes back.
   pg_->image.ShrinkToFit();
   return absl::OkStatus();
 }
@@ -140,28 +140,28 @@ absl::Status RecoverRingPgs(BlockDevice* device, const Geometry& geo,
     wants.push_back(UnhomedWant{pg.name, pg.stamp, recovery[i]->covered(), pg.bounds.tail,
                                 pg.loaded_stream_pos});
   }
-  if (!wants.empty()) {
-    if (stream.pointer == nullptr) {
-      // Open refuses such a pointer before recovery; a caller that did not
-      // gets the same answer here.
-      for (size_t i : which) {
-        (*outcome)[i] = absl::DataLossError(absl::StrFormat(
-            "PG %s: its bytes from lpos %u are in the log stream, but there is none",
-            pgs[i]->name, pgs[i]->bounds.homed));
-      }
-    } else {
-      std::vector<UnhomedOutcome> outcomes;
-      absl::Status read = ReadUnhomed(
-          device, geo, *stream.chunks, *stream.pointer, wants,
-          [&](size_t w, std::string_view bytes, const UnhomedRun& run) {
-            return recovery[which[w]]->Feed(bytes, run);
-          },
-          &outcomes);
-      if (!read.ok() && !absl::IsDataLoss(read)) return read;
-      *stream_damage = read;
-      for (size_t w = 0; w < which.size(); ++w) {
-        if (!outcomes[w].error.ok()) (*outcome)[which[w]] = outcomes[w].error;
-      }
+  if (stream.pointer == nullptr) {
+    // Open refuses such a pointer before recovery; a caller that did not
+    // gets the same answer here.
+    for (size_t i : which) {
+      (*outcome)[i] = absl::DataLossError(absl::StrFormat(
+          "PG %s: its bytes from lpos %u are in the log stream, but there is none",
+          pgs[i]->name, pgs[i]->bounds.homed));
+    }
+  } else {
+    // Read whether or not a PG needs it: damage that costs no PG is still
+    // found, and reported.
+    std::vector<UnhomedOutcome> outcomes;
+    absl::Status read = ReadUnhomed(
+        device, geo, *stream.chunks, *stream.pointer, wants,
+        [&](size_t w, std::string_view bytes, const UnhomedRun& run) {
+          return recovery[which[w]]->Feed(bytes, run);
+        },
+        &outcomes);
+    if (!read.ok() && !absl::IsDataLoss(read)) return read;
+    *stream_damage = read;
+    for (size_t w = 0; w < which.size(); ++w) {
+      if (!outcomes[w].error.ok()) (*outcome)[which[w]] = outcomes[w].error;
     }
   }
   for_each(pgs.size(), [&](size_t i) {

@@ -7,15 +7,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "device/aligned_buffer.h"
 #include "absl/strings/str_format.h"
 #include "device/memory_block_device.h"
 #include "format/record.h"
+#include "util/ring_bytes.h"
 
 namespace pgring {
 namespace {
@@ -48,18 +48,9 @@ class RingPgRecoveryTest : public ::testing::Test {
 
   // The ring holds [base, homed): written in whole blocks, zeros after.
   void WriteRing(uint64_t homed) {
-    const uint64_t len = (homed - chunks_.base + 4095) / 4096 * 4096;
-    std::string ring = bytes_.substr(0, homed - chunks_.base);
-    ring.resize(len, '\0');
-    std::vector<Extent> ex;
-    MapRange(chunks_, g_, chunks_.base, len, &ex);
-    uint64_t done = 0;
-    for (const Extent& e : ex) {
-      AlignedBuffer piece(e.length);
-      std::memcpy(piece.data(), ring.data() + done, e.length);
-      ASSERT_TRUE(dev_.Write(e.device_offset, piece.span()).ok());
-      done += e.length;
-    }
+    ASSERT_TRUE(testing::WriteRingBytes(&dev_, g_, chunks_, chunks_.base,
+                                        std::string_view(bytes_).substr(0, homed - chunks_.base))
+                    .ok());
   }
 
   std::unique_ptr<RingPgLog> Pg(uint64_t homed, uint64_t tail_seq = kRecords + 1) {

@@ -6,17 +6,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "device/aligned_buffer.h"
 #include "device/fault_injection_device.h"
 #include "device/memory_block_device.h"
 #include "format/record.h"
 #include "util/coding.h"
+#include "util/ring_bytes.h"
 
 namespace pgring {
 namespace {
@@ -59,19 +58,7 @@ class RingReaderTest : public ::testing::Test {
   uint64_t end() const { return chunks_.base + bytes_.size(); }
 
   void WriteRing() {
-    const uint64_t len = (bytes_.size() + 4095) / 4096 * 4096;
-    AlignedBuffer buf(len);
-    std::memset(buf.data(), 0, len);
-    std::memcpy(buf.data(), bytes_.data(), bytes_.size());
-    std::vector<Extent> ex;
-    MapRange(chunks_, g_, chunks_.base, len, &ex);
-    uint64_t done = 0;
-    for (const Extent& e : ex) {
-      AlignedBuffer piece(e.length);
-      std::memcpy(piece.data(), buf.data() + done, e.length);
-      ASSERT_TRUE(dev_.Write(e.device_offset, piece.span()).ok());
-      done += e.length;
-    }
+    ASSERT_TRUE(testing::WriteRingBytes(&dev_, g_, chunks_, chunks_.base, bytes_).ok());
   }
 
   RingReader Reader(uint64_t limit, RingReader::Reporter* r = nullptr) {
