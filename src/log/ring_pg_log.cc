@@ -3,14 +3,9 @@
 #include <algorithm>
 #include <cassert>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "absl/strings/str_format.h"
-#include "device/block_device.h"
 #include "log/ring_image.h"
-#include "log/ring_reader.h"
-#include "util/status_macros.h"
 
 namespace pgring {
 
@@ -50,8 +45,8 @@ uint64_t RingPgLog::ResidentFrom(uint64_t end, uint64_t keep) const {
   return std::max(bounds.homed, (end - keep) / block_size * block_size);
 }
 
-uint64_t RingPgLog::EvictUnhomed(uint64_t keep, uint64_t written) {
-  if (image.resident_size() <= keep) return 0;
+void RingPgLog::EvictUnhomed(uint64_t keep, uint64_t written) {
+  if (image.resident_size() <= keep) return;
   const uint64_t cold_end = ColdEnd();
   uint64_t to = ResidentFrom(bounds.homed + image.size(), keep);
   // Only bytes a completed stream write put on the device may leave.
@@ -63,9 +58,7 @@ uint64_t RingPgLog::EvictUnhomed(uint64_t keep, uint64_t written) {
     on_device = run->ring_end;
   }
   to = std::min(to, on_device / block_size * block_size);
-  if (to <= cold_end) return 0;
-  image.Evict(to - cold_end);
-  return to - cold_end;
+  if (to > cold_end) image.Evict(to - cold_end);
 }
 
 PgPointer RingPgLog::Pointer() const {

@@ -8,12 +8,10 @@
 
 #include <cstdint>
 #include <deque>
-#include <memory>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "device/aligned_buffer.h"
 #include "format/record.h"
 #include "log/pg_log_state.h"
 #include "log/ring_image.h"
@@ -22,8 +20,6 @@
 #include "pgring/types.h"
 
 namespace pgring {
-
-class BlockDevice;
 
 // Where a PG's committed records lie in its ring, and the sequence the next
 // record takes. The pointer RocksDB stores adds the stamp and the trim
@@ -107,8 +103,7 @@ struct RingPgLog : PgLogState {
   // Moves the oldest unhomed bytes out of memory, in whole blocks, until
   // `keep` bytes or fewer are resident; only bytes whose stream records end
   // by `written` (the stream lpos its completed writes reach) may go.
-  // Returns how many left.
-  uint64_t EvictUnhomed(uint64_t keep, uint64_t written);
+  void EvictUnhomed(uint64_t keep, uint64_t written);
 
   // The pointer as RocksDB stores it, and back. A loaded pointer's
   // stream_pos is kept in loaded_stream_pos until recovery has the runs.

@@ -36,8 +36,8 @@ absl::Status RingPgRecovery::Start() {
   // from homed's block on: the first is read again with the stream's bytes
   // after it, the second is what a home write rewrites homed's block with.
   const uint64_t image_start = pg_->ImageStart();
-  pending_start_ = reader_->position();
-  const uint64_t from = std::min(pending_start_, image_start);
+  const uint64_t at = reader_->position();
+  const uint64_t from = std::min(at, image_start);
   if (from < p.homed) {
     auto bytes = reader_->Bytes(from, p.homed - from);
     if (!bytes.ok()) {
@@ -46,16 +46,15 @@ absl::Status RingPgRecovery::Start() {
                                           "homed position: %s",
                                           pg_->name, from, p.homed, bytes.status().message()));
     }
-    pending_.assign(bytes->substr(pending_start_ - from));
+    pending_.assign(bytes->substr(at - from));
     pg_->ring_prefix.assign(bytes->substr(image_start - from));
   }
   reader_->ReleaseWindow();
-  covered_ = p.homed;
   return absl::OkStatus();
 }
 
 absl::Status RingPgRecovery::Feed(std::string_view bytes, const UnhomedRun& run) {
-  const uint64_t from = covered_;
+  const uint64_t from = covered();
   assert(run.ring_end == from + bytes.size() && run.ring_end <= pg_->bounds.tail);
   // The image keeps what the PG keeps in memory once every byte up to its
   // tail is there (all of them are on the device): the bytes before that
@@ -66,22 +65,25 @@ absl::Status RingPgRecovery::Feed(std::string_view bytes, const UnhomedRun& run)
     pg_->image.Append(bytes.substr(std::max(from, resident_from) - from));
   }
   pg_->unhomed_runs.push_back(run);
-  covered_ = run.ring_end;
-  reader_->SetAvailable(covered_);
-  if (pending_.empty()) {
-    // The reader waits at a record's start (every stream item ends at a
-    // record's end): it reads the bytes where they are.
-    assert(pending_start_ == from);
+  // With no partial record pending, the reader waits at a record's start
+  // (every stream item ends at a record's end) and reads the bytes where
+  // they are; else it reads them after the pending ones.
+  const bool in_place = pending_.empty();
+  const uint64_t at = reader_->position();
+  assert(!in_place || at == from);
+  if (in_place) {
     reader_->SetOverlay(from, bytes);
-    RETURN_IF_ERROR(ReplayAvailable());
-    pending_start_ = reader_->position();
-    pending_.assign(bytes.substr(pending_start_ - from));
   } else {
     pending_.append(bytes);
-    reader_->SetOverlay(pending_start_, pending_);
-    RETURN_IF_ERROR(ReplayAvailable());
-    pending_.erase(0, reader_->position() - pending_start_);
-    pending_start_ = reader_->position();
+    reader_->SetOverlay(at, pending_);
+  }
+  reader_->SetAvailable(run.ring_end);
+  RETURN_IF_ERROR(ReplayAvailable());
+  const uint64_t next = reader_->position();
+  if (in_place) {
+    pending_.assign(bytes.substr(next - from));
+  } else {
+    pending_.erase(0, next - at);
   }
   return absl::OkStatus();
 }

@@ -37,8 +37,8 @@ class RingPgRecovery {
   absl::Status Start();
 
   // Whether the PG still needs bytes from the stream: [covered(), tail).
-  bool NeedsStream() const { return covered_ < pg_->bounds.tail; }
-  uint64_t covered() const { return covered_; }
+  bool NeedsStream() const { return covered() < pg_->bounds.tail; }
+  uint64_t covered() const { return pg_->bounds.homed + pg_->image.size(); }
   const RingPgLog& pg() const { return *pg_; }
 
   // The PG's next unhomed bytes, [covered(), covered() + bytes.size()),
@@ -60,11 +60,9 @@ class RingPgRecovery {
   RingPgLog* const pg_;
   const uint64_t resident_;
   std::optional<RingReader> reader_;
-  // The bytes [pending_start_, covered_): from the reader's position (the
-  // start of the record it waits for) on.
+  // The bytes [reader_->position(), covered()) when they are not where
+  // Feed's caller holds them: the start of the record the reader waits for.
   std::string pending_;
-  uint64_t pending_start_ = 0;
-  uint64_t covered_ = 0;
 };
 
 // Runs fn(0), ..., fn(n - 1), in any order, several at once or not.

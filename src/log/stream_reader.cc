@@ -140,7 +140,9 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
       [&](size_t i, std::string_view bytes, const UnhomedRun& run) {
         UnhomedFound& f = (*found)[i];
         // No more than the stream holds, whatever a damaged pointer says.
-        if (f.bytes.empty()) f.bytes.reserve(std::min(wants[i].tail - wants[i].homed, p.tail - p.head));
+        if (f.bytes.empty()) {
+          f.bytes.reserve(std::min(wants[i].tail - wants[i].homed, p.tail - p.head));
+        }
         f.bytes.append(bytes);
         f.runs.push_back(run);
         return absl::OkStatus();
