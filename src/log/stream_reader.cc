@@ -133,7 +133,8 @@ absl::Status ReadUnhomed(BlockDevice* device, const Geometry& geo, const PgChunk
 absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                             const StreamPointer& p, const std::vector<UnhomedWant>& wants,
                             std::vector<UnhomedFound>* found, RingReader::Reporter* reporter) {
-  found->assign(wants.size(), UnhomedFound{});
+  found->clear();
+  found->resize(wants.size());
   std::vector<UnhomedOutcome> outcomes;
   absl::Status read = ReadUnhomed(
       device, geo, chunks, p, wants,
