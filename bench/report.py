@@ -594,16 +594,15 @@ sc = stream_setting(s["restart"][0], "stream_chunks", "restart_stream_chunks") i
 hb = stream_setting(s["restart"][0], "home_blocks", "restart_home_blocks") if s["restart"] else None
 md.append("\nEntries of 180-220 payload bytes (uniform), one info per PG; bench/restart_bench. per-PG rings: "
           "`--layout=perpg`. stream: `--layout=stream`, a stream of "
-          f"{F(sc)} chunks ({F(sc)} MiB; StreamOptions::max_chunks) and "
-          + (f"home_blocks {hb}, so a PG's records stay in the stream until forced homes take them (the "
-             "stream half full), and open replays what the stream holds at close: \"stream at close\" is "
-             "the stream's size then (its chunks hold the unhomed records, and homed ones that share "
-             "their chunks)"
-             if hb else
-             "home_blocks at the library's default, 2 (this restart_bench takes no --home-blocks): the "
-             "rings get a PG's records once 2 whole blocks of them are waiting, so the stream at close "
-             "(\"stream at close\": its size then) holds at most about 2 blocks per PG unhomed, not a "
-             "stream full of unhomed records")
+          + (f"{F(sc)} chunks ({F(sc)} MiB; StreamOptions::max_chunks)" if sc else
+             "the library's default bound (StreamOptions::max_chunks 0: a quarter of the partition)")
+          + " and "
+          + (f"home_blocks {hb}" if hb else "home_blocks 0 (the library's default)" if hb == 0 else
+             "this restart_bench's default home_blocks (it takes no --home-blocks)")
+          + ": unless home_blocks is small, a PG's records stay in the stream until forced homes take "
+          "them (the stream half full), and open replays what the stream holds at close: \"stream at "
+          "close\" is the stream's size then (its chunks hold the unhomed records, and homed ones that "
+          "share their chunks)"
           + ". Heap = "
           "mallinfo2 in-use bytes (glibc) before and after Store::Open in a fresh process, so it counts "
           "everything Open allocates (RocksDB's memtables, caches and table readers included); "
@@ -731,7 +730,8 @@ for k in TARGET_KINDS:
     v = ratio(ro.get("seconds"), rd_.get("seconds"))
     note = "" if v is None else f"{ro['seconds']:.2f} s vs {rd_['seconds']:.2f} s"
     if k == "stream":
-        note += (f"; stream of {F(sc)} chunks, home_blocks {hb or '2 (default)'}, at close: "
+        note += (f"; stream of {F(sc) if sc else 'a quarter of the partition'}, home_blocks "
+                 f"{'the default' if hb is None else hb}, at close: "
                  f"{stream_at_close(big) or '-'}")
     target(I13, f"restart {big} <= 0.25x rocksdb's" if big else "restart <= 0.25x rocksdb's", k, X(v, 0.25),
            check(v, "<=", 0.25), note)

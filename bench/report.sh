@@ -46,9 +46,10 @@
 #     (drop_caches if permitted, else fadvise), and times Store::Open, which
 #     loads every PG log; heap and RSS growth per live entry, and the store's
 #     mapping-table bytes per entry. 128 and 1024 PGs: per-PG rings
-#     (--layout=perpg), the stream (--layout=stream with a stream of
-#     BENCH_STREAM_CHUNKS chunks and, when restart_bench has --home-blocks,
-#     BENCH_HOME_BLOCKS home blocks, so that the stream is left full of
+#     (--layout=perpg), the stream (--layout=stream as the library's
+#     defaults shape it, a quarter of the partition that homes only what
+#     the stream needs the room for, or BENCH_STREAM_CHUNKS chunks and
+#     BENCH_HOME_BLOCKS home blocks; either way the stream is left full of
 #     unhomed records at close and open replays them), and rocksdb.
 #
 # Options:
@@ -76,11 +77,12 @@
 #                     else fadvise; default), fadvise (only the store's
 #                     files), none (--smoke: fadvise)
 #   BENCH_STREAM_CHUNKS  the restart's stream size bound in 1 MiB chunks
-#                     (StreamOptions::max_chunks; 256, --smoke 16)
-#   BENCH_HOME_BLOCKS the restart's StreamOptions::home_blocks (65536: a PG's
-#                     records stay in the stream until forced homes take them
-#                     at half the stream's size), passed when restart_bench
-#                     takes --home-blocks
+#                     (StreamOptions::max_chunks; 0, the library's default: a
+#                     quarter of the partition restart_bench sizes; --smoke 16)
+#   BENCH_HOME_BLOCKS the restart's StreamOptions::home_blocks (0, the
+#                     library's default: a PG's records stay in the stream
+#                     until forced homes take them at half the stream's
+#                     size), passed when restart_bench takes --home-blocks
 #   PGRING_SIZE       data partition (2G; --smoke 256M)
 #   PGRING_LOG_SIZE   log partition (4G: 1024 PGs need ~3 chunks each; --smoke 256M)
 #   (the others' defaults: fio-jobs/defaults.sh, shared with fio-jobs/run.sh
@@ -168,7 +170,7 @@ if [[ -z "$WORK" ]]; then
 fi
 mkdir -p "$WORK"
 DATA=$OUT/data
-: "${BENCH_CACHE:=drop}" "${BENCH_STREAM_CHUNKS:=256}" "${BENCH_HOME_BLOCKS:=65536}"
+: "${BENCH_CACHE:=drop}" "${BENCH_STREAM_CHUNKS:=0}" "${BENCH_HOME_BLOCKS:=0}"
 [[ $BENCH_STREAM_CHUNKS =~ ^[0-9]+$ && $BENCH_HOME_BLOCKS =~ ^[0-9]+$ ]] \
   || bench_die "BENCH_STREAM_CHUNKS and BENCH_HOME_BLOCKS take whole numbers"
 exec > >(tee -a "$OUT/report.log") 2>&1
@@ -189,7 +191,7 @@ SPACE_BENCH=$BUILD/bench/ring_space_bench
 [[ -f $PGRING_ENGINE ]] || bench_die "$PGRING_ENGINE missing (build target fio_pgring, or drop --no-build)"
 [[ -x $RESTART_BENCH ]] || bench_die "$RESTART_BENCH missing (build target restart_bench)"
 # The stream's home blocks can be set only where restart_bench takes
-# --home-blocks; otherwise its stream homes at the library's default (2).
+# --home-blocks; otherwise its stream homes at that build's default.
 RESTART_HOME_BLOCKS=
 if "$RESTART_BENCH" --help 2>/dev/null | grep -q -- '--home-blocks'; then
   RESTART_HOME_BLOCKS=$BENCH_HOME_BLOCKS
@@ -326,11 +328,12 @@ fi
 
 # --- 4. restart time and memory ----------------------------------------------
 # The stream's row opens a store whose stream is full of unhomed records:
-# BENCH_STREAM_CHUNKS chunks and (where restart_bench takes it) a home_blocks
-# so large that a PG's records leave the stream only when forced homes take
-# them, once the stream is half full. The partition holds the rings
-# (restart_bench's own sizing: ~1 chunk per 3000 entries, 3 more per PG and
-# 64 MiB) plus the stream's chunks (1 MiB each).
+# home_blocks 0 (where restart_bench takes it), so that a PG's records leave
+# the stream only when forced homes take them, once the stream is half
+# full. With BENCH_STREAM_CHUNKS 0 restart_bench sizes the partition (the
+# rings, and a quarter more for the stream); otherwise the partition holds
+# the rings (restart_bench's own sizing: ~1 chunk per 3000 entries, 3 more
+# per PG and 64 MiB) plus the stream's chunks (1 MiB each).
 if [[ $SKIP_RESTART == 0 ]]; then
   for size in $RESTART; do
     pgs=${size%x*} entries=${size#*x}
@@ -338,11 +341,13 @@ if [[ $SKIP_RESTART == 0 ]]; then
       args=(--backend=ring --layout=perpg)
       case $b in
         stream)
-          per_pg=$(( (entries * (220 + 64) + 4096 + 1048575) / 1048576 + 3 ))
-          log_mib=$(( pgs * per_pg + BENCH_STREAM_CHUNKS + 64 ))
-          (( log_mib >= 256 )) || log_mib=256
-          args=(--backend=ring --layout=stream --stream-chunks="$BENCH_STREAM_CHUNKS"
-                --log-size="$((log_mib * 1048576))")
+          args=(--backend=ring --layout=stream)
+          if (( BENCH_STREAM_CHUNKS != 0 )); then
+            per_pg=$(( (entries * (220 + 64) + 4096 + 1048575) / 1048576 + 3 ))
+            log_mib=$(( pgs * per_pg + BENCH_STREAM_CHUNKS + 64 ))
+            (( log_mib >= 256 )) || log_mib=256
+            args+=(--stream-chunks="$BENCH_STREAM_CHUNKS" --log-size="$((log_mib * 1048576))")
+          fi
           [[ -z $RESTART_HOME_BLOCKS ]] || args+=(--home-blocks="$RESTART_HOME_BLOCKS") ;;
         rocksdb) args=(--backend=rocksdb) ;;
       esac

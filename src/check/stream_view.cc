@@ -83,8 +83,9 @@ void KeepLogLayout(const StreamKeys& stream, Options* options) {
     return;
   }
   options->log_layout = LogLayout::kStream;
-  if (stream.chunks.ok()) {
-    // StreamOptions::max_chunks bounds it to [2, 4096].
+  if (stream.chunks.ok() && options->stream.max_chunks != 0) {
+    // StreamOptions::max_chunks bounds it to [2, 4096]; 0 (a quarter of the
+    // partition) is left to the store, which keeps what its stream holds.
     const uint64_t have = stream.chunks->chunks.size();
     options->stream.max_chunks = static_cast<uint32_t>(
         std::clamp<uint64_t>(std::max<uint64_t>(have, options->stream.max_chunks), 2, 4096));

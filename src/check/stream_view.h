@@ -52,7 +52,8 @@ absl::StatusOr<StreamRead> ReadStreamForPgs(BlockDevice* device, const Geometry&
                                             bool report);
 
 // The options a command that writes through Store::Open uses to keep the
-// store's layout: kStream (with room for every chunk the stream has) when
+// store's layout: kStream (with room for every chunk the stream has, when
+// max_chunks is set rather than left to the partition's size) when
 // the store has a log stream, so the command does not home every PG and
 // drop the stream as an open in per-PG mode would.
 void KeepLogLayout(const StreamKeys& stream, Options* options);

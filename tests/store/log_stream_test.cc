@@ -14,9 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "device/memory_block_device.h"
 #include "format/label.h"
 #include "format/metadata_keys.h"
 #include "store/open_store.h"
+#include "store/ring/log_stream.h"
 #include "util/store_fixture.h"
 #include "util/sync.h"
 
@@ -396,6 +398,96 @@ INSTANTIATE_TEST_SUITE_P(Policies, ForcedHomeTest,
                                            TailBlockPolicy::kNeverRewrite),
                          PolicyName);
 
+// StreamOptions::max_chunks 0, the default: a quarter of the partition's
+// chunks, within [2, 4096].
+TEST_F(LogStreamTest, DefaultBoundIsAQuarterOfThePartition) {
+  EXPECT_EQ(LogStream::MaxChunksFor(0, 1000), 250u);
+  EXPECT_EQ(LogStream::MaxChunksFor(0, 7), 2u);
+  EXPECT_EQ(LogStream::MaxChunksFor(0, 1 << 20), 4096u);
+  EXPECT_EQ(LogStream::MaxChunksFor(16, 1000), 16u);
+  MkfsAndOpenStream();
+  const StoreStats st = Stats();
+  EXPECT_EQ(st.stream_max_chunks, st.total_chunks / 4);
+}
+
+// The PG rings' chunks, the stream's and the free ones are the partition's.
+void ExpectChunksAddUp(Store* store, const StoreStats& st, std::vector<PgId> pgs) {
+  uint64_t rings = 0;
+  for (const PgId& pg : pgs) rings += store->GetPgStats(pg)->chunks;
+  EXPECT_EQ(rings + st.stream_chunks + st.free_chunks, st.total_chunks);
+}
+
+// The stream gives back the chunks its head has passed: pinned by an idle
+// PG it grows, and once that PG's records are trimmed its chunks return to
+// the partition, all but the one holding its tail.
+TEST_F(LogStreamTest, StreamGivesBackTheChunksItsHeadPassed) {
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  ASSERT_OK(One(Pg(1), 1));  // pins the stream's head
+  for (uint64_t v = 1; v <= 400; ++v) {
+    ASSERT_OK(Do([&](Transaction* t) {
+      t->AppendEntry(Pg(2), V(1, v), TestPayload(v, 2000));
+      if (v > 10) t->Trim(Pg(2), V(1, v - 10));
+    }));
+  }
+  StoreStats st = Stats();
+  EXPECT_EQ(st.forced_homes, 0u);
+  EXPECT_GE(st.stream_chunks, 12u);  // ~800 KB of records behind PG 1's pin
+  ExpectChunksAddUp(store_.get(), st, {Pg(1), Pg(2)});
+  const uint64_t free_before = st.free_chunks;
+  ASSERT_OK(Do([&](Transaction* t) { t->Trim(Pg(1), V(1, 1)); }));
+  ASSERT_OK(One(Pg(2), 401, 2000));  // commits after the trim's pointer is durable
+  st = Stats();
+  EXPECT_LE(st.stream_chunks, 2u);  // PG 2's last ~20 KB
+  EXPECT_GE(st.free_chunks, free_before + 10);
+  ExpectChunksAddUp(store_.get(), st, {Pg(1), Pg(2)});
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 200), Range(2, 1));
+  EXPECT_EQ(VersionsOf(Pg(2), 2000), Range(391, 401));
+  st = Stats();
+  ExpectChunksAddUp(store_.get(), st, {Pg(1), Pg(2)});
+}
+
+// Rings that fill the partition drain the stream: once it holds more
+// chunks than are free its head is homed by force (PG 1's one record here,
+// which would pin it for ever), so that PG 2's ring grows into every chunk
+// but the one holding the stream's tail before a write is refused.
+TEST_F(LogStreamTest, PartitionPressureDrainsTheStream) {
+  device_ = std::make_shared<MemoryBlockDevice>(4 << 20);
+  options_.stream.max_chunks = 4096;         // no bound but the partition's
+  options_.stream.force_home_percent = 100;  // and never homed for the stream's own fill
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  ASSERT_OK(One(Pg(1), 1));
+  const uint64_t total = Stats().total_chunks;
+  uint64_t most_stream = 0;
+  uint64_t v = 0;
+  absl::Status refused;
+  while (v < 10000) {
+    refused = One(Pg(2), v + 1, 2000);
+    if (!refused.ok()) break;
+    ++v;
+    const StoreStats st = Stats();
+    most_stream = std::max(most_stream, st.stream_chunks);
+    ExpectChunksAddUp(store_.get(), st, {Pg(1), Pg(2)});
+  }
+  ASSERT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("partition is full"));
+  const StoreStats st = Stats();
+  EXPECT_GE(st.forced_homes, 1u);
+  EXPECT_EQ(Unhomed(Pg(1)), 0u);
+  EXPECT_LE(most_stream, total / 2);
+  EXPECT_GT(most_stream, 4u);
+  EXPECT_EQ(st.free_chunks, 0u);
+  EXPECT_LE(st.stream_chunks, 1u);
+  EXPECT_GE(store_->GetPgStats(Pg(2))->chunks + store_->GetPgStats(Pg(1))->chunks, total - 1);
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 1));
+  EXPECT_EQ(VersionsOf(Pg(2), 2000), Range(1, v));
+}
+
 // With every forced home held back and the head pinned, a full stream
 // sends whole transactions to the rings; nothing fails, nothing is lost.
 TEST_F(LogStreamTest, FullStreamWritesToTheRings) {
@@ -521,31 +613,36 @@ TEST_F(LogStreamTest, IdleStreamIsBypassed) {
 }
 
 // Stream options out of their ranges are refused at open, naming the option
-// and its range; the ends of each range open.
+// and its range; the ends of each range open, and 0 where it means a default.
 TEST_F(LogStreamTest, StreamOptionsOutOfRangeAreRefused) {
   Mkfs();
   struct Case {
     uint32_t StreamOptions::*field;
     uint32_t lo, hi;
     const char* name;
+    const char* zero = "";  // the message's words for 0, where 0 is allowed below lo
   };
-  for (const Case& c : {Case{&StreamOptions::max_chunks, 2, 4096, "stream.max_chunks"},
-                        Case{&StreamOptions::home_blocks, 1, 65536, "stream.home_blocks"},
+  for (const Case& c : {Case{&StreamOptions::max_chunks, 2, 4096, "stream.max_chunks",
+                             "0 (a quarter of the partition) or "},
+                        Case{&StreamOptions::home_blocks, 0, 65536, "stream.home_blocks"},
                         Case{&StreamOptions::resident_blocks, 1, 65536, "stream.resident_blocks"},
                         Case{&StreamOptions::force_home_percent, 1, 100,
                              "stream.force_home_percent"},
                         Case{&StreamOptions::max_forced_homes, 1, 1024,
                              "stream.max_forced_homes"}}) {
-    for (uint32_t bad : {c.lo - 1, c.hi + 1}) {
+    std::vector<uint32_t> bad = {c.hi + 1};
+    if (c.lo > 0) bad.push_back(c.lo - 1);
+    for (uint32_t b : bad) {
       Options o = options_;
-      o.stream.*c.field = bad;
+      o.stream.*c.field = b;
       auto st = Open(o);
-      EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << c.name << " " << bad;
+      EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << c.name << " " << b;
       EXPECT_THAT(std::string(st.message()),
-                  HasSubstr(absl::StrCat(c.name, " is ", bad, "; it must be in [", c.lo, ", ",
-                                         c.hi, "]")));
+                  HasSubstr(absl::StrCat(c.name, " is ", b, "; it must be ", c.zero, "in [", c.lo,
+                                         ", ", c.hi, "]")));
     }
-    for (uint32_t good : {c.lo, c.hi}) {
+    for (uint32_t good : {0u, c.lo, c.hi}) {
+      if (good == 0 && c.lo != 0 && *c.zero == '\0') continue;
       Options o = options_;
       o.stream.*c.field = good;
       EXPECT_OK(Open(o));  // the range's ends open

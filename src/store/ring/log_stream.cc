@@ -41,6 +41,11 @@ void LogStream::Load(const StreamPointer& p, PgChunkList chunks, std::string tai
   pad_at_ = kNoPad;
 }
 
+uint32_t LogStream::MaxChunksFor(uint32_t option, uint64_t chunk_count) {
+  if (option != 0) return option;
+  return static_cast<uint32_t>(std::clamp<uint64_t>(chunk_count / 4, 2, 4096));
+}
+
 uint64_t LogStream::capacity() const {
   return static_cast<uint64_t>(max_chunks_) * geo_.chunk_size;
 }
@@ -113,6 +118,25 @@ void LogStream::Queue(const std::string& record, std::shared_ptr<CommitPipeline:
   assert(pending_start_ + pending_.size() <= tail_);
   io_chunks_ = chunks_;
   waiting_.push_back(Waiting{pending_start_ + pending_.size(), std::move(txn)});
+}
+
+void LogStream::GiveBackPassed(std::vector<uint32_t>* freed) {
+  // Kick maps the bytes still to be written through the list: they may lie
+  // behind a head that moved past them (their PGs homed since).
+  uint64_t keep_from = head_;
+  {
+    MutexLock l(&io_mu_);
+    keep_from = std::min(keep_from, pending_start_);
+  }
+  while (chunks_.chunks.size() > 1 && chunks_.base + geo_.chunk_size <= keep_from) {
+    freed->push_back(chunks_.chunks.front());
+    chunks_.chunks.erase(chunks_.chunks.begin());
+    chunks_.base += geo_.chunk_size;
+  }
+}
+
+bool LogStream::PressesPartition() const {
+  return chunks_.chunks.size() > alloc_->free_count();
 }
 
 void LogStream::Drop(std::vector<uint32_t>* freed) {

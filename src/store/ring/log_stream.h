@@ -44,8 +44,14 @@ class LogStream {
   using WrittenFn =
       std::function<void(std::vector<std::shared_ptr<CommitPipeline::Txn>>, absl::Status)>;
 
+  // `max_chunks` as StreamOptions::max_chunks gives it (0: MaxChunksFor).
   LogStream(BlockDevice* device, const Geometry& geo, ChunkAllocator* alloc, uint32_t max_chunks,
             SeekCounter* seeks, WritesInFlight* in_flight, WrittenFn written);
+
+  // The size bound StreamOptions::max_chunks sets on a partition of
+  // `chunk_count` chunks: itself, or for 0 a quarter of the partition
+  // within [2, 4096].
+  static uint32_t MaxChunksFor(uint32_t option, uint64_t chunk_count);
 
   // Open: the stream as its keys describe it (`chunks` claimed by the
   // caller), and the bytes of the block holding its tail (kRewriteTailBlock
@@ -68,6 +74,15 @@ class LogStream {
   // `allocated`) while the stream has fewer than max_chunks. False when
   // neither can be had; what was taken stays in the stream.
   bool Reserve(uint64_t end, std::vector<uint32_t>* allocated);
+  // Gives back (appended to `freed`, for the caller to free once the
+  // pointer with this head is durable) the chunks wholly behind the head
+  // and the bytes not yet written, but never the last chunk, which holds
+  // the tail (Reserve reuses it as the next lap's once the head has passed
+  // it).
+  void GiveBackPassed(std::vector<uint32_t>* freed);
+  // The stream holds more chunks than the partition has free: the PG rings
+  // may soon need them, so homing should move its head (ForceHomes).
+  bool PressesPartition() const;
   // Where the next record goes and its sequence number: the tail, or past
   // the pad record the last stream write ended with (see Kick).
   struct Slot {

@@ -97,7 +97,9 @@ RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<Metada
       alloc_(label.chunk_count),
       meta_(meta),
       stream_layout_(options.log_layout == LogLayout::kStream),
-      stream_(device_.get(), geo_, &alloc_, options.stream.max_chunks, &seeks_, &writes_in_flight_,
+      stream_(device_.get(), geo_, &alloc_,
+              LogStream::MaxChunksFor(options.stream.max_chunks, label.chunk_count), &seeks_,
+              &writes_in_flight_,
               [this](std::vector<std::shared_ptr<CommitPipeline::Txn>> txns, absl::Status s) {
                 StreamWritten(std::move(txns), s);
               }) {}
@@ -118,15 +120,18 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
   struct Bound {
     const char* name;
     uint32_t value, lo, hi;
+    const char* zero = nullptr;  // what 0 means, where it is allowed below lo
   };
-  for (const Bound& b : {Bound{"stream.max_chunks", so.max_chunks, 2, 4096},
-                         Bound{"stream.home_blocks", so.home_blocks, 1, 65536},
+  for (const Bound& b : {Bound{"stream.max_chunks", so.max_chunks, 2, 4096, "a quarter of the partition"},
+                         Bound{"stream.home_blocks", so.home_blocks, 0, 65536},
                          Bound{"stream.resident_blocks", so.resident_blocks, 1, 65536},
                          Bound{"stream.force_home_percent", so.force_home_percent, 1, 100},
                          Bound{"stream.max_forced_homes", so.max_forced_homes, 1, 1024}}) {
+    if (b.zero != nullptr && b.value == 0) continue;
     if (b.value < b.lo || b.value > b.hi) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s is %u; it must be in [%u, %u]",
-                                                        b.name, b.value, b.lo, b.hi));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s is %u; it must be %sin [%u, %u]", b.name, b.value,
+          b.zero ? absl::StrCat("0 (", b.zero, ") or ") : "", b.lo, b.hi));
     }
   }
   std::unique_ptr<RingStore> s(new RingStore(std::move(device), std::move(db), label, meta, options));
@@ -354,8 +359,9 @@ absl::Status RingStore::ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32
     auto chunk = alloc_.Allocate();
     if (!chunk) {
       return absl::ResourceExhaustedError(absl::StrFormat(
-          "partition is full: no free chunk for PG %s (all %u chunks owned); trim logs",
-          pg->name, geo_.chunk_count));
+          "partition is full: no free chunk for PG %s (all %u chunks owned, %u of them by the "
+          "log stream); trim logs",
+          pg->name, geo_.chunk_count, stream_.chunks().chunks.size()));
     }
     allocated->push_back(*chunk);
     c.chunks.push_back(*chunk);
@@ -576,7 +582,9 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     const uint64_t pos = t->record_pos;
     const uint64_t tail = pos + records[i].size();
     uint64_t homed = pg->bounds.homed;
-    if (geo_.AlignDown(tail) >= pg->ImageStart() + home_bytes) homed = geo_.AlignDown(tail);
+    if (home_bytes != 0 && geo_.AlignDown(tail) >= pg->ImageStart() + home_bytes) {
+      homed = geo_.AlignDown(tail);
+    }
     plan->homed_after[i] = homed;
     const uint64_t from = std::max(pos, homed);
     if (from < tail) {
@@ -695,6 +703,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
   }
   ForceHomes(&wb, writes, &to_free);
   stream_.UpdateHead();
+  stream_.GiveBackPassed(&to_free);
   uint64_t stream_head = stream_.head();
   if (stream_.exists()) {
     if (!stream_existed || !(stream_.Pointer() == old_stream)) {
@@ -745,7 +754,7 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
   // In kPerPgRings every transaction homes some of what a stream left.
   stream_.UpdateHead();
   const bool full_enough =
-      !stream_layout_ ||
+      !stream_layout_ || stream_.PressesPartition() ||
       stream_.bytes_used() * 100 >= stream_.capacity() * options_.stream.force_home_percent;
   for (uint32_t n = 0; full_enough && n < options_.stream.max_forced_homes &&
                        !stream_.pins().empty();
