@@ -201,7 +201,8 @@ uint64_t DefaultLogSize(const Args& a) {
   if (a.layout == "stream") {
     // The stream's own chunks, or with the default bound (a quarter of the
     // partition) a partition a third larger than the rings need.
-    size = a.stream_chunks != 0 ? rings + uint64_t{a.stream_chunks} * a.chunk_size : rings / 3 * 4;
+    size = a.stream_chunks != 0 ? rings + uint64_t{a.stream_chunks} * a.chunk_size
+                                : (rings / 3 * 4 + a.chunk_size - 1) / a.chunk_size * a.chunk_size;
   }
   return std::max<uint64_t>(256ull << 20, size);
 }
