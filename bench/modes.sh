@@ -130,5 +130,6 @@ for ((r = 1; r <= ROUNDS && RESTART; r++)); do
     done
   done
 done
-rm -rf "$OUT/restart-work"
+# The partitions (a 4 GiB log and a 2 GiB data file) are not results.
+rm -rf "$OUT/restart-work" "$OUT/work"
 python3 "$ROOT/bench/modes.py" "$OUT" "$PGS_LIST" "$QDS" "$MODES" "$ROUNDS" | tee "$OUT/modes.md"

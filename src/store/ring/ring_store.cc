@@ -122,7 +122,8 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
     uint32_t value, lo, hi;
     const char* zero = nullptr;  // what 0 means, where it is allowed below lo
   };
-  for (const Bound& b : {Bound{"stream.max_chunks", so.max_chunks, 2, 4096, "a quarter of the partition"},
+  for (const Bound& b : {Bound{"stream.max_chunks", so.max_chunks, 2, 4096,
+                               "a quarter of the partition"},
                          Bound{"stream.home_blocks", so.home_blocks, 0, 65536},
                          Bound{"stream.resident_blocks", so.resident_blocks, 1, 65536},
                          Bound{"stream.force_home_percent", so.force_home_percent, 1, 100},
