@@ -16,10 +16,9 @@
 #
 # Options: --runtime S (10), --pgs "LIST" (8 128 1024), --qds "LIST" (1 16 32),
 #   --modes "LIST" (perpg stream rocksdb; stream is the library's default
-#   stream, a quarter of the partition that homes only what it needs the
-#   room for; also floor: no PG log, stream-homing: a 16-chunk stream that
-#   homes each PG's blocks two at a time, the default before 2026-11-27,
-#   and stream-wo: a 2 GiB stream with home_blocks 65536), --rounds N (1: cells alternate
+#   stream; also floor: no PG log, stream-room: a stream of a quarter of the
+#   partition that homes only what it needs the room for (max_chunks 0,
+#   home_blocks 0), and stream-wo: a 2 GiB stream with home_blocks 65536), --rounds N (1: cells alternate
 #   modes within a round; medians over rounds), --out DIR
 #   (build/bench-modes/<timestamp>), --build-dir DIR (build/bench), --no-build,
 #   --restart (also the restart column: per PG count and mode, bench/restart_bench
@@ -51,7 +50,7 @@ while [[ $# -gt 0 ]]; do
     --no-build) BUILD_IT=0; shift ;;
     --restart) RESTART=1; shift ;;
     --restart-only) RESTART=1 FIO=0; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) bench_die "unknown option $1 (see --help)" ;;
   esac
 done
@@ -80,7 +79,7 @@ restart_args() {
     rocksdb) echo "--backend=rocksdb" ;;
     perpg) echo "--backend=ring --layout=perpg" ;;
     stream) echo "--backend=ring --layout=stream" ;;
-    stream-homing) echo "--backend=ring --layout=stream --stream-chunks=16 --home-blocks=2" ;;
+    stream-room) echo "--backend=ring --layout=stream --stream-chunks=0 --home-blocks=0" ;;
     stream-wo) echo "--backend=ring --layout=stream --stream-chunks=2048 --home-blocks=65536 --log-size=6G" ;;
     *) return 1 ;;
   esac
@@ -107,8 +106,8 @@ for ((r = 1; r <= ROUNDS && FIO; r++)); do
           # only what a full stream forces: each record written once.
           stream-wo) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
                        "pgring_stream_chunks=2048" "pgring_home_blocks=65536" || true ;;
-          stream-homing) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
-                           "pgring_stream_chunks=16" "pgring_home_blocks=2" || true ;;
+          stream-room) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
+                         "pgring_stream_chunks=0" "pgring_home_blocks=0" || true ;;
           *) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=$m" || true ;;
         esac
       done

@@ -595,9 +595,9 @@ hb = stream_setting(s["restart"][0], "home_blocks", "restart_home_blocks") if s[
 md.append("\nEntries of 180-220 payload bytes (uniform), one info per PG; bench/restart_bench. per-PG rings: "
           "`--layout=perpg`. stream: `--layout=stream`, a stream of "
           + (f"{F(sc)} chunks ({F(sc)} MiB; StreamOptions::max_chunks)" if sc else
-             "the library's default bound (StreamOptions::max_chunks 0: a quarter of the partition)")
+             "a bound of a quarter of the partition (StreamOptions::max_chunks 0)")
           + " and "
-          + (f"home_blocks {hb}" if hb else "home_blocks 0 (the library's default)" if hb == 0 else
+          + (f"home_blocks {hb}" if hb else "home_blocks 0 (homed only for room)" if hb == 0 else
              "this restart_bench's default home_blocks (it takes no --home-blocks)")
           + ": unless home_blocks is small, a PG's records stay in the stream until forced homes take "
           "them (the stream half full), and open replays what the stream holds at close: \"stream at "

@@ -46,11 +46,11 @@
 #     (drop_caches if permitted, else fadvise), and times Store::Open, which
 #     loads every PG log; heap and RSS growth per live entry, and the store's
 #     mapping-table bytes per entry. 128 and 1024 PGs: per-PG rings
-#     (--layout=perpg), the stream (--layout=stream as the library's
-#     defaults shape it, a quarter of the partition that homes only what
-#     the stream needs the room for, or BENCH_STREAM_CHUNKS chunks and
-#     BENCH_HOME_BLOCKS home blocks; either way the stream is left full of
-#     unhomed records at close and open replays them), and rocksdb.
+#     (--layout=perpg), the stream (--layout=stream with a bound of
+#     BENCH_STREAM_CHUNKS chunks, 0 being a quarter of the partition, and
+#     BENCH_HOME_BLOCKS home blocks, 0 homing only what the stream needs
+#     the room for, so that the stream is left full of unhomed records at
+#     close and open replays them), and rocksdb.
 #
 # Options:
 #   --quick             short form: 4 s per fio run, qd {1,32} x PGs {8,128,1024},
@@ -77,12 +77,12 @@
 #                     else fadvise; default), fadvise (only the store's
 #                     files), none (--smoke: fadvise)
 #   BENCH_STREAM_CHUNKS  the restart's stream size bound in 1 MiB chunks
-#                     (StreamOptions::max_chunks; 0, the library's default: a
-#                     quarter of the partition restart_bench sizes; --smoke 16)
-#   BENCH_HOME_BLOCKS the restart's StreamOptions::home_blocks (0, the
-#                     library's default: a PG's records stay in the stream
-#                     until forced homes take them at half the stream's
-#                     size), passed when restart_bench takes --home-blocks
+#                     (StreamOptions::max_chunks; 0: a quarter of the
+#                     partition restart_bench sizes; --smoke 16)
+#   BENCH_HOME_BLOCKS the restart's StreamOptions::home_blocks (0: a PG's
+#                     records stay in the stream until forced homes take
+#                     them at half the stream's size), passed when
+#                     restart_bench takes --home-blocks
 #   PGRING_SIZE       data partition (2G; --smoke 256M)
 #   PGRING_LOG_SIZE   log partition (4G: 1024 PGs need ~3 chunks each; --smoke 256M)
 #   (the others' defaults: fio-jobs/defaults.sh, shared with fio-jobs/run.sh
@@ -331,7 +331,7 @@ fi
 # home_blocks 0 (where restart_bench takes it), so that a PG's records leave
 # the stream only when forced homes take them, once the stream is half
 # full. With BENCH_STREAM_CHUNKS 0 restart_bench sizes the partition (the
-# rings, and a quarter more for the stream); otherwise the partition holds
+# rings, and a third more for the stream); otherwise the partition holds
 # the rings (restart_bench's own sizing: ~1 chunk per 3000 entries, 3 more
 # per PG and 64 MiB) plus the stream's chunks (1 MiB each).
 if [[ $SKIP_RESTART == 0 ]]; then
@@ -341,12 +341,12 @@ if [[ $SKIP_RESTART == 0 ]]; then
       args=(--backend=ring --layout=perpg)
       case $b in
         stream)
-          args=(--backend=ring --layout=stream)
+          args=(--backend=ring --layout=stream --stream-chunks="$BENCH_STREAM_CHUNKS")
           if (( BENCH_STREAM_CHUNKS != 0 )); then
             per_pg=$(( (entries * (220 + 64) + 4096 + 1048575) / 1048576 + 3 ))
             log_mib=$(( pgs * per_pg + BENCH_STREAM_CHUNKS + 64 ))
             (( log_mib >= 256 )) || log_mib=256
-            args+=(--stream-chunks="$BENCH_STREAM_CHUNKS" --log-size="$((log_mib * 1048576))")
+            args+=(--log-size="$((log_mib * 1048576))")
           fi
           [[ -z $RESTART_HOME_BLOCKS ]] || args+=(--home-blocks="$RESTART_HOME_BLOCKS") ;;
         rocksdb) args=(--backend=rocksdb) ;;

@@ -4,8 +4,8 @@
 //   restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK
 //                 [--entry-min=180 --entry-max=220] [--dups=0] [--chunk-size=1M]
 //                 [--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep]
-//                 [--cache=drop|fadvise|none] [--layout=perpg|stream] [--stream-chunks=0]
-//                 [--home-blocks=0] [--resident-blocks=16]
+//                 [--cache=drop|fadvise|none] [--layout=perpg|stream] [--stream-chunks=16]
+//                 [--home-blocks=2] [--resident-blocks=16]
 //
 // 1. populate (this process): a file-backed log partition WORK/log.part
 //    (fallocated) and RocksDB WORK/db; mkfs (force), N PGs in pool 1, then E
@@ -75,8 +75,8 @@ struct Args {
   std::string phase = "all";  // all | populate | open
   std::string backend = "ring";
   std::string layout = "perpg";  // the ring's log layout, populating and opening
-  uint32_t stream_chunks = 0;  // StreamOptions' defaults: a quarter of the partition
-  uint32_t home_blocks = 0;    // and homes only when the stream needs the room
+  uint32_t stream_chunks = 16;  // StreamOptions' defaults; 0: a quarter of the partition
+  uint32_t home_blocks = 2;     // 0: homes only when the stream needs the room
   uint32_t resident_blocks = 16;
   uint32_t pgs = 128;
   uint64_t entries = 3000;
@@ -136,8 +136,8 @@ Args ParseArgs(int argc, char** argv) {
       std::puts("restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK "
                 "[--entry-min=180] [--entry-max=220] [--dups=0] [--chunk-size=1M] "
                 "[--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep] [--cache=drop|fadvise|none] "
-                "[--phase=all|populate|open] [--layout=perpg|stream] [--stream-chunks=0] "
-                "[--home-blocks=0] [--resident-blocks=16]");
+                "[--phase=all|populate|open] [--layout=perpg|stream] [--stream-chunks=16] "
+                "[--home-blocks=2] [--resident-blocks=16]");
       std::exit(0);
     } else {
       Die("unknown argument: " + arg);
@@ -199,7 +199,7 @@ uint64_t DefaultLogSize(const Args& a) {
   const uint64_t rings = a.pgs * chunks * a.chunk_size + (64ull << 20);
   uint64_t size = rings;
   if (a.layout == "stream") {
-    // The stream's own chunks, or with the default bound (a quarter of the
+    // The stream's own chunks, or with the bound 0 (a quarter of the
     // partition) a partition a third larger than the rings need.
     size = a.stream_chunks != 0 ? rings + uint64_t{a.stream_chunks} * a.chunk_size
                                 : (rings / 3 * 4 + a.chunk_size - 1) / a.chunk_size * a.chunk_size;

@@ -81,23 +81,24 @@ enum class LogLayout : uint8_t {
 
 // The log stream's settings (LogLayout::kStream).
 struct StreamOptions {
-  // The stream's size bound, in chunks of the partition; 0 (the default)
-  // is a quarter of the partition's chunks, within [2, 4096]. The stream
+  // The stream's size bound, in chunks of the partition; 0 is a quarter of
+  // the partition's chunks, within [2, 4096]. The stream
   // takes chunks as it needs them and gives back those its head has passed;
   // a transaction whose records do not fit writes them to the PGs' rings
   // instead, so a full stream slows commits and never fails one. Once it
   // holds more chunks than the partition has free, homing drains it
   // (force_home_percent), so the PG rings can have them. 0, or 2..4096.
-  uint32_t max_chunks = 0;
+  uint32_t max_chunks = 16;
   // A PG's records go to its ring once this many whole blocks of them are
   // not there yet: more blocks, fewer and larger ring writes, and records
-  // trimmed before they are homed are never written twice. 0 (the
-  // default): never by count; a PG's records go home only when the stream
-  // needs the room (force_home_percent, or a partition whose free chunks
-  // are fewer than the stream's), so most records are trimmed before they
-  // are homed and written once (docs/BENCHMARKS.md, "The default stream").
-  // 0..65536.
-  uint32_t home_blocks = 0;
+  // trimmed before they are homed are never written twice. 0: never by
+  // count; a PG's records go home only when the stream needs the room
+  // (force_home_percent, or a partition whose free chunks are fewer than
+  // the stream's). With max_chunks 0 that writes most records once while
+  // the stream holds about twice the PG logs' live span (dups included),
+  // and homes them by force, reading them back, once it does not
+  // (docs/BENCHMARKS.md, "A stream homed only for room"). 0..65536.
+  uint32_t home_blocks = 2;
   // Of a PG's records not homed yet, the newest this many blocks are kept
   // in memory; older ones (their stream write done) are read back from the
   // stream when they are needed: a read of old entries, a home that takes

@@ -398,13 +398,14 @@ INSTANTIATE_TEST_SUITE_P(Policies, ForcedHomeTest,
                                            TailBlockPolicy::kNeverRewrite),
                          PolicyName);
 
-// StreamOptions::max_chunks 0, the default: a quarter of the partition's
-// chunks, within [2, 4096].
-TEST_F(LogStreamTest, DefaultBoundIsAQuarterOfThePartition) {
+// StreamOptions::max_chunks 0: a quarter of the partition's chunks, within
+// [2, 4096].
+TEST_F(LogStreamTest, BoundZeroIsAQuarterOfThePartition) {
   EXPECT_EQ(LogStream::MaxChunksFor(0, 1000), 250u);
   EXPECT_EQ(LogStream::MaxChunksFor(0, 7), 2u);
   EXPECT_EQ(LogStream::MaxChunksFor(0, 1 << 20), 4096u);
   EXPECT_EQ(LogStream::MaxChunksFor(16, 1000), 16u);
+  options_.stream.max_chunks = 0;
   MkfsAndOpenStream();
   const StoreStats st = Stats();
   EXPECT_EQ(st.stream_max_chunks, st.total_chunks / 4);
@@ -421,6 +422,8 @@ void ExpectChunksAddUp(Store* store, const StoreStats& st, std::vector<PgId> pgs
 // PG it grows, and once that PG's records are trimmed its chunks return to
 // the partition, all but the one holding its tail.
 TEST_F(LogStreamTest, StreamGivesBackTheChunksItsHeadPassed) {
+  options_.stream.max_chunks = 0;   // room for what PG 1 pins
+  options_.stream.home_blocks = 0;  // and nothing homed but by force
   MkfsAndOpenStream();
   ASSERT_OK(Create(Pg(1)));
   ASSERT_OK(Create(Pg(2)));

@@ -25,10 +25,9 @@ inline Backend BackendOf(StoreMode m) {
   return m == StoreMode::kRocksDb ? Backend::kRocksDb : Backend::kRing;
 }
 // Sets the layout `m` asks for (the backend is chosen at mkfs). The stream
-// is the library's default (a quarter of the partition, homing only what it
-// needs the room for; homing by count has its own tests) and takes every
-// transaction, even one that finds it idle (tests commit one at a time,
-// which would otherwise bypass it).
+// is the library's default and takes every transaction, even one that
+// finds it idle (tests commit one at a time, which would otherwise bypass
+// it).
 inline void SetLayout(StoreMode m, Options* o) {
   o->log_layout = m == StoreMode::kRingStream ? LogLayout::kStream : LogLayout::kPerPgRings;
   o->stream.bypass_when_idle = false;

@@ -28,8 +28,8 @@ struct EngineConfig {
   DurabilityMode durability = DurabilityMode::kGroupCommit;           // pgring_durability
   TailBlockPolicy tail_policy = TailBlockPolicy::kRewriteTailBlock;   // pgring_tail_policy
   LogLayout layout = LogLayout::kStream;      // pgring_layout
-  uint32_t stream_chunks = 0;                 // pgring_stream_chunks
-  uint32_t home_blocks = 0;                   // pgring_home_blocks
+  uint32_t stream_chunks = 16;                // pgring_stream_chunks
+  uint32_t home_blocks = 2;                   // pgring_home_blocks
   uint32_t resident_blocks = 16;              // pgring_resident_blocks
   bool stream_bypass = true;                  // pgring_stream_bypass
   IoEngine io_engine = IoEngine::kIoUring;  // pgring_io_engine (log partition and data file)

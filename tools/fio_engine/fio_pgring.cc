@@ -338,10 +338,10 @@ fio_option g_options[] = {
      .group = kGroup},
     IntOption("pgring_stream_chunks", "pgring stream chunks", PGRING_OFF(stream_chunks), 0,
               "The log stream's size bound in chunks (pgring_layout=stream); 0: a quarter of "
-              "the partition", "0"),
+              "the partition", "16"),
     IntOption("pgring_home_blocks", "pgring home blocks", PGRING_OFF(home_blocks), 0,
               "Whole blocks a PG keeps unhomed before they go to its ring (pgring_layout=stream); "
-              "0: only when the stream needs the room", "0"),
+              "0: only when the stream needs the room", "2"),
     IntOption("pgring_resident_blocks", "pgring resident blocks", PGRING_OFF(resident_blocks), 1,
               "Newest unhomed blocks a PG keeps in memory; older ones are read back from the "
               "stream (pgring_layout=stream)",
