@@ -82,11 +82,11 @@ enum class LogLayout : uint8_t {
 // The log stream's settings (LogLayout::kStream).
 struct StreamOptions {
   // The stream's size bound, in chunks of the partition; 0 is a quarter of
-  // the partition's chunks, within [2, 4096]. The stream
-  // takes chunks as it needs them and gives back those its head has passed;
-  // a transaction whose records do not fit writes them to the PGs' rings
-  // instead, so a full stream slows commits and never fails one. Once it
-  // holds more chunks than the partition has free, homing drains it
+  // the partition's chunks, within [2, 4096]. The stream takes chunks as it
+  // needs them and gives back those its head has passed; a transaction
+  // whose records do not fit writes them to the PGs' rings instead, so a
+  // full stream slows commits and never fails one. Once it holds more
+  // chunks than the partition has free, homing drains it
   // (force_home_percent), so the PG rings can have them. 0, or 2..4096.
   uint32_t max_chunks = 16;
   // A PG's records go to its ring once this many whole blocks of them are

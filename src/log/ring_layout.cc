@@ -5,6 +5,24 @@
 
 namespace pgring {
 
+bool ReuseFirst(PgChunkList* c, const Geometry& g, uint64_t before) {
+  if (c->chunks.empty() || c->base + g.chunk_size > before) return false;
+  const uint32_t first = c->chunks.front();
+  c->chunks.erase(c->chunks.begin());
+  c->chunks.push_back(first);
+  c->base += g.chunk_size;
+  return true;
+}
+
+void GiveBackBefore(PgChunkList* c, const Geometry& g, uint64_t before, size_t keep,
+                    std::vector<uint32_t>* freed) {
+  while (c->chunks.size() > keep && c->base + g.chunk_size <= before) {
+    freed->push_back(c->chunks.front());
+    c->chunks.erase(c->chunks.begin());
+    c->base += g.chunk_size;
+  }
+}
+
 void MapRange(const PgChunkList& chunks, const Geometry& g, uint64_t lpos,
               uint64_t len, std::vector<Extent>* out) {
   assert(lpos >= chunks.base && lpos + len <= RingEnd(chunks, g));

@@ -9,6 +9,7 @@
 #ifndef PGRING_LOG_RING_LAYOUT_H_
 #define PGRING_LOG_RING_LAYOUT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -50,6 +51,16 @@ struct Extent {
 
 // lpos just past the ring's last chunk.
 inline uint64_t RingEnd(const PgChunkList& c, const Geometry& g) { return c.End(g.chunk_size); }
+
+// The ring's two moves at its front, shared by the PG rings and the log
+// stream. ReuseFirst moves the first chunk to the back (the next lap) if it
+// lies wholly before `before` (the head, and the durable head: no pointer
+// that may survive a crash reads it); false if not.
+bool ReuseFirst(PgChunkList* c, const Geometry& g, uint64_t before);
+// GiveBackBefore appends to `freed` and drops the chunks that lie wholly
+// before `before`, while more than `keep` remain.
+void GiveBackBefore(PgChunkList* c, const Geometry& g, uint64_t before, size_t keep,
+                    std::vector<uint32_t>* freed);
 
 // The lap a record starting at `lpos` is stamped with.
 inline uint32_t LapOf(uint64_t lpos, const Geometry& g) {

@@ -29,5 +29,32 @@ TEST(RingLayout, MapsAcrossChunksAndMergesAdjacent) {
   EXPECT_EQ(Locate(c, g, c.base - 1).chunk, -1);
 }
 
+// The first chunk goes to the back only once wholly before the bound; the
+// front chunks go back, one by one, while more than the reserve remain.
+TEST(RingLayout, ReusesAndGivesBackOnlyChunksWhollyBefore) {
+  Geometry g = MakeGeometry(4096, 1 << 20, 64);
+  const uint64_t c0 = 3ull << 20;
+  PgChunkList c;
+  c.base = c0;
+  c.chunks = {7, 8, 9};
+  EXPECT_FALSE(ReuseFirst(&c, g, c0 + (1 << 20) - 1));
+  EXPECT_EQ(c.chunks, (std::vector<uint32_t>{7, 8, 9}));
+  EXPECT_TRUE(ReuseFirst(&c, g, c0 + (1 << 20)));
+  EXPECT_EQ(c.chunks, (std::vector<uint32_t>{8, 9, 7}));
+  EXPECT_EQ(c.base, c0 + (1 << 20));
+  PgChunkList empty;
+  EXPECT_FALSE(ReuseFirst(&empty, g, ~uint64_t{0}));
+
+  std::vector<uint32_t> freed;
+  GiveBackBefore(&c, g, c.base + (2 << 20) - 1, 0, &freed);  // only chunk 8 lies wholly before
+  EXPECT_EQ(freed, (std::vector<uint32_t>{8}));
+  EXPECT_EQ(c.chunks, (std::vector<uint32_t>{9, 7}));
+  EXPECT_EQ(c.base, c0 + (2 << 20));
+  GiveBackBefore(&c, g, ~uint64_t{0}, 1, &freed);  // the reserve stays
+  EXPECT_EQ(freed, (std::vector<uint32_t>{8, 9}));
+  EXPECT_EQ(c.chunks, (std::vector<uint32_t>{7}));
+  EXPECT_EQ(c.base, c0 + (3 << 20));
+}
+
 }  // namespace
 }  // namespace pgring

@@ -65,16 +65,9 @@ bool LogStream::Reserve(uint64_t end, std::vector<uint32_t>* allocated) {
     pad_at_ = kNoPad;
   }
   if (chunks_.chunks.empty()) chunks_.base = tail_ / geo_.chunk_size * geo_.chunk_size;
-  const uint64_t durable_head = durable_head_.load();
+  const uint64_t reusable_before = std::min(durable_head_.load(), head_);
   while (RingEnd(chunks_, geo_) < end) {
-    if (!chunks_.chunks.empty() && chunks_.base + geo_.chunk_size <= durable_head &&
-        chunks_.base + geo_.chunk_size <= head_) {
-      const uint32_t first = chunks_.chunks.front();
-      chunks_.chunks.erase(chunks_.chunks.begin());
-      chunks_.chunks.push_back(first);
-      chunks_.base += geo_.chunk_size;
-      continue;
-    }
+    if (ReuseFirst(&chunks_, geo_, reusable_before)) continue;
     if (chunks_.chunks.size() >= max_chunks_) return false;
     auto chunk = alloc_->Allocate();
     if (!chunk) return false;
@@ -128,11 +121,7 @@ void LogStream::GiveBackPassed(std::vector<uint32_t>* freed) {
     MutexLock l(&io_mu_);
     keep_from = std::min(keep_from, pending_start_);
   }
-  while (chunks_.chunks.size() > 1 && chunks_.base + geo_.chunk_size <= keep_from) {
-    freed->push_back(chunks_.chunks.front());
-    chunks_.chunks.erase(chunks_.chunks.begin());
-    chunks_.base += geo_.chunk_size;
-  }
+  GiveBackBefore(&chunks_, geo_, keep_from, 1, freed);
 }
 
 bool LogStream::PressesPartition() const {

@@ -339,18 +339,11 @@ absl::Status RingStore::ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32
     // An empty ring restarts at the tail's chunk boundary.
     c.base = pg->bounds.tail / geo_.chunk_size * geo_.chunk_size;
   }
-  const uint64_t durable_head = pg->durable_head.load();
+  // The first chunk is reused once wholly behind the durable head: its
+  // records are no longer needed by any pointer that may survive a crash.
+  const uint64_t reusable_before = std::min(pg->durable_head.load(), pg->bounds.head);
   while (RingEnd(c, geo_) < end) {
-    // Reuse the first chunk if it lies wholly behind the durable head: its
-    // records are no longer needed by any pointer that may survive a crash.
-    if (!c.chunks.empty() && c.base + geo_.chunk_size <= durable_head &&
-        c.base + geo_.chunk_size <= pg->bounds.head) {
-      uint32_t first = c.chunks.front();
-      c.chunks.erase(c.chunks.begin());
-      c.chunks.push_back(first);
-      c.base += geo_.chunk_size;
-      continue;
-    }
+    if (ReuseFirst(&c, geo_, reusable_before)) continue;
     if (c.chunks.size() >= options_.limits.max_chunks_per_pg) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "PG %s: its ring is full (%u chunks, the per-PG limit, limits.max_chunks_per_pg) "
@@ -682,12 +675,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
     Repin(pg, was_pinned, old_pin);
     EvictOldUnhomed(pg);
     // Give back chunks wholly behind the head, beyond the reserve.
-    while (pg->chunks.chunks.size() > options_.reserve_chunks_per_pg &&
-           pg->chunks.base + geo_.chunk_size <= pg->bounds.head) {
-      to_free.push_back(pg->chunks.chunks.front());
-      pg->chunks.chunks.erase(pg->chunks.chunks.begin());
-      pg->chunks.base += geo_.chunk_size;
-    }
+    GiveBackBefore(&pg->chunks, geo_, pg->bounds.head, options_.reserve_chunks_per_pg, &to_free);
     if (pg->chunks.chunks.empty()) pg->chunks.base = pg->bounds.tail / geo_.chunk_size * geo_.chunk_size;
     wb.Put(PgPointerKey(pg->id), pg->Pointer().Encode());
     if (t->created || !(pg->chunks == t->undo.old_chunks())) {
