@@ -112,6 +112,13 @@ struct StreamOptions {
   // PG that stopped writing), with a partial block. 1..100.
   uint32_t force_home_percent = 50;
   uint32_t max_forced_homes = 4;  // 1..1024
+  // The most blocks one forced home writes: a PG with more not homed goes
+  // home over several of them, its oldest blocks first (whole blocks; its
+  // partial block once the rest fits). So a transaction's forced homes
+  // write, and read back from the stream, at most max_forced_homes x this
+  // many blocks, however long the PG's records stayed in the stream.
+  // 1..65536.
+  uint32_t forced_home_blocks = 8;
   // A transaction that finds no other transaction in flight (staged and
   // not yet committed) writes to its PGs' rings instead of the stream: its
   // stream record would go out alone, one write like a ring write, and the
@@ -119,6 +126,14 @@ struct StreamOptions {
   // cost, and the stream batches as soon as transactions overlap
   // (docs/BENCHMARKS.md, "The log stream").
   bool bypass_when_idle = true;
+  // With Options::metadata_sync_flushes_partition, the stream starts no
+  // write while a commit group's synced RocksDB write runs: a write that
+  // completed then would not be covered by that sync and waits for the
+  // next one anyway. What is staged meanwhile goes out in one write once
+  // it returns, so a group's records take about one stream write rather
+  // than one per previous write's latency (docs/BENCHMARKS.md, "One
+  // stream write per sync"). No effect without that option.
+  bool hold_writes_during_sync = true;
 };
 
 // What open does when a PG's committed log is damaged.

@@ -9,7 +9,8 @@
 namespace pgring {
 
 CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
-                               const Options& options, LogSink* log)
+                               const Options& options, LogSink* log,
+                               CoveringSyncHook covering_sync)
     : db_(db),
       device_(device),
       mode_(options.durability),
@@ -21,7 +22,8 @@ CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
                    options.metadata_sync_flushes_partition),
       eager_flush_(device != nullptr && options.durability != DurabilityMode::kUnsynced &&
                    !options.gated_writes_share_flush && !sync_covers_),
-      log_(log) {
+      log_(log),
+      covering_sync_(sync_covers_ ? std::move(covering_sync) : nullptr) {
   thread_ = std::thread([this] {
     NameThisThread("pgring-commit");
     Run();
@@ -256,7 +258,9 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
   rocksdb::WriteOptions wo;
   wo.sync = true;
   const absl::Time start = absl::Now();
+  if (covering_sync_) covering_sync_(true);
   rocksdb::Status rs = db_->Write(wo, batch);
+  if (covering_sync_) covering_sync_(false);
   rocksdb_write_latency_.Record(
       static_cast<uint64_t>(absl::ToInt64Nanoseconds(absl::Now() - start)));
   if (!rs.ok()) {

@@ -119,9 +119,17 @@ class CommitPipeline {
     size_t gates = 0;
   };
 
+  // With metadata_sync_flushes_partition: called on the committer thread
+  // with true as a group's synced RocksDB write starts, and false once it
+  // has returned. A ring write that completes while it runs is not covered
+  // by it (the covered set is taken as it starts), so the ring backend's
+  // log stream holds its writes meanwhile and sends the records staged
+  // then in one write after it (StreamOptions::hold_writes_during_sync).
+  using CoveringSyncHook = std::function<void(bool running)>;
+
   // `device` may be null (nothing to flush: the RocksDB backend).
   CommitPipeline(rocksdb::DB* db, BlockDevice* device, const Options& options,
-                 LogSink* log);
+                 LogSink* log, CoveringSyncHook covering_sync = nullptr);
   ~CommitPipeline();
   CommitPipeline(const CommitPipeline&) = delete;
   CommitPipeline& operator=(const CommitPipeline&) = delete;
@@ -186,6 +194,8 @@ class CommitPipeline {
   // the gates share the flush or the RocksDB sync covers it).
   const bool eager_flush_;
   LogSink* const log_;
+  // Called around each covering sync (sync_covers_ only).
+  const CoveringSyncHook covering_sync_;
 
   mutable Mutex mu_;
   CondVar work_cv_;      // the committer: a transaction got ready, stop, sync

@@ -29,8 +29,9 @@ StoreCore::StoreCore(std::shared_ptr<BlockDevice> device, std::unique_ptr<Metada
       device_(std::move(device)),
       db_(std::move(db)) {}
 
-void StoreCore::StartPipeline(BlockDevice* device) {
-  pipeline_ = std::make_unique<CommitPipeline>(db_->db(), device, options_, log_.get());
+void StoreCore::StartPipeline(BlockDevice* device, CommitPipeline::CoveringSyncHook hook) {
+  pipeline_ =
+      std::make_unique<CommitPipeline>(db_->db(), device, options_, log_.get(), std::move(hook));
 }
 
 absl::Status StoreCore::CheckWritable() const {

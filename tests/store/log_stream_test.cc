@@ -393,6 +393,61 @@ TEST_P(ForcedHomeTest, IdlePgIsForceHomedAndTheStreamNeverFails) {
   EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));
 }
 
+// A forced home writes at most forced_home_blocks: a PG whose records
+// stayed in the stream long goes home over several transactions, its
+// oldest whole blocks first and its partial block with the last; its
+// entries read right at every step and after a reopen.
+TEST_P(ForcedHomeTest, ForcedHomesWriteAtMostTheirBudget) {
+  options_.tail_block_policy = GetParam();
+  options_.stream.max_chunks = 2;  // 128 KiB
+  options_.stream.home_blocks = 0;  // homed only by force
+  options_.stream.force_home_percent = 50;
+  options_.stream.max_forced_homes = 1;
+  options_.stream.forced_home_blocks = 2;
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  for (uint64_t v = 1; v <= 40; v += 10) {  // ~10 blocks, in 4 stream writes
+    ASSERT_OK(Do([&](Transaction* t) {
+      for (uint64_t i = v; i < v + 10; ++i) t->AppendEntry(Pg(1), V(1, i), TestPayload(i, 1000));
+    }));
+  }
+  const uint64_t block = 4096;
+  ASSERT_GE(Unhomed(Pg(1)), 9 * block);
+  uint64_t steps = 0;
+  uint64_t v2 = 0;
+  while (Unhomed(Pg(1)) > 0 && v2 < 2000) {
+    const StoreStats before = Stats();
+    const uint64_t unhomed_before = Unhomed(Pg(1));
+    ++v2;
+    ASSERT_OK(Do([&](Transaction* t) {
+      t->AppendEntry(Pg(2), V(1, v2), TestPayload(v2, 1000));
+      if (v2 > 10) t->Trim(Pg(2), V(1, v2 - 10));
+    }));
+    const StoreStats after = Stats();
+    const uint64_t homes = after.forced_homes - before.forced_homes;
+    ASSERT_LE(homes, 1u);
+    if (homes == 0) continue;
+    ++steps;
+    // One forced home: at most two blocks written (a pad record's block
+    // besides, under kNeverRewrite, when it takes the partial block).
+    EXPECT_LE(after.home_bytes_written - before.home_bytes_written, 3 * block);
+    EXPECT_LT(Unhomed(Pg(1)), unhomed_before);
+    if (Unhomed(Pg(1)) > 0) {
+      // Homed to the end of the second block from the one homed ended in.
+      EXPECT_GT(unhomed_before - Unhomed(Pg(1)), block) << "step " << steps;
+      EXPECT_LE(unhomed_before - Unhomed(Pg(1)), 2 * block) << "step " << steps;
+    }
+    EXPECT_EQ(VersionsOf(Pg(1), 1000), Range(1, 40)) << "step " << steps;
+  }
+  EXPECT_EQ(Unhomed(Pg(1)), 0u);
+  EXPECT_GE(steps, 5u);
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 1000), Range(1, 40));
+  ASSERT_OK(One(Pg(1), 41, 1000));
+  EXPECT_EQ(VersionsOf(Pg(1), 1000), Range(1, 41));
+}
+
 INSTANTIATE_TEST_SUITE_P(Policies, ForcedHomeTest,
                          ::testing::Values(TailBlockPolicy::kRewriteTailBlock,
                                            TailBlockPolicy::kNeverRewrite),
@@ -632,7 +687,9 @@ TEST_F(LogStreamTest, StreamOptionsOutOfRangeAreRefused) {
                         Case{&StreamOptions::force_home_percent, 1, 100,
                              "stream.force_home_percent"},
                         Case{&StreamOptions::max_forced_homes, 1, 1024,
-                             "stream.max_forced_homes"}}) {
+                             "stream.max_forced_homes"},
+                        Case{&StreamOptions::forced_home_blocks, 1, 65536,
+                             "stream.forced_home_blocks"}}) {
     std::vector<uint32_t> bad = {c.hi + 1};
     if (c.lo > 0) bad.push_back(c.lo - 1);
     for (uint32_t b : bad) {

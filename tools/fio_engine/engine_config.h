@@ -31,7 +31,9 @@ struct EngineConfig {
   uint32_t stream_chunks = 16;                // pgring_stream_chunks
   uint32_t home_blocks = 2;                   // pgring_home_blocks
   uint32_t resident_blocks = 16;              // pgring_resident_blocks
+  uint32_t force_home_percent = 50;           // pgring_force_home_percent
   bool stream_bypass = true;                  // pgring_stream_bypass
+  bool stream_hold = true;                    // pgring_stream_hold
   IoEngine io_engine = IoEngine::kIoUring;  // pgring_io_engine (log partition and data file)
   // pgring_shared_flush: let the store's partition flush make the data
   // writes durable too (pgring::Options::gated_writes_share_flush) instead

@@ -78,7 +78,9 @@ struct PgringOptions {
   unsigned int stream_chunks;
   unsigned int home_blocks;
   unsigned int resident_blocks;
+  unsigned int force_home_percent;
   int stream_bypass;
+  int stream_hold;
   unsigned int io_engine;
   unsigned int shared_flush;
   unsigned int sync_covers;
@@ -346,11 +348,25 @@ fio_option g_options[] = {
               "Newest unhomed blocks a PG keeps in memory; older ones are read back from the "
               "stream (pgring_layout=stream)",
               "16"),
+    IntOption("pgring_force_home_percent", "pgring force home percent",
+              PGRING_OFF(force_home_percent), 1,
+              "How full the log stream is (percent of its bound) when transactions start homing "
+              "the PGs that pin its head (pgring_layout=stream)",
+              "50"),
     {.name = "pgring_stream_bypass",
      .lname = "pgring stream bypass",
      .type = FIO_OPT_BOOL,
      .off1 = PGRING_OFF(stream_bypass),
      .help = "A transaction that finds no write in flight goes to the rings, not the stream",
+     .def = "1",
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_stream_hold",
+     .lname = "pgring stream hold",
+     .type = FIO_OPT_BOOL,
+     .off1 = PGRING_OFF(stream_hold),
+     .help = "The log stream starts no write while a covering RocksDB sync runs "
+             "(pgring_sync_covers), so a group's records go out in one write",
      .def = "1",
      .category = kCategory,
      .group = kGroup},
@@ -480,7 +496,9 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.stream_chunks = o.stream_chunks;
   c.home_blocks = o.home_blocks;
   c.resident_blocks = o.resident_blocks;
+  c.force_home_percent = o.force_home_percent;
   c.stream_bypass = o.stream_bypass != 0;
+  c.stream_hold = o.stream_hold != 0;
   c.io_engine = static_cast<pgring::IoEngine>(o.io_engine);
   c.shared_flush = static_cast<EngineConfig::SharedFlush>(o.shared_flush);
   c.sync_covers = static_cast<EngineConfig::SyncCovers>(o.sync_covers);

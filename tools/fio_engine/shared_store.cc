@@ -68,7 +68,9 @@ Options StoreOptions(const EngineConfig& c) {
   o.stream.max_chunks = c.stream_chunks;
   o.stream.home_blocks = c.home_blocks;
   o.stream.resident_blocks = c.resident_blocks;
+  o.stream.force_home_percent = c.force_home_percent;
   o.stream.bypass_when_idle = c.stream_bypass;
+  o.stream.hold_writes_during_sync = c.stream_hold;
   o.io_engine = c.io_engine;
   o.gated_writes_share_flush = c.share_flush;
   o.metadata_sync_flushes_partition = c.sync_covers_partition;

@@ -147,6 +147,9 @@ void LogStream::Kick() {
   uint64_t end = 0;
   std::vector<std::shared_ptr<CommitPipeline::Txn>> failed;
   absl::Status failure;
+  // Released writes are kicked by ReleaseWrites, which clears the flag
+  // first: a Kick that sees it set can leave them.
+  if (held_.load()) return;
   {
     MutexLock l(&io_mu_);
     end = pending_start_ + pending_.size();

@@ -121,6 +121,17 @@ class LogStream {
   // it lies over the pad and the next write rewrites the block as
   // kRewriteTailBlock does.
   void Kick();
+  // While held, Kick starts no write; ReleaseWrites kicks. Held during a
+  // commit group's covering sync (CommitPipeline::CoveringSyncHook): a
+  // write completing then would wait for the next sync all the same, and
+  // the records staged meanwhile go out together after it, so a group's
+  // records take one write instead of the several that one in flight at
+  // a time would make (docs/DESIGN.md, "The log stream").
+  void HoldWrites() { held_.store(true); }
+  void ReleaseWrites() {
+    held_.store(false);
+    Kick();
+  }
 
   // Every stream byte before it is on the device: written by a write that
   // succeeded (a PG's bytes there may leave memory; RingImage).
@@ -176,6 +187,7 @@ class LogStream {
   uint64_t pad_end_ ABSL_GUARDED_BY(io_mu_) = 0;
   absl::Status failure_ ABSL_GUARDED_BY(io_mu_);
 
+  std::atomic<bool> held_{false};
   std::atomic<uint64_t> written_ok_{0};  // written_, while no stream write has failed
   std::atomic<uint64_t> records_{0};
   std::atomic<uint64_t> writes_{0};

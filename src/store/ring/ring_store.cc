@@ -127,7 +127,8 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
                          Bound{"stream.home_blocks", so.home_blocks, 0, 65536},
                          Bound{"stream.resident_blocks", so.resident_blocks, 1, 65536},
                          Bound{"stream.force_home_percent", so.force_home_percent, 1, 100},
-                         Bound{"stream.max_forced_homes", so.max_forced_homes, 1, 1024}}) {
+                         Bound{"stream.max_forced_homes", so.max_forced_homes, 1, 1024},
+                         Bound{"stream.forced_home_blocks", so.forced_home_blocks, 1, 65536}}) {
     if (b.zero != nullptr && b.value == 0) continue;
     if (b.value < b.lo || b.value > b.hi) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -144,7 +145,17 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
     MutexLock l(&s->mu_);
     RETURN_IF_ERROR(s->MarkStreamFormat());
   }
-  s->StartPipeline(s->device_.get());
+  CommitPipeline::CoveringSyncHook hook;
+  if (s->stream_layout_ && options.stream.hold_writes_during_sync) {
+    hook = [stream = &s->stream_](bool running) {
+      if (running) {
+        stream->HoldWrites();
+      } else {
+        stream->ReleaseWrites();
+      }
+    };
+  }
+  s->StartPipeline(s->device_.get(), std::move(hook));
   return std::unique_ptr<Store>(std::move(s));
 }
 
@@ -745,6 +756,7 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
   const bool full_enough =
       !stream_layout_ || stream_.PressesPartition() ||
       stream_.bytes_used() * 100 >= stream_.capacity() * options_.stream.force_home_percent;
+  const uint64_t forced_home_bytes = uint64_t{options_.stream.forced_home_blocks} * geo_.block_size;
   for (uint32_t n = 0; full_enough && n < options_.stream.max_forced_homes &&
                        !stream_.pins().empty();
        ++n) {
@@ -752,28 +764,35 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
     std::shared_ptr<RingPg> owner = *pgs_.Find(pg->id);  // a pinned PG is in the map
     const PgChunkList old_chunks = pg->chunks;
     const uint64_t old_pin = pg->StreamPos();
-    if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite &&
-        pg->bounds.tail % geo_.block_size != 0) {
-      // The partial block is never written again: a pad record ends it.
-      uint64_t pad = geo_.AlignUp(pg->bounds.tail) - pg->bounds.tail;
-      if (pad < kRecordHeaderSize + 2) pad += geo_.block_size;
-      std::vector<uint32_t> allocated;
-      if (!ReserveRing(pg, pg->bounds.tail + pad, &allocated).ok()) {
-        for (uint32_t c : allocated) {
-          alloc_.Release(c);
-          pg->chunks.chunks.pop_back();
+    // A PG with more to go than the budget: its oldest whole blocks (the
+    // next forced home goes on from there). Else all of it, to its tail.
+    const uint64_t budget_end = pg->ImageStart() + forced_home_bytes;
+    if (budget_end < geo_.AlignUp(pg->bounds.tail)) {
+      writes->push_back(HomeWrite(owner, budget_end, budget_end));
+    } else {
+      if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite &&
+          pg->bounds.tail % geo_.block_size != 0) {
+        // The partial block is never written again: a pad record ends it.
+        uint64_t pad = geo_.AlignUp(pg->bounds.tail) - pg->bounds.tail;
+        if (pad < kRecordHeaderSize + 2) pad += geo_.block_size;
+        std::vector<uint32_t> allocated;
+        if (!ReserveRing(pg, pg->bounds.tail + pad, &allocated).ok()) {
+          for (uint32_t c : allocated) {
+            alloc_.Release(c);
+            pg->chunks.chunks.pop_back();
+          }
+          break;  // no room on the partition now; a later transaction retries
         }
-        break;  // no room on the partition now; a later transaction retries
+        std::string rec;
+        AppendPadRecord(&rec, kRecordTxn, pg->stamp, LapOf(pg->bounds.tail, geo_),
+                        pg->bounds.tail_seq, pad);
+        pg->image.Append(rec);
+        pg->bounds.tail += rec.size();
+        pg->bounds.tail_seq += 1;
       }
-      std::string rec;
-      AppendPadRecord(&rec, kRecordTxn, pg->stamp, LapOf(pg->bounds.tail, geo_),
-                      pg->bounds.tail_seq, pad);
-      pg->image.Append(rec);
-      pg->bounds.tail += rec.size();
-      pg->bounds.tail_seq += 1;
+      const uint64_t tail = pg->bounds.tail;
+      writes->push_back(HomeWrite(owner, geo_.AlignUp(tail), tail));
     }
-    const uint64_t tail = pg->bounds.tail;
-    writes->push_back(HomeWrite(owner, geo_.AlignUp(tail), tail));
     Repin(pg, true, old_pin);
     forced_homes_.fetch_add(1);
     wb->Put(PgPointerKey(pg->id), pg->Pointer().Encode());

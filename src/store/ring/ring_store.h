@@ -84,9 +84,11 @@ class RingStore final : public PgStore<RingPg> {
                       const std::shared_ptr<CommitPipeline::Txn>& ctxn,
                       std::vector<std::shared_ptr<RingWrite>>* writes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Homes the PGs pinning the stream's head with a partial block, as many as
-  // StreamOptions allow, once the stream is full enough (in kPerPgRings,
-  // whenever a stream is left); drops a stream nothing pins in kPerPgRings.
+  // Homes the PGs pinning the stream's head, max_forced_homes of them and
+  // each at most forced_home_blocks (the rest of a PG at a later home; its
+  // partial block with its last), once the stream is full enough (in
+  // kPerPgRings, whenever a stream is left); drops a stream nothing pins in
+  // kPerPgRings.
   void ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingWrite>>* writes,
                   std::vector<uint32_t>* to_free)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
