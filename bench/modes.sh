@@ -19,9 +19,9 @@
 #   stream; also floor: no PG log, stream-room: a stream of a quarter of the
 #   partition that homes only what it needs the room for (max_chunks 0,
 #   home_blocks 0), stream-wo: a 2 GiB stream with home_blocks 65536, and
-#   stream-nohold, stream-room-nohold: those two with stream writes not held
-#   during a covering RocksDB sync, StreamOptions::hold_writes_during_sync
-#   false), --rounds N (1: cells alternate
+#   stream-hold, stream-room-hold: stream and stream-room with stream writes
+#   held during a covering RocksDB sync, StreamOptions::hold_writes_during_sync),
+#   --rounds N (1: cells alternate
 #   modes within a round; medians over rounds), --out DIR
 #   (build/bench-modes/<timestamp>), --build-dir DIR (build/bench), --no-build,
 #   --restart (also the restart column: per PG count and mode, bench/restart_bench
@@ -111,11 +111,11 @@ for ((r = 1; r <= ROUNDS && FIO; r++)); do
                        "pgring_stream_chunks=2048" "pgring_home_blocks=65536" || true ;;
           stream-room) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
                          "pgring_stream_chunks=0" "pgring_home_blocks=0" || true ;;
-          stream-nohold) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
-                           "pgring_stream_hold=0" || true ;;
-          stream-room-nohold) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
-                                "pgring_stream_chunks=0" "pgring_home_blocks=0" \
-                                "pgring_stream_hold=0" || true ;;
+          stream-hold) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
+                         "pgring_stream_hold=1" || true ;;
+          stream-room-hold) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
+                              "pgring_stream_chunks=0" "pgring_home_blocks=0" \
+                              "pgring_stream_hold=1" || true ;;
           *) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=$m" || true ;;
         esac
       done

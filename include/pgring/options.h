@@ -128,12 +128,14 @@ struct StreamOptions {
   bool bypass_when_idle = true;
   // With Options::metadata_sync_flushes_partition, the stream starts no
   // write while a commit group's synced RocksDB write runs: a write that
-  // completed then would not be covered by that sync and waits for the
-  // next one anyway. What is staged meanwhile goes out in one write once
-  // it returns, so a group's records take about one stream write rather
-  // than one per previous write's latency (docs/BENCHMARKS.md, "One
-  // stream write per sync"). No effect without that option.
-  bool hold_writes_during_sync = true;
+  // completed then would not be covered by that sync. What is staged
+  // meanwhile goes out in one write once it returns: ~15-20% fewer stream
+  // writes and 9-17% fewer log bytes, but those records' write now ends
+  // after the sync, often after the next one has started, so they wait a
+  // sync longer: commit latency +10-30% and lower IOPS at a fixed queue
+  // depth, measured (docs/BENCHMARKS.md, "Holding stream writes during the
+  // covering sync"). Off by default; no effect without that option.
+  bool hold_writes_during_sync = false;
 };
 
 // What open does when a PG's committed log is damaged.

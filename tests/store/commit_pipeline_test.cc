@@ -227,6 +227,7 @@ class SyncCoversStreamTest : public SyncCoversTest {
   void SetUp() override {
     layout_ = LogLayout::kStream;
     options_.stream.bypass_when_idle = false;
+    options_.stream.hold_writes_during_sync = true;
     SyncCoversTest::SetUp();
   }
 };

@@ -367,7 +367,7 @@ fio_option g_options[] = {
      .off1 = PGRING_OFF(stream_hold),
      .help = "The log stream starts no write while a covering RocksDB sync runs "
              "(pgring_sync_covers), so a group's records go out in one write",
-     .def = "1",
+     .def = "0",
      .category = kCategory,
      .group = kGroup},
     {.name = "pgring_io_engine",
