@@ -123,7 +123,7 @@ class CommitPipeline {
   // with true as a group's synced RocksDB write starts, and false once it
   // has returned. A ring write that completes while it runs is not covered
   // by it (the covered set is taken as it starts), so the ring backend's
-  // log stream holds its writes meanwhile and sends the records staged
+  // log stream may hold its writes meanwhile and send the records staged
   // then in one write after it (StreamOptions::hold_writes_during_sync).
   using CoveringSyncHook = std::function<void(bool running)>;
 

@@ -62,7 +62,8 @@ Options CrashStoreOptions(const CrashConfig& c) {
   // SyncCoversTest, which holds one there.)
   if (c.sync_covers) o.max_group_size = 2;
   // The stream: small, homing two blocks at a time and force-homing early,
-  // so power goes during homes, forced partial homes and full-stream
+  // one block per forced home, so power goes during homes, forced homes of
+  // a PG's oldest block and of its partial block, and full-stream
   // fallbacks within the short form (and during wraps in the long one);
   // one block kept in memory, so homes read bytes back from the stream.
   o.log_layout = c.layout;
@@ -71,6 +72,7 @@ Options CrashStoreOptions(const CrashConfig& c) {
   o.stream.resident_blocks = 1;
   o.stream.force_home_percent = 5;
   o.stream.max_forced_homes = 2;
+  o.stream.forced_home_blocks = 1;
   o.stream.bypass_when_idle = false;  // the stream takes every transaction
   return o;
 }

@@ -122,11 +122,12 @@ class LogStream {
   // kRewriteTailBlock does.
   void Kick();
   // While held, Kick starts no write; ReleaseWrites kicks. Held during a
-  // commit group's covering sync (CommitPipeline::CoveringSyncHook): a
-  // write completing then would wait for the next sync all the same, and
-  // the records staged meanwhile go out together after it, so a group's
-  // records take one write instead of the several that one in flight at
-  // a time would make (docs/DESIGN.md, "The log stream").
+  // commit group's covering sync (CommitPipeline::CoveringSyncHook) with
+  // StreamOptions::hold_writes_during_sync: a write completing then would
+  // not be covered by it, and the records staged meanwhile go out together
+  // after it, so a group's records take about one write; but that write
+  // often ends after the next sync has started (docs/DESIGN.md, "The log
+  // stream", says what it costs).
   void HoldWrites() { held_.store(true); }
   void ReleaseWrites() {
     held_.store(false);
