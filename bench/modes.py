@@ -36,6 +36,7 @@ def cell(mode, pgs, qd):
             continue
         w = fio["jobs"][0]["write"]
         pw = ((rep or {}).get("run") or {}).get("per_write") or {}
+        st = ((rep or {}).get("store") or {}).get("run") or {}
         rows.append({
             "iops": w["iops"],
             "p99": w["clat_ns"].get("percentile", {}).get("99.000000", 0) / 1e6,
@@ -44,6 +45,11 @@ def cell(mode, pgs, qd):
             "seeks": pw.get("log_partition_seeks"),
             "bytes": pw.get("log_partition_bytes"),
             "rdb": pw.get("rocksdb_bytes"),
+            # Log bytes per payload byte, and client writes per stream write
+            # (the batch a stream write's block rounding is shared by).
+            "bpp": st.get("device_bytes_per_payload_byte") or None,
+            "batch": (st["stream_records"] / st["stream_writes"]
+                      if st.get("stream_writes") else None),
             "threads": pw.get("cpu_us_by_thread") or {},
         })
     if not rows:
@@ -65,9 +71,10 @@ def f(v, fmt):
 
 def fio_table():
     print(f"| PGs | qd | mode | IOPS | p99 ms | CPU µs/write | log writes/write | "
-          f"log seeks/write | log bytes/write | RocksDB bytes/write | IOPS vs perpg | CPU vs perpg | "
+          f"log seeks/write | log bytes/write | log bytes/payload byte | writes/stream write | "
+          f"RocksDB bytes/write | IOPS vs perpg | CPU vs perpg | "
           f"IOPS vs floor | p99 vs floor | CPU vs floor |")
-    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for pgs in pgs_list:
         for qd in qds:
             cells = {m: cell(m, pgs, qd) for m in modes}
@@ -79,13 +86,13 @@ def fio_table():
             for m in modes:
                 c = cells[m]
                 if c is None:
-                    print(f"| {pgs} | {qd} | {m} | (no result) ||||||||||||")
+                    print(f"| {pgs} | {qd} | {m} | (no result) ||||||||||||||")
                     continue
                 ri = f(c["iops"] / base["iops"], ".2f") if base and base["iops"] else "-"
                 rc = f(c["cpu"] / base["cpu"], ".2f") if base and base["cpu"] and c["cpu"] else "-"
                 print(f"| {pgs} | {qd} | {m} | {c['iops']:.0f} | {c['p99']:.2f} | {f(c['cpu'], '.1f')} | "
                       f"{f(c['writes'], '.3f')} | {f(c['seeks'], '.3f')} | {f(c['bytes'], '.0f')} | "
-                      f"{f(c['rdb'], '.0f')} | {ri} | {rc} | {vs(c, 'iops')} | {vs(c, 'p99')} | "
+                      f"{f(c['bpp'], '.2f')} | {f(c['batch'], '.1f')} | {f(c['rdb'], '.0f')} | {ri} | {rc} | {vs(c, 'iops')} | {vs(c, 'p99')} | "
                       f"{vs(c, 'cpu')} |")
 
 
