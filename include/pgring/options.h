@@ -114,10 +114,12 @@ struct StreamOptions {
   uint32_t max_forced_homes = 4;  // 1..1024
   // The most blocks one forced home writes: a PG with more not homed goes
   // home over several of them, its oldest blocks first (whole blocks; its
-  // partial block once the rest fits). So a transaction's forced homes
+  // partial block once the rest fits, and under kNeverRewrite the pad
+  // record's block that may follow it). So a transaction's forced homes
   // write, and read back from the stream, at most max_forced_homes x this
-  // many blocks, however long the PG's records stayed in the stream.
-  // 1..65536.
+  // many blocks (+1 each for a pad), however long the PG's records stayed
+  // in the stream; it is also the most a transaction drains the stream by
+  // under partition pressure. 1..65536.
   uint32_t forced_home_blocks = 8;
   // A transaction that finds no other transaction in flight (staged and
   // not yet committed) writes to its PGs' rings instead of the stream: its
@@ -129,12 +131,13 @@ struct StreamOptions {
   // With Options::metadata_sync_flushes_partition, the stream starts no
   // write while a commit group's synced RocksDB write runs: a write that
   // completed then would not be covered by that sync. What is staged
-  // meanwhile goes out in one write once it returns: ~15-20% fewer stream
-  // writes and 9-17% fewer log bytes, but those records' write now ends
+  // meanwhile goes out in one write once it returns: 17-33% fewer stream
+  // writes and 9-21% fewer log bytes, but those records' write now ends
   // after the sync, often after the next one has started, so they wait a
-  // sync longer: commit latency +10-30% and lower IOPS at a fixed queue
-  // depth, measured (docs/BENCHMARKS.md, "Holding stream writes during the
-  // covering sync"). Off by default; no effect without that option.
+  // sync longer: commit latency up to +37% (median +20%) and lower IOPS at
+  // a fixed queue depth, measured (docs/BENCHMARKS.md, "Holding stream
+  // writes during the covering sync"). Off by default; no effect without
+  // that option.
   bool hold_writes_during_sync = false;
 };
 

@@ -3,6 +3,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "util/thread_name.h"
 
@@ -235,6 +236,13 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
     if (!s.ok()) return s;
   }
   if (members_.empty()) return absl::OkStatus();
+  // The covering sync's hook from before its covered set is taken, so that
+  // no write the hook holds back starts in between; released on every way
+  // out.
+  if (covering_sync_) covering_sync_(true);
+  absl::Cleanup release_hook = [this] {
+    if (covering_sync_) covering_sync_(false);
+  };
   // metadata_sync_flushes_partition: the transactions whose writes have all
   // completed by now. The synced RocksDB write starts after this point, and
   // the cache flush it ends with makes their writes durable too. Taken after
@@ -258,9 +266,8 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
   rocksdb::WriteOptions wo;
   wo.sync = true;
   const absl::Time start = absl::Now();
-  if (covering_sync_) covering_sync_(true);
   rocksdb::Status rs = db_->Write(wo, batch);
-  if (covering_sync_) covering_sync_(false);
+  std::move(release_hook).Invoke();
   rocksdb_write_latency_.Record(
       static_cast<uint64_t>(absl::ToInt64Nanoseconds(absl::Now() - start)));
   if (!rs.ok()) {

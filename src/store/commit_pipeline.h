@@ -119,12 +119,15 @@ class CommitPipeline {
     size_t gates = 0;
   };
 
-  // With metadata_sync_flushes_partition: called on the committer thread
-  // with true as a group's synced RocksDB write starts, and false once it
-  // has returned. A ring write that completes while it runs is not covered
-  // by it (the covered set is taken as it starts), so the ring backend's
-  // log stream may hold its writes meanwhile and send the records staged
-  // then in one write after it (StreamOptions::hold_writes_during_sync).
+  // With metadata_sync_flushes_partition: called on the committer thread,
+  // under none of the pipeline's locks, with true just before a group's
+  // covered set is taken for its synced RocksDB write, and false once that
+  // write has returned (or failed). With false it may start a write whose
+  // completion comes back into RingWriteDone. A ring write that completes
+  // while the sync runs is not covered by it (the covered set is taken as
+  // it starts), so the ring backend's log stream may hold its writes
+  // meanwhile and send the records staged then in one write after it
+  // (StreamOptions::hold_writes_during_sync).
   using CoveringSyncHook = std::function<void(bool running)>;
 
   // `device` may be null (nothing to flush: the RocksDB backend).
@@ -172,7 +175,7 @@ class CommitPipeline {
   // Flushes the partition first if `flush`, then writes the group's batches.
   // `*synced`: a synced RocksDB write was made (the group had keys).
   absl::Status WriteGroup(const std::vector<std::shared_ptr<Txn>>& group, bool flush,
-                          bool* synced);
+                          bool* synced) ABSL_LOCKS_EXCLUDED(mu_);
   // Flushes the partition; an error is named as the flush's.
   absl::Status FlushPartition();
   // The partition must be flushed before `t` commits.

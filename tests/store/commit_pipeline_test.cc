@@ -257,9 +257,11 @@ TEST_F(SyncCoversStreamTest, RecordsStagedDuringTheSyncGoOutInOneWriteAfterIt) {
   arm = true;
   gate->Open(absl::OkStatus());
   ASSERT_OK(a.Wait());
-  for (auto& d : during) ASSERT_OK(d.Wait());
+  // Checked before waiting for them: were they never submitted, the waits
+  // below would hang instead of failing.
+  ASSERT_FALSE(arm) << "A's group made no synced RocksDB write";
   ASSERT_OK(submitted);
-  EXPECT_FALSE(arm) << "A's group made no synced RocksDB write";
+  for (auto& d : during) ASSERT_OK(d.Wait());
   EXPECT_EQ(writes_in_sync, 0u) << "the stream wrote while the covering sync ran";
   EXPECT_EQ(store_->GetStoreStats().stream_writes - stream_writes_before, 1u)
       << "the three records staged during the sync took more than one write";

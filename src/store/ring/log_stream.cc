@@ -147,9 +147,6 @@ void LogStream::Kick() {
   uint64_t end = 0;
   std::vector<std::shared_ptr<CommitPipeline::Txn>> failed;
   absl::Status failure;
-  // Released writes are kicked by ReleaseWrites, which clears the flag
-  // first: a Kick that sees it set can leave them.
-  if (held_.load()) return;
   {
     MutexLock l(&io_mu_);
     end = pending_start_ + pending_.size();
@@ -161,6 +158,8 @@ void LogStream::Kick() {
       waiting_.clear();
       written_ = end;
       failure = failure_;
+    } else if (held_) {
+      return;  // ReleaseWrites kicks once it has cleared held_
     } else {
       in_flight_ = true;
       // The write starts at the block holding the written tail: with the
@@ -190,6 +189,19 @@ void LogStream::Kick() {
   bytes_written_.fetch_add(buffer->size());
   WriteExtents(device_, extents, std::move(buffer), seeks_, in_flight_writes_,
                [this, end](absl::Status s) { WriteDone(end, std::move(s)); });
+}
+
+void LogStream::HoldWrites() {
+  MutexLock l(&io_mu_);
+  held_ = true;
+}
+
+void LogStream::ReleaseWrites() {
+  {
+    MutexLock l(&io_mu_);
+    held_ = false;
+  }
+  Kick();
 }
 
 void LogStream::WriteDone(uint64_t end, absl::Status s) {

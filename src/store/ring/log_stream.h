@@ -120,19 +120,17 @@ class LogStream {
   // block instead of writing this one again; if a record was placed first,
   // it lies over the pad and the next write rewrites the block as
   // kRewriteTailBlock does.
-  void Kick();
-  // While held, Kick starts no write; ReleaseWrites kicks. Held during a
-  // commit group's covering sync (CommitPipeline::CoveringSyncHook) with
+  void Kick() ABSL_LOCKS_EXCLUDED(io_mu_);
+  // While held, Kick starts no write (a failed store's staged records still
+  // fail at once); ReleaseWrites kicks. Held during a commit group's
+  // covering sync (CommitPipeline::CoveringSyncHook) with
   // StreamOptions::hold_writes_during_sync: a write completing then would
   // not be covered by it, and the records staged meanwhile go out together
   // after it, so a group's records take about one write; but that write
   // often ends after the next sync has started (docs/DESIGN.md, "The log
   // stream", says what it costs).
-  void HoldWrites() { held_.store(true); }
-  void ReleaseWrites() {
-    held_.store(false);
-    Kick();
-  }
+  void HoldWrites() ABSL_LOCKS_EXCLUDED(io_mu_);
+  void ReleaseWrites() ABSL_LOCKS_EXCLUDED(io_mu_);
 
   // Every stream byte before it is on the device: written by a write that
   // succeeded (a PG's bytes there may leave memory; RingImage).
@@ -187,8 +185,8 @@ class LogStream {
   uint64_t pad_at_ ABSL_GUARDED_BY(io_mu_) = kNoPad;
   uint64_t pad_end_ ABSL_GUARDED_BY(io_mu_) = 0;
   absl::Status failure_ ABSL_GUARDED_BY(io_mu_);
+  bool held_ ABSL_GUARDED_BY(io_mu_) = false;
 
-  std::atomic<bool> held_{false};
   std::atomic<uint64_t> written_ok_{0};  // written_, while no stream write has failed
   std::atomic<uint64_t> records_{0};
   std::atomic<uint64_t> writes_{0};
