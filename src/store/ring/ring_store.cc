@@ -770,26 +770,8 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
     if (budget_end < geo_.AlignUp(pg->bounds.tail)) {
       writes->push_back(HomeWrite(owner, budget_end, budget_end));
     } else {
-      if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite &&
-          pg->bounds.tail % geo_.block_size != 0) {
-        // The partial block is never written again: a pad record ends it.
-        uint64_t pad = geo_.AlignUp(pg->bounds.tail) - pg->bounds.tail;
-        if (pad < kRecordHeaderSize + 2) pad += geo_.block_size;
-        std::vector<uint32_t> allocated;
-        if (!ReserveRing(pg, pg->bounds.tail + pad, &allocated).ok()) {
-          for (uint32_t c : allocated) {
-            alloc_.Release(c);
-            pg->chunks.chunks.pop_back();
-          }
-          break;  // no room on the partition now; a later transaction retries
-        }
-        std::string rec;
-        AppendPadRecord(&rec, kRecordTxn, pg->stamp, LapOf(pg->bounds.tail, geo_),
-                        pg->bounds.tail_seq, pad);
-        pg->image.Append(rec);
-        pg->bounds.tail += rec.size();
-        pg->bounds.tail_seq += 1;
-      }
+      // No room on the partition for the pad now: a later transaction retries.
+      if (!PadPartialBlock(pg)) break;
       const uint64_t tail = pg->bounds.tail;
       writes->push_back(HomeWrite(owner, geo_.AlignUp(tail), tail));
     }
@@ -800,6 +782,30 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
   }
   stream_.UpdateHead();
   if (!stream_layout_ && stream_.pins().empty()) stream_.Drop(to_free);
+}
+
+bool RingStore::PadPartialBlock(RingPg* pg) {
+  if (options_.tail_block_policy != TailBlockPolicy::kNeverRewrite ||
+      pg->bounds.tail % geo_.block_size == 0) {
+    return true;
+  }
+  uint64_t pad = geo_.AlignUp(pg->bounds.tail) - pg->bounds.tail;
+  if (pad < kRecordHeaderSize + 2) pad += geo_.block_size;
+  std::vector<uint32_t> allocated;
+  if (!ReserveRing(pg, pg->bounds.tail + pad, &allocated).ok()) {
+    for (uint32_t c : allocated) {
+      alloc_.Release(c);
+      pg->chunks.chunks.pop_back();
+    }
+    return false;
+  }
+  std::string rec;
+  AppendPadRecord(&rec, kRecordTxn, pg->stamp, LapOf(pg->bounds.tail, geo_), pg->bounds.tail_seq,
+                  pad);
+  pg->image.Append(rec);
+  pg->bounds.tail += rec.size();
+  pg->bounds.tail_seq += 1;
+  return true;
 }
 
 // A PG's writes are issued one at a time, in order, by whoever finds its

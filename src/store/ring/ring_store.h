@@ -92,6 +92,10 @@ class RingStore final : public PgStore<RingPg> {
   void ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingWrite>>* writes,
                   std::vector<uint32_t>* to_free)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // kNeverRewrite: ends pg's partial block with a pad record, so that a home
+  // to its tail leaves no block to be written again. False (nothing
+  // changed) when the ring has no room for it.
+  bool PadPartialBlock(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32_t>* allocated)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The write of pg's image [ImageStart(), end) (zeros past its tail), and
