@@ -17,6 +17,7 @@
 #include "device/memory_block_device.h"
 #include "format/label.h"
 #include "format/metadata_keys.h"
+#include "format/record.h"
 #include "store/open_store.h"
 #include "store/ring/log_stream.h"
 #include "util/store_fixture.h"
@@ -81,6 +82,50 @@ class GatedDevice final : public BlockDevice {
   std::mutex mu_;
   bool closed_ = false;
   std::deque<Held> held_;
+};
+
+// Counts the blocks written again with the records they held: a block of
+// the chunks whose first kRecordHeaderSize bytes are what an earlier write
+// put there (not zeros) is the same record's header, or the same record's
+// bytes, written twice. A chunk given back and taken again holds other
+// records (another stamp, lap or sequence) and is not counted.
+class RewriteWatchDevice final : public BlockDevice {
+ public:
+  explicit RewriteWatchDevice(std::shared_ptr<BlockDevice> base) : base_(std::move(base)) {}
+  uint64_t size() const override { return base_->size(); }
+  uint32_t logical_block_size() const override { return base_->logical_block_size(); }
+  absl::Status Read(uint64_t offset, absl::Span<char> buf) override {
+    return base_->Read(offset, buf);
+  }
+  void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf, IoCallback done) override {
+    if (offset >= kLabelRegionSize) {
+      std::lock_guard<std::mutex> l(mu_);
+      for (size_t at = 0; at + kBlock <= buf->size(); at += kBlock) {
+        std::string head(buf->data() + at, kRecordHeaderSize);
+        if (head == std::string(kRecordHeaderSize, '\0')) continue;
+        auto [it, fresh] = heads_.try_emplace(offset + at, head);
+        if (!fresh && it->second == head) ++rewrites_;
+        it->second = std::move(head);
+      }
+    }
+    base_->WriteAsync(offset, std::move(buf), std::move(done));
+  }
+  absl::Status Flush() override { return base_->Flush(); }
+  uint64_t bytes_written() const override { return base_->bytes_written(); }
+  uint64_t flushes() const override { return base_->flushes(); }
+  uint64_t writes() const override { return base_->writes(); }
+
+  uint64_t rewrites() {
+    std::lock_guard<std::mutex> l(mu_);
+    return rewrites_;
+  }
+
+ private:
+  static constexpr size_t kBlock = 4096;
+  std::shared_ptr<BlockDevice> base_;
+  std::mutex mu_;
+  std::map<uint64_t, std::string> heads_;  // block offset -> its first bytes
+  uint64_t rewrites_ = 0;
 };
 
 // Transactions submitted without waiting for their commits.
@@ -577,6 +622,77 @@ TEST_F(LogStreamTest, FullStreamWritesToTheRings) {
   Reopen();
   for (uint32_t p = 1; p <= 40; ++p) EXPECT_EQ(VersionsOf(Pg(p), 900), Range(1, 10)) << p;
 }
+
+// Under kNeverRewrite a home to a PG's tail (an idle transaction's bypass,
+// or a full stream's transactions) ends the partial block with a pad, so no
+// later home writes that block again; under kRewriteTailBlock the next home
+// rewrites it with its old records, which the watch counts.
+class HomeToTailTest : public LogStreamTest,
+                       public ::testing::WithParamInterface<TailBlockPolicy> {
+ protected:
+  void SetUp() override {
+    LogStreamTest::SetUp();
+    options_.tail_block_policy = GetParam();
+    watch_ = std::make_shared<RewriteWatchDevice>(device_);
+    device_ = watch_;
+  }
+  bool never() const { return GetParam() == TailBlockPolicy::kNeverRewrite; }
+  std::shared_ptr<RewriteWatchDevice> watch_;
+};
+
+TEST_P(HomeToTailTest, IdleBypassNeverRewritesABlock) {
+  options_.stream.bypass_when_idle = true;
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  const StoreStats before = Stats();
+  for (uint64_t v = 1; v <= 20; ++v) {
+    ASSERT_OK(One(Pg(1), v, 300));
+    EXPECT_EQ(Unhomed(Pg(1)), 0u) << v;  // each one bypassed the stream
+  }
+  EXPECT_EQ(Stats().stream_records, before.stream_records);
+  if (never()) {
+    EXPECT_EQ(watch_->rewrites(), 0u);
+    EXPECT_EQ(store_->GetPgStats(Pg(1))->ring_bytes_used, 20u * 4096);  // a block each
+  } else {
+    EXPECT_GT(watch_->rewrites(), 10u);  // ~12 records a block: each block ~11 times again
+  }
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 300), Range(1, 20));
+  // The next records, through the stream now and home in whole blocks, go
+  // on after the pads.
+  options_.stream.bypass_when_idle = false;
+  Reopen();
+  for (uint64_t v = 21; v <= 60; ++v) ASSERT_OK(One(Pg(1), v, 300));
+  if (never()) EXPECT_EQ(watch_->rewrites(), 0u);
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 300), Range(1, 60));
+}
+
+TEST_P(HomeToTailTest, FullStreamNeverRewritesABlock) {
+  options_.stream.max_chunks = 2;
+  options_.stream.force_home_percent = 100;
+  options_.stream.max_forced_homes = 1;
+  MkfsAndOpenStream();
+  for (uint32_t p = 1; p <= 40; ++p) ASSERT_OK(Create(Pg(p)));
+  for (uint64_t v = 1; v <= 10; ++v) {
+    for (uint32_t p = 1; p <= 40; ++p) {
+      ASSERT_OK(Do([&](Transaction* t) { t->AppendEntry(Pg(p), V(1, v), TestPayload(v, 900)); }));
+    }
+  }
+  ASSERT_GT(Stats().stream_full_fallbacks, 0u);
+  if (never()) {
+    EXPECT_EQ(watch_->rewrites(), 0u);
+  } else {
+    EXPECT_GT(watch_->rewrites(), 0u);
+  }
+  Reopen();
+  for (uint32_t p = 1; p <= 40; ++p) EXPECT_EQ(VersionsOf(Pg(p), 900), Range(1, 10)) << p;
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, HomeToTailTest,
+                         ::testing::Values(TailBlockPolicy::kRewriteTailBlock,
+                                           TailBlockPolicy::kNeverRewrite),
+                         PolicyName);
 
 // Per-PG rings opened on a store with a stream home what is left in it
 // (max_forced_homes PGs per transaction), then give its chunks back and

@@ -532,7 +532,11 @@ absl::Status RingStore::PlaceRecord(PgChange* t, std::string* record) {
     AppendRecord(record, kRecordTxn, pg->stamp, LapOf(t->record_pos, geo_), pg->bounds.tail_seq,
                  t->body.body());
     const size_t allocated_before = t->allocated.size();
-    absl::Status status = ReserveRing(pg, t->record_pos + record->size(), &t->allocated);
+    // Behind the stream the room for the pad a home to the tail may need
+    // (PadPartialBlock) is taken now, while the transaction can still fail.
+    const uint64_t end = t->record_pos + record->size();
+    absl::Status status =
+        ReserveRing(pg, stream_layout_ ? PaddedTail(end) : end, &t->allocated);
     if (status.ok() || !carried || !absl::IsResourceExhausted(status)) return status;
     // No room for the carried copy of the info (a full partition): take the
     // trim without it rather than refuse the trim that is meant to free
@@ -664,12 +668,19 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
       pg->image.Append(rec);
       pg->bounds.tail = new_tail;
       pg->bounds.tail_seq += 1;
-      const uint64_t homed = plan->homed_after[i];
-      if (homed > pg->bounds.homed) {
-        // Homed to the tail: its partial block goes too (kPerPgRings, or a
-        // full stream); else whole blocks only.
-        const uint64_t end = homed == new_tail ? geo_.AlignUp(new_tail) : homed;
-        writes->push_back(HomeWrite(t->pg, end, homed));
+      uint64_t homed = plan->homed_after[i];
+      if (homed == new_tail && pg->bounds.homed < new_tail) {
+        // Homed to the tail (kPerPgRings, an idle bypass or a full stream):
+        // its partial block goes too, under kNeverRewrite ended by a pad
+        // (its room reserved by PlaceRecord) so no later home writes it
+        // again. Else whole blocks only.
+        const bool padded = PadPartialBlock(pg);
+        assert(padded);
+        (void)padded;
+        homed = pg->bounds.tail;
+        writes->push_back(HomeWrite(t->pg, geo_.AlignUp(homed), homed));
+      } else if (homed > pg->bounds.homed) {
+        writes->push_back(HomeWrite(t->pg, homed, homed));
       }
       if (pg->bounds.homed < new_tail) {
         pg->unhomed_runs.push_back(
@@ -784,15 +795,22 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
   if (!stream_layout_ && stream_.pins().empty()) stream_.Drop(to_free);
 }
 
-bool RingStore::PadPartialBlock(RingPg* pg) {
-  if (options_.tail_block_policy != TailBlockPolicy::kNeverRewrite ||
-      pg->bounds.tail % geo_.block_size == 0) {
-    return true;
+uint64_t RingStore::PaddedTail(uint64_t tail) const {
+  if (options_.tail_block_policy != TailBlockPolicy::kNeverRewrite || tail % geo_.block_size == 0) {
+    return tail;
   }
-  uint64_t pad = geo_.AlignUp(pg->bounds.tail) - pg->bounds.tail;
-  if (pad < kRecordHeaderSize + 2) pad += geo_.block_size;
+  // A pad record takes at least kRecordHeaderSize + 2 bytes.
+  uint64_t end = geo_.AlignUp(tail);
+  if (end - tail < kRecordHeaderSize + 2) end += geo_.block_size;
+  return end;
+}
+
+bool RingStore::PadPartialBlock(RingPg* pg) {
+  const uint64_t end = PaddedTail(pg->bounds.tail);
+  if (end == pg->bounds.tail) return true;
+  const uint64_t pad = end - pg->bounds.tail;
   std::vector<uint32_t> allocated;
-  if (!ReserveRing(pg, pg->bounds.tail + pad, &allocated).ok()) {
+  if (!ReserveRing(pg, end, &allocated).ok()) {
     for (uint32_t c : allocated) {
       alloc_.Release(c);
       pg->chunks.chunks.pop_back();

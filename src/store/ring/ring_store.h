@@ -94,8 +94,12 @@ class RingStore final : public PgStore<RingPg> {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // kNeverRewrite: ends pg's partial block with a pad record, so that a home
   // to its tail leaves no block to be written again. False (nothing
-  // changed) when the ring has no room for it.
+  // changed) when the ring has no room for it; a stream layout's
+  // PlaceRecord reserves that room with each record.
   bool PadPartialBlock(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Where a tail ends once PadPartialBlock has padded it (the tail itself
+  // under kRewriteTailBlock, or when it is at a block boundary).
+  uint64_t PaddedTail(uint64_t tail) const;
   absl::Status ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32_t>* allocated)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The write of pg's image [ImageStart(), end) (zeros past its tail), and
