@@ -21,8 +21,8 @@
 #   home_blocks 0), stream-wo: a 2 GiB stream with home_blocks 65536, and
 #   stream-hold, stream-room-hold: stream and stream-room with stream writes
 #   held during a covering RocksDB sync, StreamOptions::hold_writes_during_sync,
-#   stream-room-nooutrun: stream-room with no PG homing by count however far
-#   back its log reaches, StreamOptions::outrun_home_blocks 0),
+#   stream-room-outrun: stream-room where a PG whose log outruns the stream
+#   homes by count, StreamOptions::outrun_home_blocks 2),
 #   --rounds N (1: cells alternate
 #   modes within a round; medians over rounds), --out DIR
 #   (build/bench-modes/<timestamp>), --build-dir DIR (build/bench), --no-build,
@@ -113,9 +113,9 @@ for ((r = 1; r <= ROUNDS && FIO; r++)); do
                        "pgring_stream_chunks=2048" "pgring_home_blocks=65536" || true ;;
           stream-room) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
                          "pgring_stream_chunks=0" "pgring_home_blocks=0" || true ;;
-          stream-room-nooutrun) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
-                                  "pgring_stream_chunks=0" "pgring_home_blocks=0" \
-                                  "pgring_outrun_home_blocks=0" || true ;;
+          stream-room-outrun) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
+                                "pgring_stream_chunks=0" "pgring_home_blocks=0" \
+                                "pgring_outrun_home_blocks=2" || true ;;
           stream-hold) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
                          "pgring_stream_hold=1" || true ;;
           stream-room-hold) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \

@@ -358,7 +358,7 @@ fio_option g_options[] = {
               PGRING_OFF(outrun_home_blocks), 0,
               "Whole blocks a PG whose log would outrun the log stream keeps unhomed before they "
               "go to its ring, even with pgring_home_blocks=0 (pgring_layout=stream); 0: off",
-              "2"),
+              "0"),
     {.name = "pgring_stream_bypass",
      .lname = "pgring stream bypass",
      .type = FIO_OPT_BOOL,

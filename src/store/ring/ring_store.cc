@@ -651,9 +651,8 @@ void RingStore::TrackOutrun(RingPg* pg) {
   }
   pg->last_stream_tail = now;
   const uint64_t span = pg->stream_gap * (pg->entries.size() + pg->dups.size());
-  // Half the fill at which forced homes start, so that the PGs left to pin
-  // the head keep it short of that fill; back below a quarter.
-  const uint64_t outruns_above = stream_.capacity() * options_.stream.force_home_percent / 200;
+  // Past the fill at which forced homes start; back below half of it.
+  const uint64_t outruns_above = stream_.capacity() * options_.stream.force_home_percent / 100;
   if (!pg->outruns_stream && span > outruns_above) {
     pg->outruns_stream = true;
     outrunning_pgs_.fetch_add(1);
