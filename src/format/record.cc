@@ -89,7 +89,7 @@ void RecordBodyBuilder::AddPgBytes(uint32_t stamp, uint64_t lpos, std::string_vi
 
 void AppendPadRecord(std::string* dst, uint8_t type, uint32_t pg_stamp, uint32_t lap,
                      uint64_t seq, size_t size) {
-  assert(size >= kRecordHeaderSize + 2);
+  assert(size >= kMinPadRecord);
   RecordBodyBuilder body;
   body.AddPad(size - kRecordHeaderSize);
   AppendRecord(dst, type, pg_stamp, lap, seq, body.body());

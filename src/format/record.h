@@ -62,7 +62,10 @@ RecordHeader DecodeRecordHeader(const char* p);
 void AppendRecord(std::string* dst, uint8_t type, uint32_t pg_stamp,
                   uint32_t lap, uint64_t seq, std::string_view body);
 
-// Appends a record of exactly `size` bytes (at least kRecordHeaderSize + 2)
+// The smallest pad record: its header and one pad item of no data.
+inline constexpr size_t kMinPadRecord = kRecordHeaderSize + 2;
+
+// Appends a record of exactly `size` bytes (at least kMinPadRecord)
 // whose body is only kPad items: it fills a block's end so that the next
 // record starts on a block boundary.
 void AppendPadRecord(std::string* dst, uint8_t type, uint32_t pg_stamp, uint32_t lap,

@@ -690,6 +690,45 @@ TEST_P(HomeToTailTest, FullStreamNeverRewritesABlock) {
   for (uint32_t p = 1; p <= 40; ++p) EXPECT_EQ(VersionsOf(Pg(p), 900), Range(1, 10)) << p;
 }
 
+// Under kNeverRewrite behind the stream a record that would leave its
+// block less room than a pad record pads itself to the block's end, so
+// the pad a home to the tail adds always fits the block: no PG's tail is
+// ever 1 to kMinPadRecord - 1 bytes short of a block boundary, and no
+// chunk is taken past the one holding the tail (fsck's chunk-beyond-tail).
+TEST_F(LogStreamTest, NeverRewriteRecordsLeaveRoomForTheirPad) {
+  options_.tail_block_policy = TailBlockPolicy::kNeverRewrite;
+  options_.stream.home_blocks = 1;
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  // Untrimmed, the ring's bytes in use run from lpos 0 to the tail.
+  constexpr uint64_t kRecords = 2000;
+  uint64_t tail = 0;
+  for (uint64_t v = 1; v <= kRecords; ++v) {
+    ASSERT_OK(One(Pg(1), v, 1 + (v * 37) % 211));
+    auto st = store_->GetPgStats(Pg(1));
+    ASSERT_OK(st);
+    tail = st->ring_bytes_used;
+    const uint64_t short_of_block = (4096 - tail % 4096) % 4096;
+    ASSERT_TRUE(short_of_block == 0 || short_of_block >= kMinPadRecord)
+        << "record " << v << ": tail " << tail << " is " << short_of_block
+        << " bytes short of its block's end";
+    ASSERT_EQ(st->chunks, (tail + kChunkSize - 1) / kChunkSize) << "record " << v;
+  }
+  auto db = DumpDb();  // closes the store
+  auto ptr = PgPointer::Decode(db.at(PgPointerKey(Pg(1))));
+  ASSERT_OK(ptr);
+  EXPECT_EQ(ptr->head, 0u);
+  EXPECT_EQ(ptr->tail, tail);
+  ASSERT_OK(Open(options_));
+  auto e = store_->ReadEntries(Pg(1));
+  ASSERT_OK(e);
+  ASSERT_EQ(e->size(), kRecords);
+  for (const LogEntry& x : *e) {
+    const uint64_t v = x.version.version;
+    EXPECT_EQ(x.payload, TestPayload(v, 1 + (v * 37) % 211)) << v;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Policies, HomeToTailTest,
                          ::testing::Values(TailBlockPolicy::kRewriteTailBlock,
                                            TailBlockPolicy::kNeverRewrite),

@@ -170,7 +170,7 @@ void LogStream::Kick() {
       buffer = std::make_shared<AlignedBuffer>(len);
       std::memcpy(buffer->data(), pending_.data(), pending_.size());
       pad_at_ = kNoPad;
-      if (end == placed_end_ && write_end - end >= kRecordHeaderSize + 2) {
+      if (end == placed_end_ && write_end - end >= kMinPadRecord) {
         std::string pad;
         AppendPadRecord(&pad, kRecordStream, kStreamStamp, LapOf(end, geo_), placed_seq_,
                         write_end - end);

@@ -518,10 +518,14 @@ absl::Status RingStore::PlaceRecord(PgChange* t, std::string* record) {
   while (!t->body.empty()) {
     size_t len = kRecordHeaderSize + t->body.size();
     // Under kNeverRewrite a record ends its block, so that the next one is
-    // never written into a block holding it; rings behind the stream are
-    // written only in whole blocks and need no such padding.
-    if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite && !stream_layout_) {
+    // never written into a block holding it. Behind the stream a ring is
+    // written in whole blocks, and a home to the tail ends the partial one
+    // with a pad record (PadPartialBlock); a record pads itself only where
+    // it would leave its block too little room for that record, so that
+    // the pad never needs a block, or a chunk, past it.
+    if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite) {
       size_t pad = geo_.AlignUp(t->record_pos + len) - (t->record_pos + len);
+      if (stream_layout_ && pad >= kMinPadRecord) pad = 0;
       if (pad == 1) pad += geo_.block_size;
       t->body.AddPad(pad);
     }
@@ -533,11 +537,7 @@ absl::Status RingStore::PlaceRecord(PgChange* t, std::string* record) {
     AppendRecord(record, kRecordTxn, pg->stamp, LapOf(t->record_pos, geo_), pg->bounds.tail_seq,
                  t->body.body());
     const size_t allocated_before = t->allocated.size();
-    // Behind the stream the room for the pad a home to the tail may need
-    // (PadPartialBlock) is taken now, while the transaction can still fail.
-    const uint64_t end = t->record_pos + record->size();
-    absl::Status status =
-        ReserveRing(pg, stream_layout_ ? PaddedTail(end) : end, &t->allocated);
+    absl::Status status = ReserveRing(pg, t->record_pos + record->size(), &t->allocated);
     if (status.ok() || !carried || !absl::IsResourceExhausted(status)) return status;
     // No room for the carried copy of the info (a full partition): take the
     // trim without it rather than refuse the trim that is meant to free
@@ -595,8 +595,8 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     uint64_t homed = pg->bounds.homed;
     if (home_bytes != 0 && geo_.AlignDown(tail) >= pg->ImageStart() + home_bytes) {
       homed = geo_.AlignDown(tail);
-      // A PG just found to outrun the stream has a long backlog in it, most
-      // of it out of memory: it goes home a forced home's worth at a time.
+      // An outrunning PG's backlog (long once it turns, most of it out of
+      // memory) goes home at most a forced home's worth at a time.
       if (pg->outruns_stream) homed = std::min(homed, pg->ImageStart() + forced_home_bytes);
     }
     plan->homed_after[i] = homed;
@@ -708,12 +708,17 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
       uint64_t homed = plan->homed_after[i];
       if (homed == new_tail && pg->bounds.homed < new_tail) {
         // Homed to the tail (kPerPgRings, an idle bypass or a full stream):
-        // its partial block goes too, under kNeverRewrite ended by a pad
-        // (its room reserved by PlaceRecord) so no later home writes it
-        // again. Else whole blocks only.
-        const bool padded = PadPartialBlock(pg);
-        assert(padded);
-        (void)padded;
+        // its partial block goes too, under kNeverRewrite ended by a pad so
+        // no later home writes it again. Else whole blocks only. The pad
+        // fits its block (PlaceRecord); only a tail left by an older
+        // version may need a block past it, and on a full partition the
+        // block is written as it is, to be written again by the next home.
+        if (!PadPartialBlock(pg)) {
+          log_->Log(LogLevel::kWarning,
+                    absl::StrCat("PG ", pg->name, ": no room for the pad record that ends its "
+                                 "partial block at lpos ", pg->bounds.tail,
+                                 "; the next home writes that block again"));
+        }
         homed = pg->bounds.tail;
         writes->push_back(HomeWrite(t->pg, geo_.AlignUp(homed), homed));
       } else if (homed > pg->bounds.homed) {
@@ -837,9 +842,8 @@ uint64_t RingStore::PaddedTail(uint64_t tail) const {
   if (options_.tail_block_policy != TailBlockPolicy::kNeverRewrite || tail % geo_.block_size == 0) {
     return tail;
   }
-  // A pad record takes at least kRecordHeaderSize + 2 bytes.
   uint64_t end = geo_.AlignUp(tail);
-  if (end - tail < kRecordHeaderSize + 2) end += geo_.block_size;
+  if (end - tail < kMinPadRecord) end += geo_.block_size;
   return end;
 }
 

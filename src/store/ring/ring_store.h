@@ -101,8 +101,9 @@ class RingStore final : public PgStore<RingPg> {
   void TrackOutrun(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // kNeverRewrite: ends pg's partial block with a pad record, so that a home
   // to its tail leaves no block to be written again. False (nothing
-  // changed) when the ring has no room for it; a stream layout's
-  // PlaceRecord reserves that room with each record.
+  // changed) when the ring has no room for it, which only a tail closer
+  // than kMinPadRecord to its block's end can need: PlaceRecord leaves no
+  // such tail.
   bool PadPartialBlock(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Where a tail ends once PadPartialBlock has padded it (the tail itself
   // under kRewriteTailBlock, or when it is at a block boundary).
