@@ -798,6 +798,19 @@ TEST_P(OutrunTest, APgWhoseLogOutrunsTheStreamHomesByCount) {
   for (uint32_t p = 1; p <= kSlow; ++p) {
     EXPECT_EQ(VersionsOf(Pg(p), kSize), Range(last[p] - kLive + 1, last[p])) << p;
   }
+  if (!on) return;
+  // After an open the PG learns it again from its next records; removed,
+  // it no longer counts.
+  EXPECT_EQ(Stats().outrunning_pgs, 0u);
+  for (uint32_t round = 1; round <= kEvery * 3; ++round) {
+    ASSERT_OK(Do([&](Transaction* t) {
+      for (uint32_t p = 1; p <= kHot; ++p) append(t, p);
+    }));
+    if (round % kEvery == 0) ASSERT_OK(Do([&](Transaction* t) { append(t, kSlow); }));
+  }
+  EXPECT_EQ(Stats().outrunning_pgs, 1u);
+  ASSERT_OK(Do([&](Transaction* t) { t->RemovePg(Pg(kSlow)); }));
+  EXPECT_EQ(Stats().outrunning_pgs, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(OnOff, OutrunTest, ::testing::Values(2u, 0u),
