@@ -20,6 +20,7 @@
 #include "format/record.h"
 #include "store/open_store.h"
 #include "store/ring/log_stream.h"
+#include "util/forwarding_device.h"
 #include "util/store_fixture.h"
 #include "util/sync.h"
 
@@ -31,14 +32,9 @@ using ::testing::HasSubstr;
 // Holds every write to the chunks while closed; Open() lets them through,
 // in order. The label region's writes pass (a store's first stream record
 // is preceded by its format version 2, written synchronously).
-class GatedDevice final : public BlockDevice {
+class GatedDevice final : public ForwardingDevice {
  public:
-  explicit GatedDevice(std::shared_ptr<BlockDevice> base) : base_(std::move(base)) {}
-  uint64_t size() const override { return base_->size(); }
-  uint32_t logical_block_size() const override { return base_->logical_block_size(); }
-  absl::Status Read(uint64_t offset, absl::Span<char> buf) override {
-    return base_->Read(offset, buf);
-  }
+  using ForwardingDevice::ForwardingDevice;
   void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf, IoCallback done) override {
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -47,12 +43,8 @@ class GatedDevice final : public BlockDevice {
         return;
       }
     }
-    base_->WriteAsync(offset, std::move(buf), std::move(done));
+    ForwardingDevice::WriteAsync(offset, std::move(buf), std::move(done));
   }
-  absl::Status Flush() override { return base_->Flush(); }
-  uint64_t bytes_written() const override { return base_->bytes_written(); }
-  uint64_t flushes() const override { return base_->flushes(); }
-  uint64_t writes() const override { return base_->writes(); }
 
   void Close() {
     std::lock_guard<std::mutex> l(mu_);
@@ -69,7 +61,7 @@ class GatedDevice final : public BlockDevice {
       closed_ = false;
       h.swap(held_);
     }
-    for (auto& w : h) base_->WriteAsync(w.offset, std::move(w.buf), std::move(w.done));
+    for (auto& w : h) ForwardingDevice::WriteAsync(w.offset, std::move(w.buf), std::move(w.done));
   }
 
  private:
@@ -78,7 +70,6 @@ class GatedDevice final : public BlockDevice {
     std::shared_ptr<AlignedBuffer> buf;
     IoCallback done;
   };
-  std::shared_ptr<BlockDevice> base_;
   std::mutex mu_;
   bool closed_ = false;
   std::deque<Held> held_;
@@ -89,14 +80,9 @@ class GatedDevice final : public BlockDevice {
 // put there (not zeros) is the same record's header, or the same record's
 // bytes, written twice. A chunk given back and taken again holds other
 // records (another stamp, lap or sequence) and is not counted.
-class RewriteWatchDevice final : public BlockDevice {
+class RewriteWatchDevice final : public ForwardingDevice {
  public:
-  explicit RewriteWatchDevice(std::shared_ptr<BlockDevice> base) : base_(std::move(base)) {}
-  uint64_t size() const override { return base_->size(); }
-  uint32_t logical_block_size() const override { return base_->logical_block_size(); }
-  absl::Status Read(uint64_t offset, absl::Span<char> buf) override {
-    return base_->Read(offset, buf);
-  }
+  using ForwardingDevice::ForwardingDevice;
   void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf, IoCallback done) override {
     if (offset >= kLabelRegionSize) {
       std::lock_guard<std::mutex> l(mu_);
@@ -108,12 +94,8 @@ class RewriteWatchDevice final : public BlockDevice {
         it->second = std::move(head);
       }
     }
-    base_->WriteAsync(offset, std::move(buf), std::move(done));
+    ForwardingDevice::WriteAsync(offset, std::move(buf), std::move(done));
   }
-  absl::Status Flush() override { return base_->Flush(); }
-  uint64_t bytes_written() const override { return base_->bytes_written(); }
-  uint64_t flushes() const override { return base_->flushes(); }
-  uint64_t writes() const override { return base_->writes(); }
 
   uint64_t rewrites() {
     std::lock_guard<std::mutex> l(mu_);
@@ -122,7 +104,6 @@ class RewriteWatchDevice final : public BlockDevice {
 
  private:
   static constexpr size_t kBlock = 4096;
-  std::shared_ptr<BlockDevice> base_;
   std::mutex mu_;
   std::map<uint64_t, std::string> heads_;  // block offset -> its first bytes
   uint64_t rewrites_ = 0;

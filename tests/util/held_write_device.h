@@ -14,20 +14,16 @@
 #include "absl/status/status.h"
 #include "device/aligned_buffer.h"
 #include "device/block_device.h"
+#include "util/forwarding_device.h"
 
 namespace pgring::testing {
 
 // Passes everything to `base`, except that after HoldNextWrite() the next
 // WriteAsync is neither applied nor completed until ReleaseHeldWrite(): to
 // the layers above, a write that is still in flight on the disk.
-class HeldWriteDevice final : public BlockDevice {
+class HeldWriteDevice final : public ForwardingDevice {
  public:
-  explicit HeldWriteDevice(std::shared_ptr<BlockDevice> base) : base_(std::move(base)) {}
-  uint64_t size() const override { return base_->size(); }
-  uint32_t logical_block_size() const override { return base_->logical_block_size(); }
-  absl::Status Read(uint64_t offset, absl::Span<char> buf) override {
-    return base_->Read(offset, buf);
-  }
+  using ForwardingDevice::ForwardingDevice;
   void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf,
                   IoCallback done) override {
     {
@@ -39,15 +35,12 @@ class HeldWriteDevice final : public BlockDevice {
         return;
       }
     }
-    base_->WriteAsync(offset, std::move(buf), std::move(done));
+    ForwardingDevice::WriteAsync(offset, std::move(buf), std::move(done));
   }
   absl::Status Flush() override {
     store_flushes_.fetch_add(1);
-    return base_->Flush();
+    return ForwardingDevice::Flush();
   }
-  uint64_t bytes_written() const override { return base_->bytes_written(); }
-  uint64_t flushes() const override { return base_->flushes(); }
-  uint64_t writes() const override { return base_->writes(); }
   // Flushes that came through this device (the store's), not counting
   // flushes of the device beneath it by others.
   uint64_t store_flushes() const { return store_flushes_.load(); }
@@ -70,7 +63,7 @@ class HeldWriteDevice final : public BlockDevice {
       held_ = Held{};
     }
     ASSERT_TRUE(h.done != nullptr);
-    base_->WriteAsync(h.offset, std::move(h.buf), std::move(h.done));
+    base()->WriteAsync(h.offset, std::move(h.buf), std::move(h.done));
   }
   // Completes the held write with `error`, writing nothing: a write that
   // failed on the disk.
@@ -91,7 +84,6 @@ class HeldWriteDevice final : public BlockDevice {
     std::shared_ptr<AlignedBuffer> buf;
     IoCallback done;
   };
-  std::shared_ptr<BlockDevice> base_;
   std::mutex mu_;
   std::condition_variable held_cv_;
   bool hold_next_ = false;

@@ -706,7 +706,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
       pg->bounds.tail = new_tail;
       pg->bounds.tail_seq += 1;
       uint64_t homed = plan->homed_after[i];
-      if (homed == new_tail && pg->bounds.homed < new_tail) {
+      if (homed == new_tail) {
         // Homed to the tail (kPerPgRings, an idle bypass or a full stream):
         // its partial block goes too, under kNeverRewrite ended by a pad so
         // no later home writes it again. Else whole blocks only. The pad
@@ -838,19 +838,14 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
   if (!stream_layout_ && stream_.pins().empty()) stream_.Drop(to_free);
 }
 
-uint64_t RingStore::PaddedTail(uint64_t tail) const {
+bool RingStore::PadPartialBlock(RingPg* pg) {
+  const uint64_t tail = pg->bounds.tail;
   if (options_.tail_block_policy != TailBlockPolicy::kNeverRewrite || tail % geo_.block_size == 0) {
-    return tail;
+    return true;
   }
   uint64_t end = geo_.AlignUp(tail);
   if (end - tail < kMinPadRecord) end += geo_.block_size;
-  return end;
-}
-
-bool RingStore::PadPartialBlock(RingPg* pg) {
-  const uint64_t end = PaddedTail(pg->bounds.tail);
-  if (end == pg->bounds.tail) return true;
-  const uint64_t pad = end - pg->bounds.tail;
+  const uint64_t pad = end - tail;
   std::vector<uint32_t> allocated;
   if (!ReserveRing(pg, end, &allocated).ok()) {
     for (uint32_t c : allocated) {

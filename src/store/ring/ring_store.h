@@ -105,9 +105,6 @@ class RingStore final : public PgStore<RingPg> {
   // than kMinPadRecord to its block's end can need: PlaceRecord leaves no
   // such tail.
   bool PadPartialBlock(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Where a tail ends once PadPartialBlock has padded it (the tail itself
-  // under kRewriteTailBlock, or when it is at a block boundary).
-  uint64_t PaddedTail(uint64_t tail) const;
   absl::Status ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32_t>* allocated)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The write of pg's image [ImageStart(), end) (zeros past its tail), and
