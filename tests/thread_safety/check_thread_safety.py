@@ -16,6 +16,11 @@ clang in syntax-only mode (no code generation) with
     that names none of them has nothing for the analysis to check beyond the
     headers, and those are checked through the library's own sources.
 
+A unity build's batches are taken apart: each source is compiled alone, so
+the check also shows that each source of the library, the tool and the fio
+engine includes what it uses (the presets build in unity batches, which
+would hide a missing include behind an earlier source of the batch).
+
 Any thread-safety warning fails the check. The other warnings are left to
 the compiler that builds the code (every -W flag of the build is dropped).
 
@@ -70,7 +75,7 @@ def clang_args(entry, clang, source=None):
             continue
         if a in ("-c", "-MD", "-MMD"):
             continue
-        if a == entry["file"] or os.path.abspath(os.path.join(entry["directory"], a)) == entry["file"]:
+        if os.path.abspath(os.path.join(entry["directory"], a)) in (entry["file"], entry.get("batch")):
             continue
         # The build's warnings (GCC's -Wall -Wextra ...) are the build's
         # business; sanitizers add nothing to a syntax-only pass.
@@ -96,10 +101,32 @@ def load_entries(build_dir):
         sys.exit(f"check_thread_safety: cannot read {path} ({e}); configure the build first")
 
 
+# A unity batch's line for each source it holds.
+UNITY_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
+
+
+def one_source_a_unit(entries):
+    """A unity build's compile_commands.json names its batches
+    (CMakeFiles/<target>.dir/Unity/unity_N_cxx.cxx, each #including a few of
+    the target's sources), not the sources: each source becomes an entry of
+    its own, with its batch's command, so that it is compiled alone and its
+    own includes are what it compiles with."""
+    out = []
+    for e in entries:
+        f = os.path.abspath(os.path.join(e["directory"], e["file"]))
+        if "/Unity/unity_" not in f:
+            out.append(e)
+            continue
+        with open(f) as batch:
+            for src in UNITY_INCLUDE.findall(batch.read()):
+                out.append(dict(e, file=src, batch=f))
+    return out
+
+
 def selected(entries, root):
     root = os.path.abspath(root) + "/"
     seen, chosen = set(), []
-    for e in entries:
+    for e in one_source_a_unit(entries):
         f = os.path.abspath(os.path.join(e["directory"], e["file"]))
         if not f.startswith(root) or f in seen:
             continue
