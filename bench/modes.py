@@ -3,7 +3,8 @@
 per cell the medians over rounds of IOPS and p99 (fio), and the engine's
 per-client-write counts (CPU µs, log-partition writes, seeks and bytes,
 RocksDB bytes); then each mode's ratios to per-PG rings and the floor;
-then where the CPU goes: µs per client write by thread (the engine's
+then the HDD model (each device's write requests and seeks per client
+write, and what a 150-seek/s disk allows); then where the CPU goes: µs per client write by thread (the engine's
 cpu_us_by_thread: fio's job thread, pgring-commit, io:<file> for each
 device's completions, RocksDB's threads); and, when bench/modes.sh ran
 with --restart, the restart column: per PG count and mode the medians of
@@ -51,6 +52,13 @@ def cell(mode, pgs, qd):
             "batch": (st["stream_records"] / st["stream_writes"]
                       if st.get("stream_writes") else None),
             "threads": pw.get("cpu_us_by_thread") or {},
+            # The HDD model: the other devices' write requests and seeks.
+            "data_writes": pw.get("data_writes"),
+            "data_seeks": pw.get("data_seeks"),
+            "rdb_writes": pw.get("rocksdb_writes"),
+            "rdb_seeks": pw.get("rocksdb_seeks"),
+            "groups": (st["commit_groups"] / st["transactions_committed"]
+                       if st.get("transactions_committed") else None),
         })
     if not rows:
         return None
@@ -99,6 +107,40 @@ def fio_table():
 
 if any(cell(m, pgs, qd) for pgs in pgs_list for qd in qds for m in modes):
     fio_table()
+
+# The HDD model: per client write, each device's write requests and (in
+# brackets) those not starting where its previous one ended, each a seek on
+# a disk; and what a 150-seek/s disk then allows, in client writes a second
+# (bench/report.py's "Write requests and seeks" section says how).
+def hdd_table():
+    print()
+    print("Write requests (seeks) per client write, commit groups per client write, and client")
+    print("writes/s at 150 seeks/s (one disk: data seeks + log writes + groups + RocksDB seeks;")
+    print("data + metadata disk: the larger of data seeks and log writes + groups + RocksDB seeks;")
+    print("a disk each: the largest device's seeks; bench/report.py's section says why):")
+    print()
+    print("| PGs | qd | mode | data | log partition | RocksDB | groups | one disk | "
+          "data + metadata disk | a disk each |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for pgs in pgs_list:
+        for qd in qds:
+            for m in modes:
+                c = cell(m, pgs, qd)
+                if not c or None in (c.get("data_writes"), c.get("rdb_writes"), c.get("groups")):
+                    continue
+                logw, logs, g = c.get("writes") or 0.0, c.get("seeks") or 0.0, c["groups"]
+                one = c["data_seeks"] + logw + g + c["rdb_seeks"]
+                meta = logw + g + c["rdb_seeks"] if logw > 0 else c["rdb_seeks"]
+                two = max(c["data_seeks"], meta)
+                worst = max(c["data_seeks"], logs, c["rdb_seeks"])
+                rate = [f(150 / v if v else None, ".0f") for v in (one, two, worst)]
+                print(f"| {pgs} | {qd} | {m} | {c['data_writes']:.3f} ({c['data_seeks']:.3f}) | "
+                      f"{logw:.3f} ({logs:.3f}) | {c['rdb_writes']:.3f} ({c['rdb_seeks']:.3f}) | "
+                      f"{g:.3f} | " + " | ".join(rate) + " |")
+
+
+if any(cell(m, pgs, qd) for pgs in pgs_list for qd in qds for m in modes):
+    hdd_table()
 
 # Where the CPU goes: a column per thread name that spent at least 0.05 µs
 # per client write in some cell.

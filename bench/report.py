@@ -86,6 +86,14 @@ def fio_run(prefix):
             # metadata (pg_log_meta below).
             "cpu_us_per_write": pw.get("cpu_us"),
             "log_writes_per_write": pw.get("log_partition_writes"),
+            # The HDD model: write requests per client write to each device,
+            # and those not continuing the one before on it (each a seek).
+            "log_seeks_per_write": pw.get("log_partition_seeks"),
+            "data_writes_per_write": pw.get("data_writes"),
+            "data_seeks_per_write": pw.get("data_seeks"),
+            "rdb_writes_per_write": pw.get("rocksdb_writes"),
+            "rdb_seeks_per_write": pw.get("rocksdb_seeks"),
+            "groups_per_write": st.get("commit_groups", 0) / committed if committed else None,
             "log_bytes_per_write": pw.get("log_partition_bytes"),
             "meta_bytes_per_write": pw.get("metadata_bytes"),
             "engine_iops": get(rep, "writes", "iops"),
@@ -464,6 +472,65 @@ for q in QDS:
                  F(x.get("home_bytes_per_write"), ".0f") if st else "",
                  F(x.get("pg_log_meta"), ".0f"),
                  R(x.get("pg_log_meta"), rd.get("pg_log_meta")) if b != "rocksdb" else ""])
+md.append("")
+
+# --- write requests and seeks per client write: the HDD model ---
+def hdd_model(x, b):
+    """Client writes a second a disk that does 150 seeks a second allows,
+    three ways to place the devices (the seeks per client write: the
+    section's text)."""
+    g = x.get("groups_per_write")
+    data, dseek = x.get("data_writes_per_write"), x.get("data_seeks_per_write")
+    rseek = x.get("rdb_seeks_per_write")
+    logw = 0.0 if b in ("rocksdb", "floor") else x.get("log_writes_per_write")
+    lseek = 0.0 if b in ("rocksdb", "floor") else x.get("log_seeks_per_write")
+    if None in (g, data, dseek, rseek, logw, lseek):
+        return None, None, None
+    one = dseek + logw + g + rseek
+    meta = logw + g + rseek if logw > 0 else rseek
+    worst_two = max(dseek, meta)
+    worst = max(dseek, lseek, rseek)
+    return tuple(150 / v if v > 0 else None for v in (one, worst_two, worst))
+
+
+md.append("## Write requests and seeks per client write: the HDD model (fio matrix)\n")
+md.append("Per client write, the write requests each device received and, in brackets, how many did not "
+          "start where the device's previous request ended (another file, for RocksDB): each of those a "
+          "seek on a disk. The data file's are the engine's, the log partition's the store's "
+          "(StoreStats::device_seeks), RocksDB's its file system's (the engine's RocksDbIoCounter: each "
+          "Append of a file's writer; with BlueStore's `writable_file_max_buffer_size=0` a WAL record is "
+          "two, its header and its body, back to back). Commit groups per client write: each group's "
+          "RocksDB write is one WAL append. What a disk that does 150 seeks a second then allows, in "
+          "client writes a second: **one disk** for data, log partition and RocksDB, where each group "
+          "writes its data blocks (a seek each), then its log-partition writes (each after another "
+          "device's request or away from the last: a seek each), then its WAL append (a seek back to "
+          "the WAL), plus RocksDB's own seeks (other files): 150 / (data seeks + log-partition writes + "
+          "groups + RocksDB seeks); **data + metadata disk**, the data on one disk and the log partition "
+          "and RocksDB on another, where the log's writes and the WAL appends alternate: 150 / the "
+          "larger of the data's seeks and (log-partition writes + groups + RocksDB seeks; RocksDB seeks "
+          "alone without log-partition writes); **a disk each**: 150 / the largest device's seeks. "
+          "Not modelled: the file system's journal writes (a sync that grows a file), the rotation a "
+          "synced sequential append waits for, and the disk's write cache. docs/DESIGN.md §10 reads "
+          "the table.\n")
+table(["qd", "PGs", "backend", "data writes (seeks)", "log-partition writes (seeks)",
+       "RocksDB writes (seeks)", "commit groups", "one disk writes/s", "data + metadata disk writes/s",
+       "a disk each writes/s"], ["---:", "---:", "---"] + ["---:"] * 7)
+
+
+def WS(x, w, sk):
+    return "-" if x.get(w) is None else f"{x.get(w):.3f} ({F(x.get(sk), '.3f')})"
+
+
+for q in QDS:
+    for p in PGS:
+        for b in ENGINE_KINDS + (("floor",) if p == PGS[0] else ()):
+            x = cell(b, q, p)
+            log = "0" if b in ("rocksdb", "floor") else WS(x, "log_writes_per_write", "log_seeks_per_write")
+            one, two, three = hdd_model(x, b)
+            row([str(q), str(p) if b != "floor" else "-", LABEL[b],
+                 WS(x, "data_writes_per_write", "data_seeks_per_write"), log,
+                 WS(x, "rdb_writes_per_write", "rdb_seeks_per_write"),
+                 F(x.get("groups_per_write"), ".3f"), F(one), F(two), F(three)])
 md.append("")
 
 # --- RocksDB traffic per write, in the matrix ---

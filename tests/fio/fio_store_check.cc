@@ -209,10 +209,38 @@ int main(int argc, char** argv) {
     CHECK(near(pw.value("metadata_bytes", -1.0),
                pw.value("log_partition_bytes", 0.0) + pw.value("rocksdb_bytes", 0.0)),
           "report: run.per_write.metadata_bytes != log_partition_bytes + rocksdb_bytes");
+    // The HDD model's counts: every client write is one data write
+    // request; a device's noncontiguous requests are some of its requests.
+    const json& df = r["data_file"];
+    const uint64_t data_requests = df.value("write_requests", uint64_t{0});
+    const uint64_t rdb_requests = r["rocksdb"]["run"].value("write_requests", uint64_t{0});
+    CHECK(data_requests == fio_writes,
+          "report: " + S(data_requests) + " data write requests for " + S(fio_writes) + " writes");
+    CHECK(df.value("noncontiguous_write_requests", data_requests + 1) <= data_requests &&
+              df.value("noncontiguous_write_requests", uint64_t{0}) >= 1,
+          "report: data_file.noncontiguous_write_requests out of [1, write_requests]");
+    CHECK(near(pw.value("data_writes", -1.0) * n, static_cast<double>(data_requests)) &&
+              near(pw.value("data_seeks", -1.0) * n,
+                   static_cast<double>(df.value("noncontiguous_write_requests", uint64_t{0}))),
+          "report: run.per_write.data_writes/data_seeks x writes != data_file's requests");
+    CHECK(rdb_requests > 0 &&
+              near(pw.value("rocksdb_writes", -1.0) * n, static_cast<double>(rdb_requests)) &&
+              near(pw.value("rocksdb_seeks", -1.0) * n,
+                   static_cast<double>(r["rocksdb"]["run"].value("noncontiguous_write_requests",
+                                                                 rdb_requests + 1))) &&
+              pw.value("rocksdb_seeks", 2.0) <= pw.value("rocksdb_writes", 0.0),
+          "report: run.per_write.rocksdb_writes/rocksdb_seeks against rocksdb.run's requests");
+    CHECK(pw.value("log_partition_seeks", 2.0) <= pw.value("log_partition_writes", 0.0) + 1e-9,
+          "report: more log-partition seeks than writes");
     std::printf("fio_store_check: per client write: %.1f CPU us, %.3f log-partition writes, "
                 "%.0f log-partition + %.0f RocksDB bytes\n",
                 pw.value("cpu_us", 0.0), pw.value("log_partition_writes", 0.0),
                 pw.value("log_partition_bytes", 0.0), pw.value("rocksdb_bytes", 0.0));
+    std::printf("fio_store_check: write requests (noncontiguous) per client write: data %.3f (%.3f), "
+                "log partition %.3f (%.3f), RocksDB %.3f (%.3f)\n",
+                pw.value("data_writes", 0.0), pw.value("data_seeks", 0.0),
+                pw.value("log_partition_writes", 0.0), pw.value("log_partition_seeks", 0.0),
+                pw.value("rocksdb_writes", 0.0), pw.value("rocksdb_seeks", 0.0));
   }
   CHECK(r["data_file"].value("bytes_written", uint64_t{0}) >= fio_writes * 512, "report: data bytes");
   if (floor) {

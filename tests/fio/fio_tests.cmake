@@ -11,6 +11,8 @@
 #   fio_engine_config_test.* EngineConfig::Validate()'s refusals (RocksDB
 #                          under /dev, the dup and onode sizes)
 #   fio_preallocate_test.* pgring_preallocate's layout of partition files
+#   fio_write_requests_test.* the HDD model's counts: write requests and the
+#                          noncontiguous ones (the data file's, RocksDB's)
 #   fio_engine_options     fio loads the engine (all symbols bound) and lists
 #                          its options
 #   fio_abi_check          the fio source's structure layouts are the
@@ -58,7 +60,7 @@ gtest_discover_tests(fio_shared_flush_test DISCOVERY_TIMEOUT 60
                      PROPERTIES LABELS "fio;unit"
                                 ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
 
-foreach(_t engine_config preallocate)
+foreach(_t engine_config preallocate write_requests)
   add_executable(fio_${_t}_test ${CMAKE_CURRENT_LIST_DIR}/${_t}_test.cc)
   target_link_libraries(fio_${_t}_test PRIVATE pgring_fio_core pgring_test_util
                         GTest::gtest GTest::gtest_main)

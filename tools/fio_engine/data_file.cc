@@ -43,6 +43,7 @@ void DataFile::Write(uint64_t offset, const char* data, size_t len, std::shared_
     ++in_flight_;
     ++started_;
   }
+  requests_.Issued(0, offset, len);
   dev_->WriteAsync(offset, std::string_view(data, len), [this, gate = std::move(gate)](absl::Status s) {
     if (s.ok() && flush_before_commit_) {
       {

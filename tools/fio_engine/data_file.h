@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "pgring/device.h"
 #include "pgring/transaction.h"
+#include "write_requests.h"
 
 namespace pgring::fio {
 
@@ -59,6 +60,8 @@ class DataFile {
 
   uint64_t bytes_written() const { return dev_->bytes_written(); }
   uint64_t flushes() const { return dev_->flushes(); }
+  // Its write requests, and those not contiguous with the one before.
+  const WriteRequests& requests() const { return requests_; }
   const std::string& path() const { return path_; }
 
  private:
@@ -69,6 +72,7 @@ class DataFile {
   const std::string path_;
   std::shared_ptr<Device> dev_;  // this file's only owner
   const bool flush_before_commit_;
+  WriteRequests requests_;
 
   std::mutex mu_;
   std::condition_variable cv_;

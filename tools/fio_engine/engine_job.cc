@@ -68,9 +68,12 @@ void EngineJob::CloseFile(DataFile* file) {
     std::unique_ptr<DataFile> f = std::move(*it);
     files_.erase(it);
     const uint64_t bytes = f->bytes_written(), flushes = f->flushes();
+    const WriteRequests::Counts requests = f->requests().Read();
     f.reset();  // waits for its writes in flight
     stats.data_bytes_written += bytes;
     stats.data_flushes += flushes;
+    stats.data_writes += requests.requests;
+    stats.data_seeks += requests.noncontiguous;
     return;
   }
 }

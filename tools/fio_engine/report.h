@@ -15,7 +15,16 @@
 //                                interval: cpu_us (and its user and sys
 //                                parts), log_partition_writes (write
 //                                requests to the log partition,
-//                                StoreStats::device_writes), log_partition_
+//                                StoreStats::device_writes) and
+//                                log_partition_seeks (those not starting
+//                                where the one before ended:
+//                                device_seeks), data_writes and data_seeks
+//                                (the same for fio's data files, each
+//                                file's requests in their own order),
+//                                rocksdb_writes and rocksdb_seeks (RocksDB's
+//                                files in one order, a request to another
+//                                file counting as a seek): the HDD model;
+//                                log_partition_
 //                                bytes, rocksdb_bytes (rocksdb.run's total)
 //                                and metadata_bytes (the two together; minus
 //                                the floor's rocksdb_bytes, what the PG log
@@ -43,9 +52,11 @@
 //                                prefill), i.e. what the fio writes cost
 //   rocksdb.run / rocksdb.setup  bytes RocksDB wrote by file kind (wal, sst =
 //                                flushes + compactions, manifest, other),
-//                                files created and syncs (RocksDbIoCounter);
+//                                files created, syncs, write requests and
+//                                the noncontiguous ones (RocksDbIoCounter);
 //                                per_write = run bytes / committed writes
-//   data_file                    bytes written to fio's files and flushes
+//   data_file                    bytes written to fio's files, flushes,
+//                                write requests and the noncontiguous ones
 //   pgs                          per-PG entries, dups, versions, chunks and
 //                                ring bytes (GetPgStats), with min/mean/max
 //   verify                       the log check (pgring_verify_log=1)

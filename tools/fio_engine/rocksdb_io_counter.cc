@@ -10,30 +10,34 @@ class CountingWritableFile : public rocksdb::FSWritableFileOwnerWrapper {
  public:
   CountingWritableFile(std::unique_ptr<rocksdb::FSWritableFile> target,
                        std::shared_ptr<RocksDbIoCounter::Counts> counts, RocksDbIoCounter::Kind kind)
-      : FSWritableFileOwnerWrapper(std::move(target)), counts_(std::move(counts)), kind_(kind) {}
+      : FSWritableFileOwnerWrapper(std::move(target)),
+        counts_(std::move(counts)),
+        kind_(kind),
+        id_(counts_->next_file.fetch_add(1, std::memory_order_relaxed)),
+        end_(this->target()->GetFileSize(rocksdb::IOOptions(), nullptr)) {}
 
   rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& o,
                            rocksdb::IODebugContext* dbg) override {
-    Count(data.size());
+    Count(end_, data.size());
     return FSWritableFileOwnerWrapper::Append(data, o, dbg);
   }
   rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& o,
                            const rocksdb::DataVerificationInfo& v,
                            rocksdb::IODebugContext* dbg) override {
-    Count(data.size());
+    Count(end_, data.size());
     return FSWritableFileOwnerWrapper::Append(data, o, v, dbg);
   }
   rocksdb::IOStatus PositionedAppend(const rocksdb::Slice& data, uint64_t offset,
                                      const rocksdb::IOOptions& o,
                                      rocksdb::IODebugContext* dbg) override {
-    Count(data.size());
+    Count(offset, data.size());
     return FSWritableFileOwnerWrapper::PositionedAppend(data, offset, o, dbg);
   }
   rocksdb::IOStatus PositionedAppend(const rocksdb::Slice& data, uint64_t offset,
                                      const rocksdb::IOOptions& o,
                                      const rocksdb::DataVerificationInfo& v,
                                      rocksdb::IODebugContext* dbg) override {
-    Count(data.size());
+    Count(offset, data.size());
     return FSWritableFileOwnerWrapper::PositionedAppend(data, offset, o, v, dbg);
   }
   rocksdb::IOStatus Sync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
@@ -51,9 +55,15 @@ class CountingWritableFile : public rocksdb::FSWritableFileOwnerWrapper {
   }
 
  private:
-  void Count(size_t n) { counts_->bytes[kind_].fetch_add(n, std::memory_order_relaxed); }
+  void Count(uint64_t offset, size_t n) {
+    counts_->bytes[kind_].fetch_add(n, std::memory_order_relaxed);
+    counts_->requests.Issued(id_, offset, n);
+    end_ = offset + n;
+  }
   std::shared_ptr<RocksDbIoCounter::Counts> counts_;
   RocksDbIoCounter::Kind kind_;
+  const uint64_t id_;
+  uint64_t end_;  // where the next Append writes (a file's writer is one thread at a time)
 };
 
 }  // namespace

@@ -3,7 +3,11 @@
 // with it (through pgring::Options::rocksdb_env) to report what the metadata
 // costs in RocksDB I/O: WAL bytes, SST bytes (flushes plus compactions),
 // MANIFEST and the rest. It counts what RocksDB hands to the file system, so
-// it needs no rocksdb::Statistics.
+// it needs no rocksdb::Statistics. It also counts the write requests RocksDB
+// makes of the file system (each Append or PositionedAppend of a file's
+// writer, which RocksDB buffers, so one per WAL write or per SST buffer) and
+// how many do not continue the request before (another file, or another
+// place in it): the seeks a disk would make for RocksDB (docs/DESIGN.md §10).
 #ifndef PGRING_TOOLS_FIO_ENGINE_ROCKSDB_IO_COUNTER_H_
 #define PGRING_TOOLS_FIO_ENGINE_ROCKSDB_IO_COUNTER_H_
 
@@ -14,6 +18,7 @@
 
 #include "rocksdb/env.h"
 #include "rocksdb/file_system.h"
+#include "write_requests.h"
 
 namespace pgring::fio {
 
@@ -25,6 +30,8 @@ class RocksDbIoCounter : public rocksdb::FileSystemWrapper {
     std::atomic<uint64_t> bytes[kKinds] = {};
     std::atomic<uint64_t> files[kKinds] = {};  // files created for writing
     std::atomic<uint64_t> syncs{0};            // Sync/Fsync/RangeSync calls
+    WriteRequests requests;                    // every file's, in one order
+    std::atomic<uint64_t> next_file{0};        // names the files for `requests`
   };
 
   static const char* kClassName() { return "PgringRocksDbIoCounter"; }

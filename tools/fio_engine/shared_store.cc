@@ -113,6 +113,9 @@ IoSnapshot SharedStore::Snapshot() {
     s.rocksdb_files[k] = c.files[k].load();
   }
   s.rocksdb_syncs = c.syncs.load();
+  const WriteRequests::Counts requests = c.requests.Read();
+  s.rocksdb_writes = requests.requests;
+  s.rocksdb_seeks = requests.noncontiguous;
   SnapshotRocksDbStatistics(*store_, &s);
   return s;
 }

@@ -46,6 +46,8 @@ struct EngineStats {
   std::atomic<uint64_t> trims{0};           // fio trims: completed without I/O
   std::atomic<uint64_t> data_bytes_written{0};  // added when a data file closes
   std::atomic<uint64_t> data_flushes{0};
+  std::atomic<uint64_t> data_writes{0};         // write requests (added at close)
+  std::atomic<uint64_t> data_seeks{0};          // ... not contiguous with the one before
   std::atomic<int64_t> first_submit_ns{0};  // steady clock; 0 = none yet
   std::atomic<int64_t> last_commit_ns{0};
 
@@ -81,6 +83,8 @@ struct IoSnapshot {
   uint64_t rocksdb_bytes[RocksDbIoCounter::kKinds] = {};
   uint64_t rocksdb_files[RocksDbIoCounter::kKinds] = {};
   uint64_t rocksdb_syncs = 0;
+  uint64_t rocksdb_writes = 0;  // write requests to RocksDB's files
+  uint64_t rocksdb_seeks = 0;   // ... not contiguous with the one before
   // RocksDB's own statistics (Store::GetMapProperty): every ticker, and the
   // "Sum" row of the column family's compaction statistics (KeyIn, KeyDrop,
   // WriteGB, CompSec, ...).
