@@ -6,7 +6,8 @@
 # IOPS, p99, and from the engine's report per client write: CPU µs,
 # log-partition writes and bytes, RocksDB bytes, and the log-partition
 # writes that are not contiguous with the previous one (each a seek on a
-# disk; docs/DESIGN.md states what that predicts for a 150-seek/s HDD);
+# disk; docs/DESIGN.md §10 states what that predicts for a 150-seek/s HDD),
+# with the data file's and RocksDB's requests and seeks beside them;
 # then the CPU per client write by thread (fio's job thread, pgring-commit,
 # each device's completion thread io:<file>).
 #

@@ -21,8 +21,9 @@ inline constexpr uint8_t kSkippableBit = 0x80;
 
 // Record kinds (header type, bits 0..6).
 inline constexpr uint8_t kRecordTxn = 1;  // the items one transaction wrote to one PG
-// A commit group's record in the log stream (stream mode, format version 2):
-// kPgBytes items only. Never in a PG's ring.
+// A transaction's record in the log stream (stream mode, format version 2):
+// kPgBytes items only, one per PG whose bytes it leaves unhomed. Never in a
+// PG's ring.
 inline constexpr uint8_t kRecordStream = 2;
 
 // The stream's record stamp. PG stamps stop at 2^32 - 2, so a stream record

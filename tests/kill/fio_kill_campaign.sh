@@ -13,6 +13,10 @@
 #   --iterations N     kills to make (default 20)
 #   --files            plain files as the log and data partitions instead of
 #                      loop devices (no root needed)
+#   --layouts LIST     the log layouts the iterations take in turn
+#                      (pgring_layout; default "stream perpg": the log stream
+#                      and per-PG rings, each every other iteration, on the
+#                      store the last kill left whatever its layout)
 #   --seed S           seed of every random choice (default: from the clock);
 #                      printed, so a run can be repeated
 #   --engine PATH      libfio_pgring.so (default: the first
@@ -36,6 +40,8 @@
 #      verify=crc32c, do_verify=0 and verify_state_save=1, through the engine
 #      (one OSD transaction per write), with a queue depth, PG count and
 #      durability mode cycled over {1,16,32} x {8,128} x {sync,group,unsynced},
+#      and the log layout over --layouts (with both, six iterations take
+#      every durability mode in both layouts),
 #      either on a fresh store (pgring_mkfs=1: the first iteration and about
 #      one in four) or on the store the previous iteration's kill left.
 #      The engine records, per PG, the newest version submitted and the
@@ -105,6 +111,7 @@ source "$ROOT/tests/fio/fio_env.sh"
 
 ITERATIONS=20
 FILES=0
+LAYOUTS_ARG="stream perpg"
 SEED=""
 ENGINE=""
 TOOL=""
@@ -125,6 +132,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --iterations) [[ $# -ge 2 ]] || die_usage "$1 needs a value"; ITERATIONS=$2; shift 2 ;;
     --files) FILES=1; shift ;;
+    --layouts) [[ $# -ge 2 ]] || die_usage "$1 needs a value"; LAYOUTS_ARG=$2; shift 2 ;;
     --seed) [[ $# -ge 2 ]] || die_usage "$1 needs a value"; SEED=$2; shift 2 ;;
     --engine) [[ $# -ge 2 ]] || die_usage "$1 needs a value"; ENGINE=$2; shift 2 ;;
     --tool) [[ $# -ge 2 ]] || die_usage "$1 needs a value"; TOOL=$2; shift 2 ;;
@@ -139,6 +147,11 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$ITERATIONS" =~ ^[0-9]+$ && "$ITERATIONS" -ge 1 ]] || die_usage "--iterations wants a positive number"
 [[ "$MAX_DELAY_MS" =~ ^[0-9]+$ && "$MAX_DELAY_MS" -ge 20 ]] || die_usage "--max-delay-ms wants a number >= 20"
+read -r -a LAYOUTS <<< "$LAYOUTS_ARG"
+[[ ${#LAYOUTS[@]} -ge 1 ]] || die_usage "--layouts wants one or more of: stream perpg"
+for l in "${LAYOUTS[@]}"; do
+  [[ $l == stream || $l == perpg ]] || die_usage "--layouts: unknown layout '$l' (known: stream perpg)"
+done
 [[ -z "$SEED" ]] && SEED=$(( $(date +%s%N) % 1000000007 ))
 [[ "$SEED" =~ ^[0-9]+$ ]] || die_usage "--seed wants a number"
 [[ -n "$SANITIZE" && -z "$CXX_PATH" ]] && die_usage "--sanitize needs --cxx (to find the runtime)"
@@ -262,6 +275,7 @@ write_job() {
     echo "osd_pg_log_trim_min=10"
     echo "osd_pg_log_dups_tracked=60"
     echo "pgring_durability=$durability"
+    echo "pgring_layout=$LAYOUT"
     if [[ $mode == write ]]; then
       echo "pgring_stats=$it/write-report.json"
     else
@@ -366,6 +380,7 @@ PGS_LIST=(8 128)
 
 acked_durable=0 trigger_kills=0 external_kills=0 kills=0 finished_first=0 failures=0 acked_checked=0 entries_verified=0 blocks_verified=0
 lost=0 lost_unsynced=0 in_flight_kills=0 mkfs_count=0
+declare -A LAYOUT_KILLS=()
 start_s=$SECONDS
 
 fail() {
@@ -375,8 +390,10 @@ fail() {
 }
 
 summary() {
-  echo "fio_kill_campaign: iterations $done_iterations, kills survived $kills" \
-       "($trigger_kills by fio's trigger, $external_kills from outside; plus $finished_first" \
+  local by_layout="" l
+  for l in "${LAYOUTS[@]}"; do by_layout+="${by_layout:+, }$l ${LAYOUT_KILLS[$l]:-0}"; done
+  echo "fio_kill_campaign: iterations $done_iterations, kills survived $kills ($by_layout;" \
+       "$trigger_kills by fio's trigger, $external_kills from outside; plus $finished_first" \
        "runs that finished first), failures $failures," \
        "acknowledged writes checked $acked_checked ($acked_durable in sync/group mode)," \
        "log entries verified $entries_verified," \
@@ -392,6 +409,9 @@ for ((i = 0; i < ITERATIONS; i++)); do
   durability=${DURABILITIES[k % 3]}
   qd=${QDS[(k + k / 6) % 3]}
   pgs=${PGS_LIST[(k / 3) % 2]}
+  # Every other iteration, shifted by one each 18 so that every combination
+  # meets every layout (in 36 iterations with two).
+  LAYOUT=${LAYOUTS[(i + i / 18) % ${#LAYOUTS[@]}]}
   mkfs=0
   if [[ $i -eq 0 || $((RANDOM % 4)) -eq 0 ]]; then mkfs=1; fi
   # Mostly anywhere in the window; one kill in five within 100 ms of the
@@ -409,7 +429,7 @@ for ((i = 0; i < ITERATIONS; i++)); do
   # record). Unsynced acknowledges out of submission order: trigger only.
   kill_style=trigger
   if [[ $durability != unsynced && $((RANDOM % 2)) -eq 0 ]]; then kill_style=external; fi
-  combo="$durability qd=$qd pgs=$pgs mkfs=$mkfs $kill_style ${delay_ms}ms"
+  combo="$LAYOUT $durability qd=$qd pgs=$pgs mkfs=$mkfs $kill_style ${delay_ms}ms"
   IT=$WORKDIR/iter-$(printf '%04d' "$i")
   rm -rf "$IT"
   mkdir -p "$IT/state"
@@ -470,6 +490,7 @@ for ((i = 0; i < ITERATIONS; i++)); do
   rc=0; wait "$RUNNER_PID" || rc=$?; FIO_PID="" RUNNER_PID=""
   if [[ $rc -eq 137 ]]; then
     kills=$((kills + 1))
+    LAYOUT_KILLS[$LAYOUT]=$(( ${LAYOUT_KILLS[$LAYOUT]:-0} + 1 ))
     if [[ $kill_style == trigger ]]; then
       trigger_kills=$((trigger_kills + 1))
     else

@@ -360,6 +360,28 @@ std::vector<Case> Cases() {
       }
     }
   }
+  // The log stream with the shared flush and with the RocksDB sync as the
+  // flush (its writes not held during the sync, the default):
+  // one stream write then carries records the data writes' flush or the
+  // previous group's sync must cover.
+  for (auto mode : modes) {
+    for (bool rocks : {false, true}) {
+      Case c{mode, TailBlockPolicy::kRewriteTailBlock, rocks, seed++, Backend::kRing,
+             /*shared_flush=*/true};
+      c.layout = LogLayout::kStream;
+      out.push_back(c);
+    }
+  }
+  for (auto mode : {DurabilityMode::kGroupCommit, DurabilityMode::kSyncEach}) {
+    for (bool shared : {true, false}) {
+      for (bool rocks : {false, true}) {
+        Case c{mode, TailBlockPolicy::kRewriteTailBlock, rocks, seed++, Backend::kRing, shared,
+               /*sync_covers=*/true};
+        c.layout = LogLayout::kStream;
+        out.push_back(c);
+      }
+    }
+  }
   return out;
 }
 

@@ -6,10 +6,13 @@
 // operation's contract runs in this layout too (store_contract_test,
 // model_test).
 #include <gmock/gmock.h>
+#include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "format/record.h"
 #include "store/open_store.h"
 #include "store/ring/log_stream.h"
+#include "store/store_core.h"
 #include "util/forwarding_device.h"
 #include "util/store_fixture.h"
 #include "util/sync.h"
@@ -179,6 +183,62 @@ class LogStreamTest : public StoreFixture {
   }
 };
 
+// RocksDB holds only pointers in the stream layout too: a transaction
+// writes its PGs' pointers and the stream's pointer, however many entries
+// and trims it carries, and the keys are the store's, the PGs' and the
+// stream's, nothing per entry. Counted by RocksDB's own ticker, and by
+// reading every key back.
+TEST_F(LogStreamTest, RocksDbHoldsOnlyPointers) {
+  options_.stream.home_blocks = 0;  // every record stays in the stream
+  MkfsAndOpenStream();
+  for (uint32_t p = 1; p <= 3; ++p) ASSERT_OK(Create(Pg(p)));
+  WarmUp();
+  // A PG's first record also takes its first chunk (a chunk-list key): one
+  // each before counting.
+  for (uint32_t p = 1; p <= 3; ++p) ASSERT_OK(One(Pg(p), 1));
+  auto keys_written = [&] {
+    std::map<std::string, std::string> t;
+    EXPECT_TRUE(store_->GetMapProperty("pgring.rocksdb_tickers", &t));
+    return std::stoull(t.at("rocksdb.number.keys.written"));
+  };
+  auto keys_of = [&](auto&& fill) {
+    const uint64_t before = keys_written();
+    const uint64_t records = Stats().stream_records;
+    EXPECT_OK(Do(fill));
+    EXPECT_EQ(Stats().stream_records, records + 1);  // it went to the stream
+    return keys_written() - before;
+  };
+  // One entry: its PG's pointer and the stream's.
+  EXPECT_EQ(keys_of([](Transaction* t) { t->AppendEntry(Pg(1), V(1, 2), TestPayload(2)); }), 2u);
+  // Forty entries and a trim of one PG: the same two.
+  EXPECT_EQ(keys_of([](Transaction* t) {
+              for (uint64_t v = 3; v <= 42; ++v) t->AppendEntry(Pg(1), V(1, v), TestPayload(v));
+              t->Trim(Pg(1), V(1, 20));
+            }),
+            2u);
+  // Three PGs: three pointers and the stream's.
+  EXPECT_EQ(keys_of([](Transaction* t) {
+              for (uint32_t p = 1; p <= 3; ++p) t->AppendEntry(Pg(p), V(1, 50), TestPayload(50));
+            }),
+            4u);
+  EXPECT_GT(Unhomed(Pg(1)), 0u);
+
+  rocksdb::DB* db = CoreOf(*store_).metadata_db().db();
+  std::unique_ptr<rocksdb::Iterator> it(
+      db->NewIterator(rocksdb::ReadOptions(), CoreOf(*store_).metadata_db().cf()));
+  std::vector<std::string> keys;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) keys.push_back(it->key().ToString());
+  ASSERT_TRUE(it->status().ok());
+  std::vector<std::string> want = {std::string(kMetaKey), std::string(kStreamPointerKey),
+                                   std::string(kStreamChunksKey)};
+  for (uint32_t p : {1u, 2u, 3u, 99u}) {
+    want.push_back(PgPointerKey(Pg(p)));
+    want.push_back(PgChunksKey(Pg(p)));
+  }
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(keys, want);
+}
+
 // The stream records of the transactions submitted while a stream write
 // was held go out in one write.
 TEST_F(LogStreamTest, RecordsStagedDuringAWriteGoOutInOne) {
@@ -210,8 +270,8 @@ TEST_F(LogStreamTest, RecordsStagedDuringAWriteGoOutInOne) {
 }
 
 // A PG's records reach its ring in whole blocks once home_blocks of them
-// are unhomed, never rewriting a block; a transaction whose bytes all go
-// home writes no stream record.
+// are unhomed (that no home writes a block twice is HomeToTailTest's); a
+// transaction whose bytes all go home writes no stream record.
 TEST_F(LogStreamTest, HomesWholeBlocks) {
   options_.stream.home_blocks = 2;
   MkfsAndOpenStream();

@@ -67,8 +67,8 @@ struct CrashConfig {
   uint64_t device_seed = 1;  // the timed device's delays
 };
 
-// The store options the campaigns open with (the stream small, homing a
-// block at a time and force-homing early).
+// The store options the campaigns open with (the stream small, homing two
+// blocks at a time and force-homing early, a block per forced home).
 Options CrashStoreOptions(const CrashConfig& c);
 
 // The workload shape of the campaigns.
