@@ -201,26 +201,29 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
   const Case& c = GetParam();
   TempDir dir;
   // A dry run counts the I/O points of the workload.
-  uint64_t total_ops;
-  {
+  uint64_t total_ops = 0;
+  // The timed device really keeps writes in flight together (so they can
+  // complete out of order, and flushes overlap them). Not required in the
+  // sanitizer builds, whose instrumentation slows the submitting threads so
+  // much that a write's 0-300 us delay can end before the next write is
+  // issued (seen under TSan and, on a loaded machine, ASan: 1 in flight at
+  // most). The default build holds every timed case to it, over up to
+  // three dry runs: on a loaded machine one run of a case's workload has
+  // also seen 1 in flight at most (ctest running two tests on two cores).
+  const bool want_overlap = c.timed && !kSanitizerSlowsThreads;
+  uint64_t max_in_flight = 0;
+  for (int attempt = 0; attempt < (want_overlap ? 3 : 1) && max_in_flight < 2; ++attempt) {
     CrashRig r(Config());
-    r.Fresh(dir.Join("dry"));
+    r.Fresh(dir.Join("dry" + std::to_string(attempt)));
     ASSERT_FALSE(HasFatalFailure());
     CrashSnapshots snaps;
     uint64_t before = c.crash_in_rocksdb ? r.fs()->sync_count() : r.dev()->op_count();
     Work(&r, &snaps);
     ASSERT_OK(r.store()->Close());
     total_ops = (c.crash_in_rocksdb ? r.fs()->sync_count() : r.dev()->op_count()) - before;
-    // The timed device really kept writes in flight together (so they
-    // could complete out of order, and flushes overlap them). Not required
-    // in the sanitizer builds, whose instrumentation slows the submitting
-    // threads so much that a write's 0-300 us delay can end before the next
-    // write is issued (seen under TSan and, on a loaded machine, ASan: 1 in
-    // flight at most); the default build holds every timed case to it.
-    if (c.timed && !kSanitizerSlowsThreads) {
-      EXPECT_GE(r.dev()->model_stats().max_writes_in_flight, 2u);
-    }
+    if (c.timed) max_in_flight = r.dev()->model_stats().max_writes_in_flight;
   }
+  if (want_overlap) EXPECT_GE(max_in_flight, 2u);
   ASSERT_GT(total_ops, 3u);
   // The timed cases are many (every disk x layout x policy x mode): fewer
   // points each, at least one of each kind of image and a torn write.
