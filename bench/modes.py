@@ -15,6 +15,8 @@ import os
 import statistics
 import sys
 
+from hdd_model import rates as hdd_rates
+
 out, pgs_list, qds, modes, rounds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), \
     sys.argv[4].split(), int(sys.argv[5])
 
@@ -129,11 +131,7 @@ def hdd_table():
                 if not c or None in (c.get("data_writes"), c.get("rdb_writes"), c.get("groups")):
                     continue
                 logw, logs, g = c.get("writes") or 0.0, c.get("seeks") or 0.0, c["groups"]
-                one = c["data_seeks"] + logw + g + c["rdb_seeks"]
-                meta = logw + g + c["rdb_seeks"] if logw > 0 else c["rdb_seeks"]
-                two = max(c["data_seeks"], meta)
-                worst = max(c["data_seeks"], logs, c["rdb_seeks"])
-                rate = [f(150 / v if v else None, ".0f") for v in (one, two, worst)]
+                rate = [f(v, ".0f") for v in hdd_rates(c["data_seeks"], logw, logs, g, c["rdb_seeks"])]
                 print(f"| {pgs} | {qd} | {m} | {c['data_writes']:.3f} ({c['data_seeks']:.3f}) | "
                       f"{logw:.3f} ({logs:.3f}) | {c['rdb_writes']:.3f} ({c['rdb_seeks']:.3f}) | "
                       f"{g:.3f} | " + " | ".join(rate) + " |")

@@ -25,6 +25,8 @@ import json
 import os
 import sys
 
+from hdd_model import rates as hdd_model_rates
+
 OUT = sys.argv[1]
 DATA = os.path.join(OUT, "data")
 
@@ -476,21 +478,13 @@ md.append("")
 
 # --- write requests and seeks per client write: the HDD model ---
 def hdd_model(x, b):
-    """Client writes a second a disk that does 150 seeks a second allows,
-    three ways to place the devices (the seeks per client write: the
-    section's text)."""
-    g = x.get("groups_per_write")
-    data, dseek = x.get("data_writes_per_write"), x.get("data_seeks_per_write")
-    rseek = x.get("rdb_seeks_per_write")
-    logw = 0.0 if b in ("rocksdb", "floor") else x.get("log_writes_per_write")
-    lseek = 0.0 if b in ("rocksdb", "floor") else x.get("log_seeks_per_write")
-    if None in (g, data, dseek, rseek, logw, lseek):
-        return None, None, None
-    one = dseek + logw + g + rseek
-    meta = logw + g + rseek if logw > 0 else rseek
-    worst_two = max(dseek, meta)
-    worst = max(dseek, lseek, rseek)
-    return tuple(150 / v if v > 0 else None for v in (one, worst_two, worst))
+    """hdd_model.rates for cell x of kind b (rocksdb and the floor write no
+    log partition)."""
+    no_log = b in ("rocksdb", "floor")
+    v = [x.get("data_seeks_per_write"), 0.0 if no_log else x.get("log_writes_per_write"),
+         0.0 if no_log else x.get("log_seeks_per_write"), x.get("groups_per_write"),
+         x.get("rdb_seeks_per_write")]
+    return (None, None, None) if None in v else hdd_model_rates(*v)
 
 
 md.append("## Write requests and seeks per client write: the HDD model (fio matrix)\n")

@@ -28,8 +28,8 @@ TEST(WriteRequestsTest, CountsTheRequestsThatDoNotContinueTheOneBefore) {
   w.Issued(1, 8192, 4096);   // where file 0 would go on, but another file
   w.Issued(1, 12288, 100);   // continues file 1
   w.Issued(1, 12400, 100);   // a gap of 12 bytes
-  EXPECT_EQ(w.requests(), 7u);
-  EXPECT_EQ(w.noncontiguous(), 4u);
+  EXPECT_EQ(w.Read().requests, 7u);
+  EXPECT_EQ(w.Read().noncontiguous, 4u);
 }
 
 // Synced single-key writes to RocksDB are one WAL append each, each where
@@ -47,16 +47,16 @@ TEST(WriteRequestsTest, RocksDbWalAppendsContinueEachOtherAndAFlushSeeks) {
   std::unique_ptr<rocksdb::DB> db(raw);
 
   const auto& c = fs->counts();
-  const uint64_t requests0 = c.requests.requests();
-  const uint64_t seeks0 = c.requests.noncontiguous();
+  const uint64_t requests0 = c.requests.Read().requests;
+  const uint64_t seeks0 = c.requests.Read().noncontiguous;
   rocksdb::WriteOptions sync;
   sync.sync = true;
   constexpr int kWrites = 200;
   for (int i = 0; i < kWrites; ++i) {
     ASSERT_TRUE(db->Put(sync, "key" + std::to_string(i), std::string(100, 'v')).ok());
   }
-  const uint64_t wal_requests = c.requests.requests() - requests0;
-  const uint64_t wal_seeks = c.requests.noncontiguous() - seeks0;
+  const uint64_t wal_requests = c.requests.Read().requests - requests0;
+  const uint64_t wal_seeks = c.requests.Read().noncontiguous - seeks0;
   EXPECT_GE(wal_requests, static_cast<uint64_t>(kWrites));
   // At most the first append after the open's other files.
   EXPECT_LE(wal_seeks, 1u) << wal_requests << " WAL requests";
@@ -64,7 +64,7 @@ TEST(WriteRequestsTest, RocksDbWalAppendsContinueEachOtherAndAFlushSeeks) {
   ASSERT_TRUE(db->Flush(rocksdb::FlushOptions()).ok());
   EXPECT_GT(c.bytes[RocksDbIoCounter::kSst].load(), 0u);
   // The SST is another file, and the MANIFEST after it another again.
-  EXPECT_GE(c.requests.noncontiguous() - seeks0 - wal_seeks, 2u);
+  EXPECT_GE(c.requests.Read().noncontiguous - seeks0 - wal_seeks, 2u);
   ASSERT_TRUE(db->Close().ok());
 }
 

@@ -33,14 +33,6 @@ class WriteRequests {
     std::lock_guard<std::mutex> l(mu_);
     return {requests_, noncontiguous_};
   }
-  uint64_t requests() const {
-    std::lock_guard<std::mutex> l(mu_);
-    return requests_;
-  }
-  uint64_t noncontiguous() const {
-    std::lock_guard<std::mutex> l(mu_);
-    return noncontiguous_;
-  }
 
  private:
   mutable std::mutex mu_;
