@@ -20,8 +20,6 @@
 #   stream; also floor: no PG log, stream-room: a stream of a quarter of the
 #   partition that homes only what it needs the room for (max_chunks 0,
 #   home_blocks 0), stream-wo: a 2 GiB stream with home_blocks 65536, and
-#   stream-hold, stream-room-hold: stream and stream-room with stream writes
-#   held during a covering RocksDB sync, StreamOptions::hold_writes_during_sync,
 #   stream-room-outrun: stream-room where a PG whose log outruns the stream
 #   homes by count, StreamOptions::outrun_home_blocks 2),
 #   --rounds N (1: cells alternate
@@ -117,11 +115,6 @@ for ((r = 1; r <= ROUNDS && FIO; r++)); do
           stream-room-outrun) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
                                 "pgring_stream_chunks=0" "pgring_home_blocks=0" \
                                 "pgring_outrun_home_blocks=2" || true ;;
-          stream-hold) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
-                         "pgring_stream_hold=1" || true ;;
-          stream-room-hold) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
-                              "pgring_stream_chunks=0" "pgring_home_blocks=0" \
-                              "pgring_stream_hold=1" || true ;;
           *) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=$m" || true ;;
         esac
       done

@@ -142,17 +142,6 @@ struct StreamOptions {
   // cost, and the stream batches as soon as transactions overlap
   // (docs/BENCHMARKS.md, "The log stream").
   bool bypass_when_idle = true;
-  // With Options::metadata_sync_flushes_partition, the stream starts no
-  // write while a commit group's synced RocksDB write runs: a write that
-  // completed then would not be covered by that sync. What is staged
-  // meanwhile goes out in one write once it returns: 17-33% fewer stream
-  // writes and 9-21% fewer log bytes, but those records' write now ends
-  // after the sync, often after the next one has started, so they wait a
-  // sync longer: commit latency up to +37% (median +20%) and lower IOPS at
-  // a fixed queue depth, measured (docs/BENCHMARKS.md, "Holding stream
-  // writes during the covering sync"). Off by default; no effect without
-  // that option.
-  bool hold_writes_during_sync = false;
 };
 
 // What open does when a PG's committed log is damaged.

@@ -65,6 +65,15 @@ class BlockDevice {
   virtual void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf,
                           IoCallback done) = 0;
 
+  // Writes `buf` at `offset` and returns once the write has completed (or
+  // failed), with WriteAsync's contract otherwise. FileBlockDevice writes
+  // on the calling thread (pwrite), so no device thread wakes for it: the
+  // commit thread writes the log stream this way (docs/DESIGN.md, "Who runs
+  // what"). The default starts the write and waits for its callback. Must
+  // not be called from a completion callback.
+  [[nodiscard]] virtual absl::Status WriteAndWait(uint64_t offset,
+                                                  std::shared_ptr<AlignedBuffer> buf);
+
   // Synchronous write (label writes, tools, tests): copies `data` into an
   // AlignedBuffer, so `data` itself need not be aligned (its offset and
   // length must be). Must not be called from a completion callback.

@@ -160,6 +160,38 @@ class WriteEngine {
 
 namespace {
 
+// pwrite until every byte of `op` is written (a short write resumes where
+// it stopped), adding to the device's counters: the psync engine's threads
+// and FileBlockDevice::WriteAndWait, on its caller's thread.
+absl::Status PwriteAll(int fd, const std::string& path, WriteOp& op,
+                       std::atomic<uint64_t>* bytes_written,
+                       std::atomic<uint64_t>* writes) {
+  const uint64_t length = op.buf->size();
+  while (op.written < length) {
+    const ssize_t n =
+        ::pwrite(fd, op.buf->data() + op.written, length - op.written,
+                 static_cast<off_t>(op.offset + op.written));
+    if (n < 0) {
+      const int err = errno;
+      if ((err == EINTR || err == EAGAIN) &&
+          op.transient_retries++ < kMaxTransientRetries) {
+        continue;
+      }
+      return ErrnoError(err, IoWhat("pwrite", path, op.offset, length));
+    }
+    if (n == 0) {
+      return absl::InternalError(
+          absl::StrFormat("%s: the kernel wrote 0 bytes at offset %d",
+                          IoWhat("pwrite", path, op.offset, length),
+                          op.offset + op.written));
+    }
+    op.written += static_cast<uint64_t>(n);
+    bytes_written->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+  }
+  writes->fetch_add(1, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
 // pwrite on a small pool of threads: the fallback when io_uring is not
 // available, and a reference to compare io_uring against.
 class PsyncEngine final : public WriteEngine {
@@ -228,31 +260,7 @@ class PsyncEngine final : public WriteEngine {
   }
 
   absl::Status WriteAll(WriteOp& op) {
-    const uint64_t length = op.buf->size();
-    while (op.written < length) {
-      const ssize_t n =
-          ::pwrite(fd_, op.buf->data() + op.written, length - op.written,
-                   static_cast<off_t>(op.offset + op.written));
-      if (n < 0) {
-        const int err = errno;
-        if ((err == EINTR || err == EAGAIN) &&
-            op.transient_retries++ < kMaxTransientRetries) {
-          continue;
-        }
-        return ErrnoError(err, IoWhat("pwrite", path_, op.offset, length));
-      }
-      if (n == 0) {
-        return absl::InternalError(
-            absl::StrFormat("%s: the kernel wrote 0 bytes at offset %d",
-                            IoWhat("pwrite", path_, op.offset, length),
-                            op.offset + op.written));
-      }
-      op.written += static_cast<uint64_t>(n);
-      bytes_written_->fetch_add(static_cast<uint64_t>(n),
-                                std::memory_order_relaxed);
-    }
-    writes_->fetch_add(1, std::memory_order_relaxed);
-    return absl::OkStatus();
+    return PwriteAll(fd_, path_, op, bytes_written_, writes_);
   }
 
   const size_t max_queued_;
@@ -790,6 +798,25 @@ void FileBlockDevice::WriteAsync(uint64_t offset,
   op->buf = std::move(buf);
   op->done = std::move(done);
   engine_->Submit(std::move(op));
+}
+
+absl::Status FileBlockDevice::WriteAndWait(uint64_t offset,
+                                           std::shared_ptr<AlignedBuffer> buf) {
+  if (read_only_) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "write %s at offset %d: the device was opened read-only", path_,
+        offset));
+  }
+  const uint64_t length = buf == nullptr ? 0 : buf->size();
+  absl::Status s =
+      CheckIoArgs(path_, "write", offset, length,
+                  buf == nullptr ? nullptr : buf->data(), block_size_, size_);
+  if (!s.ok() || length == 0) return s;
+  file_block_device_internal::WriteOp op;
+  op.offset = offset;
+  op.buf = std::move(buf);
+  return file_block_device_internal::PwriteAll(fd_, path_, op, &bytes_written_,
+                                               &writes_);
 }
 
 void FileBlockDevice::Plug() {

@@ -62,6 +62,9 @@ class FileBlockDevice final : public BlockDevice {
   void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf,
                   IoCallback done) override;
   // fdatasync(); a no-op returning OK on a read-only device.
+  // pwrite on the calling thread: no completion thread wakes for it.
+  [[nodiscard]] absl::Status WriteAndWait(
+      uint64_t offset, std::shared_ptr<AlignedBuffer> buf) override;
   [[nodiscard]] absl::Status Flush() override;
   // See BlockDevice; io_uring only (psync writes start on pool threads).
   void Plug() override;

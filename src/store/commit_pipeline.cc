@@ -3,7 +3,6 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "util/thread_name.h"
 
@@ -11,7 +10,7 @@ namespace pgring {
 
 CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
                                const Options& options, LogSink* log,
-                               CoveringSyncHook covering_sync)
+                               LogWriter log_writer)
     : db_(db),
       device_(device),
       mode_(options.durability),
@@ -22,9 +21,9 @@ CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
       sync_covers_(device != nullptr && options.durability != DurabilityMode::kUnsynced &&
                    options.metadata_sync_flushes_partition),
       eager_flush_(device != nullptr && options.durability != DurabilityMode::kUnsynced &&
-                   !options.gated_writes_share_flush && !sync_covers_),
+                   !options.gated_writes_share_flush && !sync_covers_ && !log_writer),
       log_(log),
-      covering_sync_(sync_covers_ ? std::move(covering_sync) : nullptr) {
+      log_writer_(std::move(log_writer)) {
   thread_ = std::thread([this] {
     NameThisThread("pgring-commit");
     Run();
@@ -130,7 +129,16 @@ void CommitPipeline::IoDone(Txn* t, const absl::Status& s) {
     SetFailure(s);
     work_cv_.Signal();
   }
-  if (t->pending_ios.fetch_sub(1) != 1) return;
+  const int left = t->pending_ios.fetch_sub(1) - 1;
+  if (left == 1 && t->awaits_log.load()) {
+    // Only its log record left, which the committer writes: wake it. (If
+    // the committer finished the record meanwhile, it wakes for nothing.)
+    MutexLock l(&mu_);
+    log_wanted_ = true;
+    work_cv_.Signal();
+    return;
+  }
+  if (left != 0) return;
   MutexLock l(&mu_);
   t->ready = true;
   t->ready_time = absl::Now();
@@ -236,20 +244,15 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
     if (!s.ok()) return s;
   }
   if (members_.empty()) return absl::OkStatus();
-  // The covering sync's hook from before its covered set is taken, so that
-  // no write the hook holds back starts in between; released on every way
-  // out.
-  if (covering_sync_) covering_sync_(true);
-  absl::Cleanup release_hook = [this] {
-    if (covering_sync_) covering_sync_(false);
-  };
   // metadata_sync_flushes_partition: the transactions whose writes have all
   // completed by now. The synced RocksDB write starts after this point, and
   // the cache flush it ends with makes their writes durable too. Taken after
   // the partition flush, as late as possible: what completed during that
-  // flush is covered as well.
+  // flush is covered as well, and the log staged by now is written first,
+  // so that the sync covers it.
   covered_.clear();
   if (sync_covers_) {
+    if (log_writer_) log_writer_();
     MutexLock l(&mu_);
     for (const auto& t : queue_) {
       if (t->ready && NeedsFlush(*t)) covered_.push_back(t);
@@ -267,7 +270,6 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
   wo.sync = true;
   const absl::Time start = absl::Now();
   rocksdb::Status rs = db_->Write(wo, batch);
-  std::move(release_hook).Invoke();
   rocksdb_write_latency_.Record(
       static_cast<uint64_t>(absl::ToInt64Nanoseconds(absl::Now() - start)));
   if (!rs.ok()) {
@@ -281,7 +283,7 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
 void CommitPipeline::Run() {
   mu_.Lock();
   while (true) {
-    while (!stop_ && !CommitTriggered()) {
+    while (!stop_ && !log_wanted_ && !CommitTriggered()) {
       if (mode_ == DurabilityMode::kUnsynced && !queue_.empty()) {
         // Wake up when the oldest acknowledged transaction is due.
         work_cv_.WaitWithTimeout(&mu_, unsynced_delay_ / 2 + absl::Milliseconds(1));
@@ -289,6 +291,16 @@ void CommitPipeline::Run() {
         work_cv_.Wait(&mu_);
       }
     }
+    if (log_writer_ && (log_wanted_ || stop_)) {
+      // The log first: what it finishes may complete the group. Stopping,
+      // whatever is staged goes before the last groups.
+      log_wanted_ = false;
+      mu_.Unlock();
+      const bool wrote = log_writer_();
+      mu_.Lock();
+      if (wrote) continue;
+    }
+    if (!stop_ && !CommitTriggered()) continue;  // woken for a log already written
     if (!CommitTriggered()) {
       // Stopping, and nothing can commit.
       if (queue_.empty()) break;

@@ -6,6 +6,14 @@
 // synced write for many transactions: group commit. The durability mode
 // decides the group size and when the callback fires (see pgring/options.h).
 //
+// With a LogWriter (the log stream) the committer writes the log itself:
+// a transaction whose gates and ring writes are done and whose log record
+// is all it still waits for wakes the committer, which writes every record
+// staged by then in one write on its own thread, then commits the ready
+// prefix (flushing the partition first: no flusher thread). The committer
+// is woken by what wakes it with no log at all (the gates), and no device
+// thread wakes for the log (docs/DESIGN.md, "Who runs what").
+//
 // The records a group's pointers cover must be durable before that RocksDB
 // write. In the durable modes a flusher thread flushes the partition as soon
 // as a transaction's ring writes have completed, without waiting for its
@@ -97,6 +105,10 @@ class CommitPipeline {
     // Ring writes alone still running (RingWriteDone), set before the first
     // starts.
     std::atomic<int> pending_writes{0};
+    // Its log record waits for the LogWriter (set before Enqueue; cleared
+    // before the write that finished it is reported): when it is all the
+    // transaction still waits for, the committer is woken to write it.
+    std::atomic<bool> awaits_log{false};
     // The partition must be flushed before the commit: the transaction has
     // ring writes, or gates whose writes the flush covers
     // (Options::gated_writes_share_flush).
@@ -119,20 +131,20 @@ class CommitPipeline {
     size_t gates = 0;
   };
 
-  // With metadata_sync_flushes_partition: called on the committer thread,
-  // under none of the pipeline's locks, with true just before a group's
-  // covered set is taken for its synced RocksDB write, and false once that
-  // write has returned (or failed). With false it may start a write whose
-  // completion comes back into RingWriteDone. A ring write that completes
-  // while the sync runs is not covered by it (the covered set is taken as
-  // it starts), so the ring backend's log stream may hold its writes
-  // meanwhile and send the records staged then in one write after it
-  // (StreamOptions::hold_writes_during_sync).
-  using CoveringSyncHook = std::function<void(bool running)>;
+  // Writes every log record staged so far and reports each transaction
+  // whose records it finished (RingWriteDone) before it returns; true when
+  // it wrote (or failed) something. Called on the committer thread under
+  // none of the pipeline's locks: when a transaction waits for nothing
+  // else (see Txn::awaits_log), just before a group's covering sync
+  // (metadata_sync_flushes_partition: the sync then covers what it wrote),
+  // and when stopping. The ring backend's log stream (LogStream::
+  // WriteStaged): the thread that commits a group writes its log, as
+  // RocksDB's WAL writer does, and no other thread wakes for it.
+  using LogWriter = std::function<bool()>;
 
   // `device` may be null (nothing to flush: the RocksDB backend).
   CommitPipeline(rocksdb::DB* db, BlockDevice* device, const Options& options,
-                 LogSink* log, CoveringSyncHook covering_sync = nullptr);
+                 LogSink* log, LogWriter log_writer = nullptr);
   ~CommitPipeline();
   CommitPipeline(const CommitPipeline&) = delete;
   CommitPipeline& operator=(const CommitPipeline&) = delete;
@@ -197,8 +209,8 @@ class CommitPipeline {
   // the gates share the flush or the RocksDB sync covers it).
   const bool eager_flush_;
   LogSink* const log_;
-  // Called around each covering sync (sync_covers_ only).
-  const CoveringSyncHook covering_sync_;
+  // The log's writer, or null (the log is written by whoever stages it).
+  const LogWriter log_writer_;
 
   mutable Mutex mu_;
   CondVar work_cv_;      // the committer: a transaction got ready, stop, sync
@@ -216,6 +228,9 @@ class CommitPipeline {
   uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   int sync_waiters_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  // A transaction waits for nothing but its log record: the committer
+  // writes the staged log.
+  bool log_wanted_ ABSL_GUARDED_BY(mu_) = false;
   // Transactions written but not yet covered by a started flush.
   size_t unflushed_ ABSL_GUARDED_BY(mu_) = 0;
   bool flusher_stop_ ABSL_GUARDED_BY(mu_) = false;

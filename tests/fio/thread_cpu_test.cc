@@ -81,5 +81,40 @@ TEST(ThreadCpuTest, ANewThreadCountsAllItsTimeAndAReusedTidStartsAgain) {
   EXPECT_FALSE(by_name.count("gone"));  // ended between: not seen here
 }
 
+// A thread that waits 50 times between the readings switches at least 50
+// times (each sleep is a voluntary switch); one that only spins and is
+// never asked to wait switches far less.
+TEST(ThreadCpuTest, CountsEachNamedThreadsContextSwitchesBetweenTwoReadings) {
+  constexpr int kWaits = 50;
+  std::atomic<int> phase{0};
+  std::thread waiter([&] {
+    pthread_setname_np(pthread_self(), "tc-waiter");
+    phase = 1;
+    while (phase.load() != 2) std::this_thread::yield();
+    for (int i = 0; i < kWaits; ++i) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    phase = 3;
+    while (phase.load() != 4) std::this_thread::yield();
+  });
+  while (phase.load() != 1) std::this_thread::yield();
+  const auto start = ReadThreadCpu();
+  ASSERT_TRUE(start.size() >= 2u);
+  phase = 2;
+  while (phase.load() != 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto end = ReadThreadCpu();
+  phase = 4;
+  waiter.join();
+  const auto switches = ThreadSwitchesByName(start, end);
+  ASSERT_TRUE(switches.count("tc-waiter"));
+  EXPECT_GE(switches.at("tc-waiter"), static_cast<uint64_t>(kWaits));
+  EXPECT_LT(switches.at("tc-waiter"), 20u * kWaits);
+
+  // A reused tid starts from zero, as for CPU time.
+  std::map<pid_t, ThreadCpu> a{{10, {"fio", 100, 5, 1}}, {11, {"io:old", 100, 9, 0}}};
+  std::map<pid_t, ThreadCpu> b{{10, {"fio", 150, 8, 2}}, {11, {"io:new", 10, 2, 1}}};
+  const auto by_name = ThreadSwitchesByName(a, b);
+  EXPECT_EQ(by_name.at("fio"), 4u);
+  EXPECT_EQ(by_name.at("io:new"), 3u);
+}
+
 }  // namespace
 }  // namespace pgring::fio

@@ -218,7 +218,7 @@ TEST_F(SyncCoversTest, ARecordDoneDuringTheSyncIsNotCoveredByIt) {
   }
 }
 
-// StreamOptions::hold_writes_during_sync: the transactions staged while a
+// The committer writes the log stream: the transactions staged while a
 // group's covering sync runs get no stream write until it has returned,
 // then one for all of them (a write done during the sync would not be
 // covered by it anyway). They commit, and survive a power loss.
@@ -227,7 +227,6 @@ class SyncCoversStreamTest : public SyncCoversTest {
   void SetUp() override {
     layout_ = LogLayout::kStream;
     options_.stream.bypass_when_idle = false;
-    options_.stream.hold_writes_during_sync = true;
     SyncCoversTest::SetUp();
   }
 };
@@ -236,16 +235,16 @@ TEST_F(SyncCoversStreamTest, RecordsStagedDuringTheSyncGoOutInOneWriteAfterIt) {
   constexpr int kDuring = 3;
   Outcome a, during[kDuring];
   std::atomic<bool> arm{false};
-  uint64_t writes_before = 0, writes_in_sync = 0;
+  uint64_t writes_before = 0, writes_in_sync = 0, stream_writes_before = 0;
   absl::Status submitted;
   rig_.fs()->SetSyncFlushesAlso([&] {
     rig_.crash_device()->Flush().IgnoreError();
     if (!arm.exchange(false)) return;
     // Inside A's group's synced RocksDB write: stage three transactions.
     writes_before = dev_->writes();
-    // Submit starts a stream write itself when nothing holds it (this
-    // device completes writes as they are issued), so a write during the
-    // sync would be counted by now.
+    stream_writes_before = store_->GetStoreStats().stream_writes;
+    // A write issued by Submit would be counted by now (this device
+    // completes writes as they are issued).
     for (int i = 0; i < kDuring && submitted.ok(); ++i) {
       submitted = store_->Submit(Append(b_, i + 1), during[i].Callback());
     }
@@ -255,7 +254,6 @@ TEST_F(SyncCoversStreamTest, RecordsStagedDuringTheSyncGoOutInOneWriteAfterIt) {
   Transaction ta = Append(a_, 1);
   ta.WaitFor(gate);
   ASSERT_OK(store_->Submit(std::move(ta), a.Callback()));
-  const uint64_t stream_writes_before = store_->GetStoreStats().stream_writes;
   arm = true;
   gate->Open(absl::OkStatus());
   ASSERT_OK(a.Wait());

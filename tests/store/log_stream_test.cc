@@ -10,6 +10,8 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
@@ -44,6 +46,7 @@ class GatedDevice final : public ForwardingDevice {
       std::lock_guard<std::mutex> l(mu_);
       if (closed_ && offset >= kLabelRegionSize) {
         held_.push_back(Held{offset, std::move(buf), std::move(done)});
+        held_cv_.notify_all();
         return;
       }
     }
@@ -56,6 +59,14 @@ class GatedDevice final : public ForwardingDevice {
   }
   size_t held() {
     std::lock_guard<std::mutex> l(mu_);
+    return held_.size();
+  }
+  // Waits (at most 10 s) until at least n writes are held and returns how
+  // many are: the stream's writes are issued by the commit thread, some
+  // time after Submit returned.
+  size_t WaitHeld(size_t n) {
+    std::unique_lock<std::mutex> l(mu_);
+    held_cv_.wait_for(l, std::chrono::seconds(10), [&] { return held_.size() >= n; });
     return held_.size();
   }
   void Open() {
@@ -75,6 +86,7 @@ class GatedDevice final : public ForwardingDevice {
     IoCallback done;
   };
   std::mutex mu_;
+  std::condition_variable held_cv_;
   bool closed_ = false;
   std::deque<Held> held_;
 };
@@ -254,8 +266,10 @@ TEST_F(LogStreamTest, RecordsStagedDuringAWriteGoOutInOne) {
     Transaction t;
     t.AppendEntry(Pg(i + 1), V(1, 1), TestPayload(1));
     ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
+    // The first transaction's stream write is held (the commit thread
+    // issues it); the others are staged behind it.
+    if (i == 0) ASSERT_EQ(gated->WaitHeld(1), 1u);
   }
-  // The first transaction's stream write is held; the others wait behind it.
   EXPECT_EQ(gated->held(), 1u);
   gated->Open();
   ASSERT_OK(txns.Wait());
@@ -425,7 +439,9 @@ TEST_F(LogStreamTest, UnhomedBytesStayResidentUntilTheirStreamWriteIsDone) {
     t.AppendEntry(Pg(1), V(1, 11 + i), TestPayload(11 + i, 3000));
     ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
   }
-  EXPECT_EQ(gated->held(), 1u);
+  // One stream write, issued by the commit thread and held: the others
+  // wait for it.
+  EXPECT_EQ(gated->WaitHeld(1), 1u);
   EXPECT_GE(resident(), kTxns * 3000u);
   gated->Open();
   ASSERT_OK(txns.Wait());
@@ -949,7 +965,7 @@ TEST_F(LogStreamTest, IdleStreamIsBypassed) {
     t.AppendEntry(Pg(p), V(1, 2), TestPayload(2));
     ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
   }
-  EXPECT_EQ(gated->held(), 2u);
+  EXPECT_EQ(gated->WaitHeld(2), 2u);
   gated->Open();
   ASSERT_OK(txns.Wait());
   EXPECT_EQ(Stats().stream_records - before.stream_records, 1u);

@@ -34,7 +34,6 @@ struct EngineConfig {
   uint32_t force_home_percent = 50;           // pgring_force_home_percent
   uint32_t outrun_home_blocks = 0;            // pgring_outrun_home_blocks
   bool stream_bypass = true;                  // pgring_stream_bypass
-  bool stream_hold = false;                   // pgring_stream_hold
   IoEngine io_engine = IoEngine::kIoUring;  // pgring_io_engine (log partition and data file)
   // pgring_shared_flush: let the store's partition flush make the data
   // writes durable too (pgring::Options::gated_writes_share_flush) instead

@@ -81,7 +81,6 @@ struct PgringOptions {
   unsigned int force_home_percent;
   unsigned int outrun_home_blocks;
   int stream_bypass;
-  int stream_hold;
   unsigned int io_engine;
   unsigned int shared_flush;
   unsigned int sync_covers;
@@ -367,15 +366,6 @@ fio_option g_options[] = {
      .def = "1",
      .category = kCategory,
      .group = kGroup},
-    {.name = "pgring_stream_hold",
-     .lname = "pgring stream hold",
-     .type = FIO_OPT_BOOL,
-     .off1 = PGRING_OFF(stream_hold),
-     .help = "The log stream starts no write while a covering RocksDB sync runs "
-             "(pgring_sync_covers), so a group's records go out in one write",
-     .def = "0",
-     .category = kCategory,
-     .group = kGroup},
     {.name = "pgring_io_engine",
      .lname = "pgring I/O engine",
      .type = FIO_OPT_STR,
@@ -505,7 +495,6 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.force_home_percent = o.force_home_percent;
   c.outrun_home_blocks = o.outrun_home_blocks;
   c.stream_bypass = o.stream_bypass != 0;
-  c.stream_hold = o.stream_hold != 0;
   c.io_engine = static_cast<pgring::IoEngine>(o.io_engine);
   c.shared_flush = static_cast<EngineConfig::SharedFlush>(o.shared_flush);
   c.sync_covers = static_cast<EngineConfig::SyncCovers>(o.sync_covers);

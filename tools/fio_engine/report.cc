@@ -129,6 +129,16 @@ json RunJson(const IoSnapshot& start, const IoSnapshot& end, const EngineStats& 
     by_thread[name] = static_cast<double>(ns) / 1000.0 / n;
   }
   j["per_write"]["cpu_us_by_thread"] = by_thread;
+  const uint64_t voluntary = Delta(start.voluntary_switches, end.voluntary_switches);
+  const uint64_t involuntary = Delta(start.involuntary_switches, end.involuntary_switches);
+  j["per_write"]["context_switches"] = json{{"voluntary", voluntary / n},
+                                            {"involuntary", involuntary / n},
+                                            {"total", (voluntary + involuntary) / n}};
+  json switches_by_thread = json::object();
+  for (const auto& [name, count] : ThreadSwitchesByName(start.threads, end.threads)) {
+    switches_by_thread[name] = static_cast<double>(count) / n;
+  }
+  j["per_write"]["context_switches_by_thread"] = switches_by_thread;
   return j;
 }
 
@@ -228,7 +238,6 @@ json BuildReport(const ReportInputs& in) {
       {"pgring_force_home_percent", c.force_home_percent},
       {"pgring_outrun_home_blocks", c.outrun_home_blocks},
       {"pgring_stream_bypass", c.stream_bypass},
-      {"pgring_stream_hold", c.stream_hold},
       {"pgring_io_engine", IoEngineName(c.io_engine)},
       {"pgring_shared_flush", SharedFlushName(c.shared_flush)},
       {"shared_flush", c.share_flush},

@@ -34,6 +34,10 @@
 //                                pgring-commit; io:<file>: a device's
 //                                completions; rocksdb:*), from
 //                                /proc/self/task (thread_cpu.h);
+//                                context_switches (getrusage: voluntary,
+//                                involuntary, total) and
+//                                context_switches_by_thread (both kinds,
+//                                per thread name, /proc/self/task/*/status);
 //                                null if no write committed
 //   writes, reads, syncs, trims  what fio asked for; writes.iops over run.seconds
 //   commit_latency_us            Submit → commit callback over the run: count,

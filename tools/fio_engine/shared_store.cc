@@ -71,7 +71,6 @@ Options StoreOptions(const EngineConfig& c) {
   o.stream.force_home_percent = c.force_home_percent;
   o.stream.outrun_home_blocks = c.outrun_home_blocks;
   o.stream.bypass_when_idle = c.stream_bypass;
-  o.stream.hold_writes_during_sync = c.stream_hold;
   o.io_engine = c.io_engine;
   o.gated_writes_share_flush = c.share_flush;
   o.metadata_sync_flushes_partition = c.sync_covers_partition;
@@ -99,6 +98,8 @@ IoSnapshot SharedStore::Snapshot() {
     };
     s.cpu_user_us = us(ru.ru_utime);
     s.cpu_sys_us = us(ru.ru_stime);
+    s.voluntary_switches = static_cast<uint64_t>(ru.ru_nvcsw);
+    s.involuntary_switches = static_cast<uint64_t>(ru.ru_nivcsw);
   }
   NoteThreads();
   {

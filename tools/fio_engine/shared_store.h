@@ -78,6 +78,10 @@ struct IoSnapshot {
   // the engine, the store's and RocksDB's threads — since it started.
   uint64_t cpu_user_us = 0;
   uint64_t cpu_sys_us = 0;
+  // ... and its voluntary (waits) and involuntary (preemptions) context
+  // switches.
+  uint64_t voluntary_switches = 0;
+  uint64_t involuntary_switches = 0;
   // The same, thread by thread (thread_cpu.h).
   std::map<pid_t, ThreadCpu> threads;
   uint64_t rocksdb_bytes[RocksDbIoCounter::kKinds] = {};

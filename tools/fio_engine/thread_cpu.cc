@@ -34,6 +34,37 @@ uint64_t StatCpuNs(const std::string& stat) {
   return ticks > 0 ? (utime + stime) * (1000000000ull / static_cast<uint64_t>(ticks)) : 0;
 }
 
+// voluntary_ctxt_switches and nonvoluntary_ctxt_switches of
+// /proc/<pid>/task/<tid>/status.
+void ReadSwitches(const std::string& path, ThreadCpu* t) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string_view key(line.data(), colon);
+    const uint64_t value = std::strtoull(line.c_str() + colon + 1, nullptr, 10);
+    if (key == "voluntary_ctxt_switches") t->voluntary_switches = value;
+    if (key == "nonvoluntary_ctxt_switches") t->involuntary_switches = value;
+  }
+}
+
+// Per thread name, what `field` grew by between two readings (see
+// ThreadCpuByName).
+std::map<std::string, uint64_t> ByName(const std::map<pid_t, ThreadCpu>& start,
+                                       const std::map<pid_t, ThreadCpu>& end,
+                                       uint64_t (*field)(const ThreadCpu&)) {
+  std::map<std::string, uint64_t> by_name;
+  for (const auto& [tid, t] : end) {
+    auto s = start.find(tid);
+    // A tid reused by a new thread of another name started from zero.
+    const bool same = s != start.end() && s->second.name == t.name &&
+                      field(s->second) <= field(t) && s->second.cpu_ns <= t.cpu_ns;
+    by_name[t.name] += same ? field(t) - field(s->second) : field(t);
+  }
+  return by_name;
+}
+
 }  // namespace
 
 std::map<pid_t, ThreadCpu> ReadThreadCpu() {
@@ -54,6 +85,7 @@ std::map<pid_t, ThreadCpu> ReadThreadCpu() {
     } else {
       t.cpu_ns = StatCpuNs(ReadFirstLine(base + "/stat"));
     }
+    ReadSwitches(base + "/status", &t);
     if (!t.name.empty()) threads.emplace(tid, std::move(t));
   }
   closedir(dir);
@@ -62,14 +94,13 @@ std::map<pid_t, ThreadCpu> ReadThreadCpu() {
 
 std::map<std::string, uint64_t> ThreadCpuByName(const std::map<pid_t, ThreadCpu>& start,
                                                 const std::map<pid_t, ThreadCpu>& end) {
-  std::map<std::string, uint64_t> by_name;
-  for (const auto& [tid, t] : end) {
-    auto s = start.find(tid);
-    // A tid reused by a new thread of another name started from zero.
-    const bool same = s != start.end() && s->second.name == t.name && s->second.cpu_ns <= t.cpu_ns;
-    by_name[t.name] += same ? t.cpu_ns - s->second.cpu_ns : t.cpu_ns;
-  }
-  return by_name;
+  return ByName(start, end, [](const ThreadCpu& t) { return t.cpu_ns; });
+}
+
+std::map<std::string, uint64_t> ThreadSwitchesByName(const std::map<pid_t, ThreadCpu>& start,
+                                                     const std::map<pid_t, ThreadCpu>& end) {
+  return ByName(start, end,
+                [](const ThreadCpu& t) { return t.voluntary_switches + t.involuntary_switches; });
 }
 
 }  // namespace pgring::fio

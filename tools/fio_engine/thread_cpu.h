@@ -18,12 +18,16 @@ namespace pgring::fio {
 struct ThreadCpu {
   std::string name;
   uint64_t cpu_ns = 0;  // on-CPU time since the thread started
+  // Context switches since the thread started: it waited (voluntary), or
+  // was preempted (involuntary).
+  uint64_t voluntary_switches = 0;
+  uint64_t involuntary_switches = 0;
 };
 
-// Every live thread of this process, by tid: /proc/self/task/<tid>/comm and
+// Every live thread of this process, by tid: /proc/self/task/<tid>/comm,
 // the on-CPU time of schedstat (nanoseconds; utime + stime from stat, in
-// clock ticks, where the kernel keeps no schedstat). Empty if /proc is not
-// readable.
+// clock ticks, where the kernel keeps no schedstat) and the context switches
+// of status. Empty if /proc is not readable.
 std::map<pid_t, ThreadCpu> ReadThreadCpu();
 
 // The CPU time each thread name spent between two readings, in
@@ -32,6 +36,10 @@ std::map<pid_t, ThreadCpu> ReadThreadCpu();
 // is in getrusage's total, not here).
 std::map<std::string, uint64_t> ThreadCpuByName(const std::map<pid_t, ThreadCpu>& start,
                                                 const std::map<pid_t, ThreadCpu>& end);
+
+// The same for context switches, voluntary and involuntary together.
+std::map<std::string, uint64_t> ThreadSwitchesByName(const std::map<pid_t, ThreadCpu>& start,
+                                                     const std::map<pid_t, ThreadCpu>& end);
 
 }  // namespace pgring::fio
 

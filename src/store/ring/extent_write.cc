@@ -7,6 +7,19 @@
 
 namespace pgring {
 
+namespace {
+// The bytes of one extent of `buffer` at `offset`: the buffer itself when
+// the write has one extent (no copy), else a copy (each device write owns
+// its buffer).
+std::shared_ptr<AlignedBuffer> Piece(const std::shared_ptr<AlignedBuffer>& buffer,
+                                     size_t extents, uint64_t offset, uint64_t length) {
+  if (extents == 1) return buffer;
+  auto piece = std::make_shared<AlignedBuffer>(length);
+  std::memcpy(piece->data(), buffer->data() + offset, length);
+  return piece;
+}
+}  // namespace
+
 void SeekCounter::Issued(uint64_t offset, uint64_t length) {
   if (end_.exchange(offset + length) != offset) seeks_.fetch_add(1);
 }
@@ -43,13 +56,7 @@ void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
   if (!extents.empty()) in_flight->Begin();
   uint64_t buf_off = 0;
   for (const Extent& e : extents) {
-    std::shared_ptr<AlignedBuffer> piece;
-    if (extents.size() == 1) {
-      piece = buffer;
-    } else {
-      piece = std::make_shared<AlignedBuffer>(e.length);
-      std::memcpy(piece->data(), buffer->data() + buf_off, e.length);
-    }
+    std::shared_ptr<AlignedBuffer> piece = Piece(buffer, extents.size(), buf_off, e.length);
     buf_off += e.length;
     seeks->Issued(e.device_offset, e.length);
     device->WriteAsync(e.device_offset, std::move(piece), [p](absl::Status s) {
@@ -72,6 +79,20 @@ void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
       }
     });
   }
+}
+
+absl::Status WriteExtentsAndWait(BlockDevice* device, const std::vector<Extent>& extents,
+                                 std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks) {
+  uint64_t buf_off = 0;
+  for (const Extent& e : extents) {
+    std::shared_ptr<AlignedBuffer> piece = Piece(buffer, extents.size(), buf_off, e.length);
+    buf_off += e.length;
+    seeks->Issued(e.device_offset, e.length);
+    if (absl::Status s = device->WriteAndWait(e.device_offset, std::move(piece)); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace pgring

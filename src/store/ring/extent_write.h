@@ -56,6 +56,13 @@ void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
                   std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks,
                   WritesInFlight* in_flight, std::function<void(absl::Status)> done);
 
+// The same on the calling thread (BlockDevice::WriteAndWait, extent after
+// extent): returns once every extent is written, with the first error.
+[[nodiscard]] absl::Status WriteExtentsAndWait(BlockDevice* device,
+                                               const std::vector<Extent>& extents,
+                                               std::shared_ptr<AlignedBuffer> buffer,
+                                               SeekCounter* seeks);
+
 }  // namespace pgring
 
 #endif  // PGRING_STORE_RING_EXTENT_WRITE_H_

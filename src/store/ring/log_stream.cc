@@ -13,14 +13,12 @@
 namespace pgring {
 
 LogStream::LogStream(BlockDevice* device, const Geometry& geo, ChunkAllocator* alloc,
-                     uint32_t max_chunks, SeekCounter* seeks, WritesInFlight* in_flight,
-                     WrittenFn written)
+                     uint32_t max_chunks, SeekCounter* seeks, WrittenFn written)
     : device_(device),
       geo_(geo),
       alloc_(alloc),
       max_chunks_(max_chunks),
       seeks_(seeks),
-      in_flight_writes_(in_flight),
       on_written_(std::move(written)) {}
 
 void LogStream::Load(const StreamPointer& p, PgChunkList chunks, std::string tail_block_prefix) {
@@ -141,7 +139,7 @@ void LogStream::HeadDurable(uint64_t head) {
   }
 }
 
-void LogStream::Kick() {
+bool LogStream::WriteStaged() {
   std::vector<Extent> extents;
   std::shared_ptr<AlignedBuffer> buffer;
   uint64_t end = 0;
@@ -150,7 +148,7 @@ void LogStream::Kick() {
   {
     MutexLock l(&io_mu_);
     end = pending_start_ + pending_.size();
-    if (in_flight_ || end == written_) return;
+    if (end == written_) return false;
     if (!failure_.ok()) {
       // An earlier stream write failed (the store is failing): what is
       // staged will never be written.
@@ -158,10 +156,7 @@ void LogStream::Kick() {
       waiting_.clear();
       written_ = end;
       failure = failure_;
-    } else if (held_) {
-      return;  // ReleaseWrites kicks once it has cleared held_
     } else {
-      in_flight_ = true;
       // The write starts at the block holding the written tail: with the
       // records it already holds when a record was placed over the last
       // write's pad (kRewriteTailBlock), on a block boundary otherwise.
@@ -183,55 +178,37 @@ void LogStream::Kick() {
   }
   if (!failed.empty()) {
     on_written_(std::move(failed), failure);
-    return;
+    return true;
   }
   writes_.fetch_add(1);
   bytes_written_.fetch_add(buffer->size());
-  WriteExtents(device_, extents, std::move(buffer), seeks_, in_flight_writes_,
-               [this, end](absl::Status s) { WriteDone(end, std::move(s)); });
-}
-
-void LogStream::HoldWrites() {
-  MutexLock l(&io_mu_);
-  held_ = true;
-}
-
-void LogStream::ReleaseWrites() {
-  {
-    MutexLock l(&io_mu_);
-    held_ = false;
-  }
-  Kick();
-}
-
-void LogStream::WriteDone(uint64_t end, absl::Status s) {
-  std::vector<std::shared_ptr<CommitPipeline::Txn>> done;
-  {
-    MutexLock l(&io_mu_);
-    in_flight_ = false;
-    written_ = std::max(written_, end);
-    // A record placed past this write's pad moved pending_start_ past it.
-    const uint64_t keep_from = geo_.AlignDown(end);
-    if (keep_from > pending_start_) {
-      pending_.erase(0, keep_from - pending_start_);
-      pending_start_ = keep_from;
-    }
-    while (!waiting_.empty() && waiting_.front().end <= end) {
-      done.push_back(std::move(waiting_.front().txn));
-      waiting_.pop_front();
-    }
-    if (!s.ok() && failure_.ok()) failure_ = s;
-    if (failure_.ok()) written_ok_.store(written_);
-  }
+  absl::Status s = WriteExtentsAndWait(device_, extents, std::move(buffer), seeks_);
+  std::vector<std::shared_ptr<CommitPipeline::Txn>> done = WriteDone(end, s);
   if (!s.ok()) {
     s = absl::Status(s.code(), absl::StrCat("log stream write: ", s.message()));
   }
-  // The next write first: once the last transaction hears its write done,
-  // it can commit and the store can close and go, so nothing of the stream
-  // may be touched after on_written_ (the records still staged keep the
-  // store open while Kick runs).
-  Kick();
   on_written_(std::move(done), s);
+  return true;
+}
+
+std::vector<std::shared_ptr<CommitPipeline::Txn>> LogStream::WriteDone(uint64_t end,
+                                                                        const absl::Status& s) {
+  std::vector<std::shared_ptr<CommitPipeline::Txn>> done;
+  MutexLock l(&io_mu_);
+  written_ = std::max(written_, end);
+  // A record placed past this write's pad moved pending_start_ past it.
+  const uint64_t keep_from = geo_.AlignDown(end);
+  if (keep_from > pending_start_) {
+    pending_.erase(0, keep_from - pending_start_);
+    pending_start_ = keep_from;
+  }
+  while (!waiting_.empty() && waiting_.front().end <= end) {
+    done.push_back(std::move(waiting_.front().txn));
+    waiting_.pop_front();
+  }
+  if (!s.ok() && failure_.ok()) failure_ = s;
+  if (failure_.ok()) written_ok_.store(written_);
+  return done;
 }
 
 }  // namespace pgring

@@ -7,9 +7,10 @@
 // fraction of a device write, where per-PG rings make one per PG.
 //
 // Staged state (chunks, head, tail, pins) belongs to the store's staging
-// lock, as a PG's does; the I/O state has its own lock, which completions
-// take. One stream write is in flight at a time, so the block holding the
-// stream's tail is never written by two I/Os at once.
+// lock, as a PG's does; the I/O state has its own lock, taken by Submit's
+// staging (Place, Queue) and by the commit thread's write (WriteStaged).
+// Only the commit thread writes, one write at a time, so the block holding
+// the stream's tail is never written by two I/Os at once.
 #ifndef PGRING_STORE_RING_LOG_STREAM_H_
 #define PGRING_STORE_RING_LOG_STREAM_H_
 
@@ -40,13 +41,14 @@ struct RingPg;
 class LogStream {
  public:
   // Called once per completed stream write with the transactions whose
-  // records it finished (in order) and its status; on a device thread.
+  // records it finished (in order) and its status; on the thread that
+  // called WriteStaged.
   using WrittenFn =
       std::function<void(std::vector<std::shared_ptr<CommitPipeline::Txn>>, absl::Status)>;
 
   // `max_chunks` as StreamOptions::max_chunks gives it (0: MaxChunksFor).
   LogStream(BlockDevice* device, const Geometry& geo, ChunkAllocator* alloc, uint32_t max_chunks,
-            SeekCounter* seeks, WritesInFlight* in_flight, WrittenFn written);
+            SeekCounter* seeks, WrittenFn written);
 
   // The size bound StreamOptions::max_chunks sets on a partition of
   // `chunk_count` chunks: itself, or for 0 a quarter of the partition
@@ -112,25 +114,20 @@ class LogStream {
   // Raised by the committer once a pointer with this head is durable.
   void HeadDurable(uint64_t head);
 
-  // --- I/O (any thread, never under the staging lock's callers' I/O waits) ---
-  // Writes what is staged if no stream write is in flight. A write that
-  // ends inside a block with every placed record in it ends the block with
-  // a pad record (the next sequence number): if the next record is placed
-  // after it, it goes past the pad, and the next write starts on a fresh
-  // block instead of writing this one again; if a record was placed first,
-  // it lies over the pad and the next write rewrites the block as
+  // --- I/O (the commit thread alone) ---
+  // Writes every record queued so far, in one write issued and completed
+  // on the calling thread, and reports the transactions whose records it
+  // finished (WrittenFn) before it returns. The commit thread calls it
+  // (CommitPipeline::LogWriter), so the records staged while it committed
+  // the last group go out together, and no other thread wakes for them. A
+  // write that ends inside a block with every placed record in it ends the
+  // block with a pad record (the next sequence number): if the next record
+  // is placed after it, it goes past the pad, and the next write starts on
+  // a fresh block instead of writing this one again; if a record was placed
+  // first, it lies over the pad and the next write rewrites the block as
   // kRewriteTailBlock does.
-  void Kick() ABSL_LOCKS_EXCLUDED(io_mu_);
-  // While held, Kick starts no write (a failed store's staged records still
-  // fail at once); ReleaseWrites kicks. Held during a commit group's
-  // covering sync (CommitPipeline::CoveringSyncHook) with
-  // StreamOptions::hold_writes_during_sync: a write completing then would
-  // not be covered by it, and the records staged meanwhile go out together
-  // after it, so a group's records take about one write; but that write
-  // often ends after the next sync has started (docs/DESIGN.md, "The log
-  // stream", says what it costs).
-  void HoldWrites() ABSL_LOCKS_EXCLUDED(io_mu_);
-  void ReleaseWrites() ABSL_LOCKS_EXCLUDED(io_mu_);
+  // False when nothing was staged.
+  bool WriteStaged() ABSL_LOCKS_EXCLUDED(io_mu_);
 
   // Every stream byte before it is on the device: written by a write that
   // succeeded (a PG's bytes there may leave memory; RingImage).
@@ -146,14 +143,16 @@ class LogStream {
     uint64_t end;  // lpos just past the transaction's record
     std::shared_ptr<CommitPipeline::Txn> txn;
   };
-  void WriteDone(uint64_t end, absl::Status s);
+  // Takes the written bytes off the staged ones; returns the transactions
+  // whose records ended at or before `end`.
+  std::vector<std::shared_ptr<CommitPipeline::Txn>> WriteDone(uint64_t end, const absl::Status& s)
+      ABSL_LOCKS_EXCLUDED(io_mu_);
 
   BlockDevice* const device_;
   const Geometry geo_;
   ChunkAllocator* const alloc_;
   const uint32_t max_chunks_;
   SeekCounter* const seeks_;
-  WritesInFlight* const in_flight_writes_;
   const WrittenFn on_written_;
 
   // Staged (the store's staging lock).
@@ -174,7 +173,6 @@ class LogStream {
   uint64_t written_ ABSL_GUARDED_BY(io_mu_) = 0;  // every byte before it written
   PgChunkList io_chunks_ ABSL_GUARDED_BY(io_mu_);  // chunks_ as of the last Append
   std::deque<Waiting> waiting_ ABSL_GUARDED_BY(io_mu_);
-  bool in_flight_ ABSL_GUARDED_BY(io_mu_) = false;
   // The end and next sequence number of the records placed so far (tail_,
   // tail_seq_ as Place left them, for Kick).
   uint64_t placed_end_ ABSL_GUARDED_BY(io_mu_) = 0;
@@ -185,7 +183,6 @@ class LogStream {
   uint64_t pad_at_ ABSL_GUARDED_BY(io_mu_) = kNoPad;
   uint64_t pad_end_ ABSL_GUARDED_BY(io_mu_) = 0;
   absl::Status failure_ ABSL_GUARDED_BY(io_mu_);
-  bool held_ ABSL_GUARDED_BY(io_mu_) = false;
 
   std::atomic<uint64_t> written_ok_{0};  // written_, while no stream write has failed
   std::atomic<uint64_t> records_{0};

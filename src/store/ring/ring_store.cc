@@ -99,7 +99,6 @@ RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<Metada
       stream_layout_(options.log_layout == LogLayout::kStream),
       stream_(device_.get(), geo_, &alloc_,
               LogStream::MaxChunksFor(options.stream.max_chunks, label.chunk_count), &seeks_,
-              &writes_in_flight_,
               [this](std::vector<std::shared_ptr<CommitPipeline::Txn>> txns, absl::Status s) {
                 StreamWritten(std::move(txns), s);
               }) {}
@@ -146,17 +145,12 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
     MutexLock l(&s->mu_);
     RETURN_IF_ERROR(s->MarkStreamFormat());
   }
-  CommitPipeline::CoveringSyncHook hook;
-  if (s->stream_layout_ && options.stream.hold_writes_during_sync) {
-    hook = [stream = &s->stream_](bool running) {
-      if (running) {
-        stream->HoldWrites();
-      } else {
-        stream->ReleaseWrites();
-      }
-    };
-  }
-  s->StartPipeline(s->device_.get(), std::move(hook));
+  // The stream's writes are the commit thread's (docs/DESIGN.md, "Who runs
+  // what"); per-PG rings write from Submit and complete on the device's
+  // thread.
+  CommitPipeline::LogWriter log_writer;
+  if (s->stream_layout_) log_writer = [stream = &s->stream_] { return stream->WriteStaged(); };
+  s->StartPipeline(s->device_.get(), std::move(log_writer));
   return std::unique_ptr<Store>(std::move(s));
 }
 
@@ -478,7 +472,6 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
     live_items_ = staging.live_items();
   }
   StartWrites(writes);
-  stream_.Kick();
   WaitForGatesAndRelease(ctxn, txn.gates());
   return absl::OkStatus();
 }
@@ -777,6 +770,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
   ctxn->needs_flush = n_writes > 0 ||
                       (options_.gated_writes_share_flush && !txn->gates().empty());
   ctxn->pending_writes.store(n_writes);
+  ctxn->awaits_log.store(stream_record);
   txns_in_flight_.fetch_add(1);
   ctxn->pending_ios.store(n_writes + static_cast<int>(txn->gates().size()) + 1);
   ctxn->on_durable = [this, to_free = std::move(to_free), heads = std::move(heads),
@@ -888,7 +882,10 @@ void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
 
 void RingStore::StreamWritten(std::vector<std::shared_ptr<CommitPipeline::Txn>> txns,
                               const absl::Status& s) {
-  for (const auto& t : txns) pipeline_->RingWriteDone(t.get(), s);
+  for (const auto& t : txns) {
+    t->awaits_log.store(false);
+    pipeline_->RingWriteDone(t.get(), s);
+  }
 }
 
 void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Status& s) {
