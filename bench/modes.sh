@@ -19,9 +19,7 @@
 #   --modes "LIST" (perpg stream rocksdb; stream is the library's default
 #   stream; also floor: no PG log, stream-room: a stream of a quarter of the
 #   partition that homes only what it needs the room for (max_chunks 0,
-#   home_blocks 0), stream-wo: a 2 GiB stream with home_blocks 65536, and
-#   stream-room-outrun: stream-room where a PG whose log outruns the stream
-#   homes by count, StreamOptions::outrun_home_blocks 2),
+#   home_blocks 0), and stream-wo: a 2 GiB stream with home_blocks 65536),
 #   --rounds N (1: cells alternate
 #   modes within a round; medians over rounds), --out DIR
 #   (build/bench-modes/<timestamp>), --build-dir DIR (build/bench), --no-build,
@@ -112,9 +110,6 @@ for ((r = 1; r <= ROUNDS && FIO; r++)); do
                        "pgring_stream_chunks=2048" "pgring_home_blocks=65536" || true ;;
           stream-room) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
                          "pgring_stream_chunks=0" "pgring_home_blocks=0" || true ;;
-          stream-room-outrun) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
-                                "pgring_stream_chunks=0" "pgring_home_blocks=0" \
-                                "pgring_outrun_home_blocks=2" || true ;;
           *) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=$m" || true ;;
         esac
       done

@@ -125,7 +125,6 @@ def fio_run(prefix):
             "home_bytes_per_write": st.get("home_bytes_written", 0) / committed if committed else None,
             "forced_homes": st.get("forced_homes"),
             "stream_full_fallbacks": st.get("stream_full_fallbacks"),
-            "outrunning_pgs": st.get("outrunning_pgs"),
             "layout": get(rep, "config", "pgring_layout"),
             "partition_flushes": st.get("device_flushes"),
             "data_flushes": get(rep, "data_file", "flushes"),

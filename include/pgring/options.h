@@ -121,20 +121,6 @@ struct StreamOptions {
   // in the stream; it is also the most a transaction drains the stream by
   // under partition pressure. 1..65536.
   uint32_t forced_home_blocks = 8;
-  // A PG written so seldom that its log would span more of the stream than
-  // force_home_percent of it (the stream bytes between its records, a
-  // moving average, times its live entries and dups) homes its whole
-  // blocks once this many are waiting, even with home_blocks 0 or above
-  // this; its backlog goes home forced_home_blocks at a time (read back
-  // from the stream once, where it has left memory). Such a PG would
-  // otherwise pin the stream's head, and forced homes would read each of
-  // its records back (docs/BENCHMARKS.md, "PGs whose log outruns the
-  // stream"). It goes back to home_blocks once its span is under half of
-  // that. Off (0) by default: where measured, the read-back of each
-  // outrunning PG's backlog, a 4 KiB read for each of its records spread
-  // over the stream, cost more than the forced homes it saves (10x the
-  // bytes read back in 600 s). 0..65536.
-  uint32_t outrun_home_blocks = 0;
   // A transaction that finds no other transaction in flight (staged and
   // not yet committed) writes to its PGs' rings instead of the stream: its
   // stream record would go out alone, one write like a ring write, and the

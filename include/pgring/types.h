@@ -139,9 +139,6 @@ struct StoreStats {
   uint64_t home_bytes_written = 0;
   uint64_t forced_homes = 0;
   uint64_t stream_full_fallbacks = 0;
-  // PGs now homing by StreamOptions::outrun_home_blocks: written so seldom
-  // that their logs would outrun the stream.
-  uint64_t outrunning_pgs = 0;
   // Unhomed bytes read back from the stream (StreamOptions::
   // resident_blocks): the reads and their bytes. A cold PG's forced home or
   // a read of its old entries makes them.

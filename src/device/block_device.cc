@@ -47,6 +47,55 @@ absl::Status BlockDevice::WriteAndWait(uint64_t offset, std::shared_ptr<AlignedB
   return std::move(completion->status);
 }
 
+namespace {
+
+// Each write through WriteAsync; Wait waits for their callbacks (on the
+// device's thread, or inline).
+class CallbackCallerWrites final : public CallerWrites {
+ public:
+  explicit CallbackCallerWrites(BlockDevice* device) : device_(device) {}
+  ~CallbackCallerWrites() override { Wait().IgnoreError(); }
+
+  void Start(uint64_t offset, std::shared_ptr<AlignedBuffer> buf) override {
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      ++state_->pending;
+    }
+    device_->WriteAsync(offset, std::move(buf), [state = state_](absl::Status s) {
+      std::lock_guard<std::mutex> lock(state->mu);
+      if (!s.ok() && state->status.ok()) state->status = std::move(s);
+      if (--state->pending == 0) state->cv.notify_all();
+    });
+  }
+
+  absl::Status Wait() override {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->cv.wait(lock, [&] { return state_->pending == 0; });
+    // Moved out, not copied (see Write above).
+    absl::Status s = std::move(state_->status);
+    state_->status = absl::OkStatus();
+    return s;
+  }
+
+ private:
+  // Shared with the callbacks, which may still be unwinding on a device
+  // thread after Wait has returned.
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    int pending = 0;      // guarded by mu
+    absl::Status status;  // guarded by mu
+  };
+  BlockDevice* const device_;
+  const std::shared_ptr<State> state_ = std::make_shared<State>();
+};
+
+}  // namespace
+
+std::unique_ptr<CallerWrites> BlockDevice::NewCallerWrites() {
+  return std::make_unique<CallbackCallerWrites>(this);
+}
+
 absl::Status BlockDevice::CheckIoArgs(const std::string& device, const char* op,
                                       uint64_t offset, uint64_t length,
                                       const void* data, uint32_t block_size,

@@ -41,6 +41,22 @@ class Device;
 
 using IoCallback = std::function<void(absl::Status)>;
 
+// Writes one thread issues and later reaps itself, so that no other thread
+// wakes for them: the commit thread's log stream writes, issued before a
+// group's flush and RocksDB sync and reaped after (docs/DESIGN.md, "Who
+// runs what"). FileBlockDevice gives each an io_uring of its own; other
+// devices start each write with WriteAsync and Wait waits for the
+// callbacks. One thread at a time; the device outlives it.
+class CallerWrites {
+ public:
+  virtual ~CallerWrites() = default;
+  // Starts writing `buf` at `offset`, with WriteAsync's contract.
+  virtual void Start(uint64_t offset, std::shared_ptr<AlignedBuffer> buf) = 0;
+  // Waits for every write started since the last Wait; returns the first
+  // error. Must be called before the object is destroyed if any was started.
+  [[nodiscard]] virtual absl::Status Wait() = 0;
+};
+
 class BlockDevice {
  public:
   virtual ~BlockDevice() = default;
@@ -73,6 +89,9 @@ class BlockDevice {
   // not be called from a completion callback.
   [[nodiscard]] virtual absl::Status WriteAndWait(uint64_t offset,
                                                   std::shared_ptr<AlignedBuffer> buf);
+
+  // Writes the calling thread issues now and reaps later (CallerWrites).
+  virtual std::unique_ptr<CallerWrites> NewCallerWrites();
 
   // Synchronous write (label writes, tools, tests): copies `data` into an
   // AlignedBuffer, so `data` itself need not be aligned (its offset and

@@ -65,6 +65,8 @@ class FileBlockDevice final : public BlockDevice {
   // pwrite on the calling thread: no completion thread wakes for it.
   [[nodiscard]] absl::Status WriteAndWait(
       uint64_t offset, std::shared_ptr<AlignedBuffer> buf) override;
+  // An io_uring of the caller's own (pwrite where io_uring is refused).
+  std::unique_ptr<CallerWrites> NewCallerWrites() override;
   [[nodiscard]] absl::Status Flush() override;
   // See BlockDevice; io_uring only (psync writes start on pool threads).
   void Plug() override;

@@ -10,7 +10,7 @@ namespace pgring {
 
 CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
                                const Options& options, LogSink* log,
-                               LogWriter log_writer)
+                               LogWriter* log_writer)
     : db_(db),
       device_(device),
       mode_(options.durability),
@@ -23,7 +23,7 @@ CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
       eager_flush_(device != nullptr && options.durability != DurabilityMode::kUnsynced &&
                    !options.gated_writes_share_flush && !sync_covers_ && !log_writer),
       log_(log),
-      log_writer_(std::move(log_writer)) {
+      log_writer_(log_writer) {
   thread_ = std::thread([this] {
     NameThisThread("pgring-commit");
     Run();
@@ -237,6 +237,11 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
   for (const auto& t : group) {
     if (t->batch && t->batch->Count() > 0) members_.push_back({t->batch.get(), &t->store_keys});
   }
+  // The records staged since the group formed go out now, alongside its
+  // flush and RocksDB sync; the committer reaps them after the sync (Run),
+  // or before it where the sync covers them. Not covered by this flush:
+  // their transactions are not in the group.
+  if (log_writer_) log_writer_->StartWrite();
   // Records first: the pointers must never reach stable storage before the
   // records they cover.
   if (flush && device_ != nullptr) {
@@ -252,7 +257,9 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
   // so that the sync covers it.
   covered_.clear();
   if (sync_covers_) {
-    if (log_writer_) log_writer_();
+    // The write started before the flush, reaped now: its transactions are
+    // covered by the sync too.
+    if (log_writer_) log_writer_->FinishWrite();
     MutexLock l(&mu_);
     for (const auto& t : queue_) {
       if (t->ready && NeedsFlush(*t)) covered_.push_back(t);
@@ -296,7 +303,8 @@ void CommitPipeline::Run() {
       // whatever is staged goes before the last groups.
       log_wanted_ = false;
       mu_.Unlock();
-      const bool wrote = log_writer_();
+      bool wrote = log_writer_->StartWrite();
+      wrote |= log_writer_->FinishWrite();
       mu_.Lock();
       if (wrote) continue;
     }
@@ -350,6 +358,9 @@ void CommitPipeline::Run() {
       if (status.ok() && t->on_durable) t->on_durable();
       if (mode_ != DurabilityMode::kUnsynced) Finish(t.get(), status);
     }
+    // The log write WriteGroup started: its transactions may make the next
+    // group.
+    if (log_writer_) log_writer_->FinishWrite();
     mu_.Lock();
     if (mode_ == DurabilityMode::kUnsynced) {
       for (auto& t : group) {

@@ -9,10 +9,13 @@
 // With a LogWriter (the log stream) the committer writes the log itself:
 // a transaction whose gates and ring writes are done and whose log record
 // is all it still waits for wakes the committer, which writes every record
-// staged by then in one write on its own thread, then commits the ready
-// prefix (flushing the partition first: no flusher thread). The committer
-// is woken by what wakes it with no log at all (the gates), and no device
-// thread wakes for the log (docs/DESIGN.md, "Who runs what").
+// staged by then in one write and waits for it, then commits the ready
+// prefix (flushing the partition itself: no flusher thread). While it
+// commits a group, it starts the write of the records staged since before
+// the group's flush and reaps it after the group's RocksDB sync, so the
+// write overlaps the sync and its transactions make the next group. The
+// committer is woken by what wakes it with no log at all (the gates), and
+// no device thread wakes for the log (docs/DESIGN.md, "Who runs what").
 //
 // The records a group's pointers cover must be durable before that RocksDB
 // write. In the durable modes a flusher thread flushes the partition as soon
@@ -131,20 +134,25 @@ class CommitPipeline {
     size_t gates = 0;
   };
 
-  // Writes every log record staged so far and reports each transaction
-  // whose records it finished (RingWriteDone) before it returns; true when
-  // it wrote (or failed) something. Called on the committer thread under
-  // none of the pipeline's locks: when a transaction waits for nothing
-  // else (see Txn::awaits_log), just before a group's covering sync
-  // (metadata_sync_flushes_partition: the sync then covers what it wrote),
-  // and when stopping. The ring backend's log stream (LogStream::
-  // WriteStaged): the thread that commits a group writes its log, as
-  // RocksDB's WAL writer does, and no other thread wakes for it.
-  using LogWriter = std::function<bool()>;
+  // The log's writer, driven by the committer thread alone, under none of
+  // the pipeline's locks (the ring backend's log stream): the thread that
+  // commits a group writes its log, as RocksDB's WAL writer does, and no
+  // other thread wakes for it.
+  class LogWriter {
+   public:
+    virtual ~LogWriter() = default;
+    // Starts one write of every log record staged so far, unless one is in
+    // flight; true if it started one (or failed the staged records).
+    virtual bool StartWrite() = 0;
+    // Waits for the write StartWrite started and reports each transaction
+    // whose record it finished (RingWriteDone) before it returns; false if
+    // none was in flight.
+    virtual bool FinishWrite() = 0;
+  };
 
   // `device` may be null (nothing to flush: the RocksDB backend).
   CommitPipeline(rocksdb::DB* db, BlockDevice* device, const Options& options,
-                 LogSink* log, LogWriter log_writer = nullptr);
+                 LogSink* log, LogWriter* log_writer = nullptr);
   ~CommitPipeline();
   CommitPipeline(const CommitPipeline&) = delete;
   CommitPipeline& operator=(const CommitPipeline&) = delete;
@@ -209,8 +217,9 @@ class CommitPipeline {
   // the gates share the flush or the RocksDB sync covers it).
   const bool eager_flush_;
   LogSink* const log_;
-  // The log's writer, or null (the log is written by whoever stages it).
-  const LogWriter log_writer_;
+  // The log's writer, or null (ring writes are issued where they are
+  // staged and complete on the device's thread).
+  LogWriter* const log_writer_;
 
   mutable Mutex mu_;
   CondVar work_cv_;      // the committer: a transaction got ready, stop, sync

@@ -29,9 +29,9 @@ StoreCore::StoreCore(std::shared_ptr<BlockDevice> device, std::unique_ptr<Metada
       device_(std::move(device)),
       db_(std::move(db)) {}
 
-void StoreCore::StartPipeline(BlockDevice* device, CommitPipeline::LogWriter log_writer) {
+void StoreCore::StartPipeline(BlockDevice* device, CommitPipeline::LogWriter* log_writer) {
   pipeline_ =
-      std::make_unique<CommitPipeline>(db_->db(), device, options_, log_.get(), std::move(log_writer));
+      std::make_unique<CommitPipeline>(db_->db(), device, options_, log_.get(), log_writer);
 }
 
 absl::Status StoreCore::CheckWritable() const {

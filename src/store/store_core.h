@@ -48,7 +48,7 @@ class StoreCore : public Store {
 
   // Starts the pipeline once the backend has recovered (`device`: the
   // partition its records go to, or null when it writes none).
-  void StartPipeline(BlockDevice* device, CommitPipeline::LogWriter log_writer = nullptr);
+  void StartPipeline(BlockDevice* device, CommitPipeline::LogWriter* log_writer = nullptr);
 
   // OK when the store takes transactions: not opened read-only, and no
   // earlier commit failed (failures are sticky until a reopen).

@@ -41,7 +41,6 @@ inline constexpr StoreStatsField kStoreStatsFields[] = {
     {"home_bytes_written", &StoreStats::home_bytes_written},
     {"forced_homes", &StoreStats::forced_homes},
     {"stream_full_fallbacks", &StoreStats::stream_full_fallbacks},
-    {"outrunning_pgs", &StoreStats::outrunning_pgs},
     {"stream_reads", &StoreStats::stream_reads},
     {"stream_bytes_read", &StoreStats::stream_bytes_read},
     {"unhomed_resident_bytes", &StoreStats::unhomed_resident_bytes},

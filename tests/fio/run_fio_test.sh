@@ -67,7 +67,7 @@ if [[ "$MODE" == "enghelp" ]]; then
              pgring_tail_policy pgring_io_engine pgring_stats pgring_verify_log \
              pgring_ack_file pgring_ack_check pgring_dup_size pgring_oi_attr_len \
              pgring_preallocate pgring_log_size pgring_no_pg_log pgring_layout \
-             pgring_stream_chunks pgring_home_blocks pgring_resident_blocks pgring_force_home_percent pgring_outrun_home_blocks pgring_stream_bypass pgring_shared_flush \
+             pgring_stream_chunks pgring_home_blocks pgring_resident_blocks pgring_force_home_percent pgring_stream_bypass pgring_shared_flush \
              pgring_sync_covers pglog_omap_len pglog_simulation pgring_single_pool_mode; do
     grep -q "^$opt *:" <<<"$out" || { echo "FAIL: option $opt not listed"; exit 1; }
   done

@@ -503,7 +503,6 @@ TEST_P(ForcedHomeTest, ForcedHomesWriteAtMostTheirBudget) {
   options_.tail_block_policy = GetParam();
   options_.stream.max_chunks = 2;  // 128 KiB
   options_.stream.home_blocks = 0;  // homed only by force
-  options_.stream.outrun_home_blocks = 0;  // however far back PG 1's log reaches
   options_.stream.force_home_percent = 50;
   options_.stream.max_forced_homes = 1;
   options_.stream.forced_home_blocks = 2;
@@ -791,90 +790,6 @@ INSTANTIATE_TEST_SUITE_P(Policies, HomeToTailTest,
                                            TailBlockPolicy::kNeverRewrite),
                          PolicyName);
 
-// With home_blocks 0 a PG's records stay in the stream until trimmed, so a
-// PG written six times less than the others would pin the head past the
-// forced-home fill (2 MiB). One transaction at a time, each stream write
-// is its own (ended by a pad): ~4.8 KiB of stream a round, so a hot PG's
-// log of 100 entries spans ~0.5 MiB of the 4 MiB stream and the slow
-// PG's ~2.9 MiB. Its gap between records times its live items shows it
-// once its span passes the fill: it homes by outrun_home_blocks from then
-// on (the others stay in the stream), the stream stays short of the fill
-// and no forced home is made in steady state. With outrun_home_blocks 0
-// the same load force-homes it all along. Once the PG is written as often
-// as the rest it goes back to the stream.
-class OutrunTest : public LogStreamTest, public ::testing::WithParamInterface<uint32_t> {};
-
-TEST_P(OutrunTest, APgWhoseLogOutrunsTheStreamHomesByCount) {
-  const bool on = GetParam() != 0;
-  options_.stream.max_chunks = 64;  // 4 MiB: forced homes past 2 MiB
-  options_.stream.home_blocks = 0;
-  options_.stream.outrun_home_blocks = GetParam();
-  MkfsAndOpenStream();
-  constexpr uint32_t kHot = 3, kSlow = 4, kEvery = 6;
-  constexpr uint64_t kLive = 100, kSize = 1000;
-  for (uint32_t p = 1; p <= kSlow; ++p) ASSERT_OK(Create(Pg(p)));
-  std::vector<uint64_t> last(kSlow + 1, 0);
-  auto append = [&](Transaction* t, uint32_t p) {
-    const uint64_t v = ++last[p];
-    t->AppendEntry(Pg(p), V(1, v), TestPayload(v, kSize));
-    if (v > kLive) t->Trim(Pg(p), V(1, v - kLive));
-  };
-  // Past the first kLive records of the slow PG its log is whole: steady
-  // state from there.
-  uint64_t most_used = 0, forced_in_ramp = 0;
-  for (uint32_t round = 1; round <= kEvery * 3 * kLive; ++round) {
-    ASSERT_OK(Do([&](Transaction* t) {
-      for (uint32_t p = 1; p <= kHot; ++p) append(t, p);
-    }));
-    if (round % kEvery == 0) ASSERT_OK(Do([&](Transaction* t) { append(t, kSlow); }));
-    if (round == kEvery * kLive) forced_in_ramp = Stats().forced_homes;
-    if (round > kEvery * kLive) most_used = std::max(most_used, Stats().stream_bytes_used);
-  }
-  const StoreStats st = Stats();
-  const uint64_t block = 4096;
-  if (on) {
-    EXPECT_EQ(st.outrunning_pgs, 1u);
-    // A few as its span reaches the fill, before its records show it.
-    EXPECT_LE(forced_in_ramp, 8u);
-    EXPECT_EQ(st.forced_homes, forced_in_ramp);
-    EXPECT_LT(most_used, st.stream_max_chunks * kChunkSize / 2);
-    EXPECT_LE(Unhomed(Pg(kSlow)), 3 * block);  // homed by count
-    for (uint32_t p = 1; p <= kHot; ++p) {
-      EXPECT_GT(Unhomed(Pg(p)), 3 * block) << p;  // the rest stay in the stream
-    }
-  } else {
-    EXPECT_EQ(st.outrunning_pgs, 0u);
-    EXPECT_GT(st.forced_homes, forced_in_ramp + 8);  // all along
-  }
-  // The slow PG alone now: the stream is its records, and it goes back to
-  // staying in it.
-  for (uint64_t i = 0; i < kLive; ++i) ASSERT_OK(Do([&](Transaction* t) { append(t, kSlow); }));
-  EXPECT_EQ(Stats().outrunning_pgs, 0u);
-  EXPECT_GT(Unhomed(Pg(kSlow)), 3 * block);
-  Reopen();
-  for (uint32_t p = 1; p <= kSlow; ++p) {
-    EXPECT_EQ(VersionsOf(Pg(p), kSize), Range(last[p] - kLive + 1, last[p])) << p;
-  }
-  if (!on) return;
-  // After an open the PG learns it again from its next records; removed,
-  // it no longer counts.
-  EXPECT_EQ(Stats().outrunning_pgs, 0u);
-  for (uint32_t round = 1; round <= kEvery * 3; ++round) {
-    ASSERT_OK(Do([&](Transaction* t) {
-      for (uint32_t p = 1; p <= kHot; ++p) append(t, p);
-    }));
-    if (round % kEvery == 0) ASSERT_OK(Do([&](Transaction* t) { append(t, kSlow); }));
-  }
-  EXPECT_EQ(Stats().outrunning_pgs, 1u);
-  ASSERT_OK(Do([&](Transaction* t) { t->RemovePg(Pg(kSlow)); }));
-  EXPECT_EQ(Stats().outrunning_pgs, 0u);
-}
-
-INSTANTIATE_TEST_SUITE_P(OnOff, OutrunTest, ::testing::Values(2u, 0u),
-                         [](const ::testing::TestParamInfo<uint32_t>& i) {
-                           return i.param != 0 ? std::string("On") : std::string("Off");
-                         });
-
 // Per-PG rings opened on a store with a stream home what is left in it
 // (max_forced_homes PGs per transaction), then give its chunks back and
 // delete its keys; the stream takes over again at the next open.
@@ -995,9 +910,7 @@ TEST_F(LogStreamTest, StreamOptionsOutOfRangeAreRefused) {
                         Case{&StreamOptions::max_forced_homes, 1, 1024,
                              "stream.max_forced_homes"},
                         Case{&StreamOptions::forced_home_blocks, 1, 65536,
-                             "stream.forced_home_blocks"},
-                        Case{&StreamOptions::outrun_home_blocks, 0, 65536,
-                             "stream.outrun_home_blocks"}}) {
+                             "stream.forced_home_blocks"}}) {
     std::vector<uint32_t> bad = {c.hi + 1};
     if (c.lo > 0) bad.push_back(c.lo - 1);
     for (uint32_t b : bad) {

@@ -32,11 +32,8 @@ TEST_P(ModelTest, RandomOperationsMatchTheModel) {
   // A small stream and few home blocks: wraps, full-stream fallbacks and
   // forced homes within the short form; one block kept in memory of the
   // three that wait, so reads and homes read bytes back from the stream.
-  // In so small a stream every PG's log outruns it: the same three blocks
-  // for those PGs, whose backlog goes home forced_home_blocks at a time.
   options_.stream.max_chunks = 2;
   options_.stream.home_blocks = 3;
-  options_.stream.outrun_home_blocks = 3;
   options_.stream.resident_blocks = 1;
   SCOPED_TRACE("seed " + std::to_string(seed));
   options_.limits.max_entries_per_pg = 200;

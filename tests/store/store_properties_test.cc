@@ -96,7 +96,6 @@ TEST_P(StorePropertiesTest, StoreCountersHaveTheirKnownValues) {
       {"home_bytes_written", st.home_bytes_written},
       {"forced_homes", st.forced_homes},
       {"stream_full_fallbacks", st.stream_full_fallbacks},
-      {"outrunning_pgs", st.outrunning_pgs},
       {"stream_reads", st.stream_reads},
       {"stream_bytes_read", st.stream_bytes_read},
       {"unhomed_resident_bytes", st.unhomed_resident_bytes},

@@ -186,6 +186,31 @@ std::vector<std::string> ThreadNames() {
   return names;
 }
 
+// Each thread's name and its context switches so far (voluntary and not).
+std::vector<std::pair<std::string, uint64_t>> ThreadSwitches() {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return out;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string base = absl::StrCat("/proc/self/task/", e->d_name);
+    std::ifstream comm(base + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    std::ifstream status(base + "/status");
+    uint64_t switches = 0;
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0 ||
+          line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
+        switches += std::strtoull(line.c_str() + line.find(':') + 1, nullptr, 10);
+      }
+    }
+    out.emplace_back(name, switches);
+  }
+  closedir(dir);
+  return out;
+}
+
 // A device's threads say which file they serve ("io:" + its name for
 // io_uring's completion thread, "iow:" for psync's workers), so top -H,
 // perf and the fio engine's report can tell the log partition's from the
@@ -447,6 +472,53 @@ TEST_P(FileBlockDeviceEngineTest, RefusesUnalignedAndOutOfRangeIo) {
               kInvalidArgument);
   EXPECT_EQ(dev->bytes_written(), 0u);
   EXPECT_EQ(dev->writes(), 0u);
+}
+
+// CallerWrites: writes the calling thread starts and reaps itself. They
+// land where they were aimed, count like any write, report a bad argument
+// at Wait (and only once), and wake no thread of the device: the device's
+// own threads switch no more while 40 of them run than while none do.
+TEST_P(FileBlockDeviceEngineTest, CallerWritesAreReapedByTheirCaller) {
+  const std::string path = dir_.Join("callerdev");
+  MakeFile(path, 1 << 20);
+  OPEN_OR_SKIP(dev, path);
+  std::unique_ptr<CallerWrites> w = dev->NewCallerWrites();
+  std::shared_ptr<AlignedBuffer> a = Pattern(2 * kBlock, 5);
+  std::shared_ptr<AlignedBuffer> b = Pattern(kBlock, 6);
+  w->Start(0, a);
+  w->Start(8 * kBlock, b);
+  ASSERT_OK(w->Wait());
+  AlignedBuffer back(2 * kBlock);
+  ASSERT_OK(dev->Read(0, back.span()));
+  EXPECT_EQ(std::memcmp(back.data(), a->data(), a->size()), 0);
+  ASSERT_OK(dev->Read(8 * kBlock, absl::MakeSpan(back.data(), kBlock)));
+  EXPECT_EQ(std::memcmp(back.data(), b->data(), kBlock), 0);
+  EXPECT_EQ(dev->writes(), 2u);
+  EXPECT_EQ(dev->bytes_written(), 3 * kBlock);
+
+  w->Start(kBlock + 1, Pattern(kBlock, 7));
+  w->Start(1 << 20, Pattern(kBlock, 7));
+  EXPECT_CODE(w->Wait(), kInvalidArgument);
+  EXPECT_OK(w->Wait());  // told once
+  w->Start(1 << 20, Pattern(kBlock, 7));
+  EXPECT_CODE(w->Wait(), kOutOfRange);
+  EXPECT_EQ(dev->writes(), 2u);
+
+  // The device's threads: io:<file> (io_uring's reaper) or iow:<file>.
+  auto device_switches = [&] {
+    uint64_t n = 0;
+    for (const auto& [name, switches] : ThreadSwitches()) {
+      if (name.find(":callerdev") != std::string::npos) n += switches;
+    }
+    return n;
+  };
+  const uint64_t before = device_switches();
+  for (int i = 0; i < 40; ++i) {
+    w->Start(static_cast<uint64_t>(i % 16) * kBlock, Pattern(kBlock, i));
+    ASSERT_OK(w->Wait());
+  }
+  EXPECT_LE(device_switches(), before + 2) << "the device's threads woke for the caller's writes";
+  EXPECT_EQ(dev->writes(), 42u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, FileBlockDeviceEngineTest,

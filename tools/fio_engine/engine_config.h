@@ -32,7 +32,6 @@ struct EngineConfig {
   uint32_t home_blocks = 2;                   // pgring_home_blocks
   uint32_t resident_blocks = 16;              // pgring_resident_blocks
   uint32_t force_home_percent = 50;           // pgring_force_home_percent
-  uint32_t outrun_home_blocks = 0;            // pgring_outrun_home_blocks
   bool stream_bypass = true;                  // pgring_stream_bypass
   IoEngine io_engine = IoEngine::kIoUring;  // pgring_io_engine (log partition and data file)
   // pgring_shared_flush: let the store's partition flush make the data

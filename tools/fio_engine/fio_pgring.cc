@@ -79,7 +79,6 @@ struct PgringOptions {
   unsigned int home_blocks;
   unsigned int resident_blocks;
   unsigned int force_home_percent;
-  unsigned int outrun_home_blocks;
   int stream_bypass;
   unsigned int io_engine;
   unsigned int shared_flush;
@@ -353,11 +352,6 @@ fio_option g_options[] = {
               "How full the log stream is (percent of its bound) when transactions start homing "
               "the PGs that pin its head (pgring_layout=stream)",
               "50"),
-    IntOption("pgring_outrun_home_blocks", "pgring outrun home blocks",
-              PGRING_OFF(outrun_home_blocks), 0,
-              "Whole blocks a PG whose log would outrun the log stream keeps unhomed before they "
-              "go to its ring, even with pgring_home_blocks=0 (pgring_layout=stream); 0: off",
-              "0"),
     {.name = "pgring_stream_bypass",
      .lname = "pgring stream bypass",
      .type = FIO_OPT_BOOL,
@@ -493,7 +487,6 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.home_blocks = o.home_blocks;
   c.resident_blocks = o.resident_blocks;
   c.force_home_percent = o.force_home_percent;
-  c.outrun_home_blocks = o.outrun_home_blocks;
   c.stream_bypass = o.stream_bypass != 0;
   c.io_engine = static_cast<pgring::IoEngine>(o.io_engine);
   c.shared_flush = static_cast<EngineConfig::SharedFlush>(o.shared_flush);

@@ -77,8 +77,7 @@ json StoreRunJson(const StoreStats& start, const StoreStats& end) {
          {"stream_bytes_read", d(start.stream_bytes_read, end.stream_bytes_read)},
          // A level, not a count: what the store holds at the end.
          {"unhomed_resident_bytes", end.unhomed_resident_bytes},
-         {"stream_index_bytes", end.stream_index_bytes},
-         {"outrunning_pgs", end.outrunning_pgs}};
+         {"stream_index_bytes", end.stream_index_bytes}};
   if (payload > 0) {
     j["record_bytes_per_payload_byte"] = static_cast<double>(record) / payload;
     j["device_bytes_per_payload_byte"] = static_cast<double>(device) / payload;
@@ -236,7 +235,6 @@ json BuildReport(const ReportInputs& in) {
       {"pgring_home_blocks", c.home_blocks},
       {"pgring_resident_blocks", c.resident_blocks},
       {"pgring_force_home_percent", c.force_home_percent},
-      {"pgring_outrun_home_blocks", c.outrun_home_blocks},
       {"pgring_stream_bypass", c.stream_bypass},
       {"pgring_io_engine", IoEngineName(c.io_engine)},
       {"pgring_shared_flush", SharedFlushName(c.shared_flush)},

@@ -69,7 +69,6 @@ Options StoreOptions(const EngineConfig& c) {
   o.stream.home_blocks = c.home_blocks;
   o.stream.resident_blocks = c.resident_blocks;
   o.stream.force_home_percent = c.force_home_percent;
-  o.stream.outrun_home_blocks = c.outrun_home_blocks;
   o.stream.bypass_when_idle = c.stream_bypass;
   o.io_engine = c.io_engine;
   o.gated_writes_share_flush = c.share_flush;

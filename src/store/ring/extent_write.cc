@@ -81,18 +81,15 @@ void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
   }
 }
 
-absl::Status WriteExtentsAndWait(BlockDevice* device, const std::vector<Extent>& extents,
-                                 std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks) {
+void StartExtents(CallerWrites* writes, const std::vector<Extent>& extents,
+                  std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks) {
   uint64_t buf_off = 0;
   for (const Extent& e : extents) {
     std::shared_ptr<AlignedBuffer> piece = Piece(buffer, extents.size(), buf_off, e.length);
     buf_off += e.length;
     seeks->Issued(e.device_offset, e.length);
-    if (absl::Status s = device->WriteAndWait(e.device_offset, std::move(piece)); !s.ok()) {
-      return s;
-    }
+    writes->Start(e.device_offset, std::move(piece));
   }
-  return absl::OkStatus();
 }
 
 }  // namespace pgring

@@ -56,12 +56,9 @@ void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
                   std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks,
                   WritesInFlight* in_flight, std::function<void(absl::Status)> done);
 
-// The same on the calling thread (BlockDevice::WriteAndWait, extent after
-// extent): returns once every extent is written, with the first error.
-[[nodiscard]] absl::Status WriteExtentsAndWait(BlockDevice* device,
-                                               const std::vector<Extent>& extents,
-                                               std::shared_ptr<AlignedBuffer> buffer,
-                                               SeekCounter* seeks);
+// The same through `writes`, whose owner reaps them (CallerWrites::Wait).
+void StartExtents(CallerWrites* writes, const std::vector<Extent>& extents,
+                  std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks);
 
 }  // namespace pgring
 

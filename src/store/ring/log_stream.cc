@@ -19,7 +19,8 @@ LogStream::LogStream(BlockDevice* device, const Geometry& geo, ChunkAllocator* a
       alloc_(alloc),
       max_chunks_(max_chunks),
       seeks_(seeks),
-      on_written_(std::move(written)) {}
+      on_written_(std::move(written)),
+      io_(device->NewCallerWrites()) {}
 
 void LogStream::Load(const StreamPointer& p, PgChunkList chunks, std::string tail_block_prefix) {
   exists_ = true;
@@ -139,7 +140,8 @@ void LogStream::HeadDurable(uint64_t head) {
   }
 }
 
-bool LogStream::WriteStaged() {
+bool LogStream::StartWrite() {
+  if (in_flight_) return false;
   std::vector<Extent> extents;
   std::shared_ptr<AlignedBuffer> buffer;
   uint64_t end = 0;
@@ -182,8 +184,17 @@ bool LogStream::WriteStaged() {
   }
   writes_.fetch_add(1);
   bytes_written_.fetch_add(buffer->size());
-  absl::Status s = WriteExtentsAndWait(device_, extents, std::move(buffer), seeks_);
-  std::vector<std::shared_ptr<CommitPipeline::Txn>> done = WriteDone(end, s);
+  StartExtents(io_.get(), extents, std::move(buffer), seeks_);
+  in_flight_ = true;
+  in_flight_end_ = end;
+  return true;
+}
+
+bool LogStream::FinishWrite() {
+  if (!in_flight_) return false;
+  absl::Status s = io_->Wait();
+  in_flight_ = false;
+  std::vector<std::shared_ptr<CommitPipeline::Txn>> done = WriteDone(in_flight_end_, s);
   if (!s.ok()) {
     s = absl::Status(s.code(), absl::StrCat("log stream write: ", s.message()));
   }

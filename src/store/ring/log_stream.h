@@ -8,7 +8,8 @@
 //
 // Staged state (chunks, head, tail, pins) belongs to the store's staging
 // lock, as a PG's does; the I/O state has its own lock, taken by Submit's
-// staging (Place, Queue) and by the commit thread's write (WriteStaged).
+// staging (Place, Queue) and by the commit thread's writes (StartWrite,
+// FinishWrite).
 // Only the commit thread writes, one write at a time, so the block holding
 // the stream's tail is never written by two I/Os at once.
 #ifndef PGRING_STORE_RING_LOG_STREAM_H_
@@ -38,11 +39,11 @@ namespace pgring {
 
 struct RingPg;
 
-class LogStream {
+class LogStream final : public CommitPipeline::LogWriter {
  public:
   // Called once per completed stream write with the transactions whose
   // records it finished (in order) and its status; on the thread that
-  // called WriteStaged.
+  // calls StartWrite and FinishWrite.
   using WrittenFn =
       std::function<void(std::vector<std::shared_ptr<CommitPipeline::Txn>>, absl::Status)>;
 
@@ -115,19 +116,23 @@ class LogStream {
   void HeadDurable(uint64_t head);
 
   // --- I/O (the commit thread alone) ---
-  // Writes every record queued so far, in one write issued and completed
-  // on the calling thread, and reports the transactions whose records it
-  // finished (WrittenFn) before it returns. The commit thread calls it
-  // (CommitPipeline::LogWriter), so the records staged while it committed
-  // the last group go out together, and no other thread wakes for them. A
-  // write that ends inside a block with every placed record in it ends the
-  // block with a pad record (the next sequence number): if the next record
-  // is placed after it, it goes past the pad, and the next write starts on
-  // a fresh block instead of writing this one again; if a record was placed
-  // first, it lies over the pad and the next write rewrites the block as
-  // kRewriteTailBlock does.
-  // False when nothing was staged.
-  bool WriteStaged() ABSL_LOCKS_EXCLUDED(io_mu_);
+  // Starts one write of every record queued so far, unless a write is in
+  // flight or nothing is queued; true if it started one (or, the stream
+  // having failed, failed what was queued). Issued on the calling thread
+  // through its own CallerWrites and reaped by FinishWrite on the same
+  // thread: the commit thread starts it before a group's flush and RocksDB
+  // sync and reaps it after, so no other thread wakes for it and the write
+  // overlaps the sync (CommitPipeline::LogWriter). A write that ends inside
+  // a block with every placed record in it ends the block with a pad record
+  // (the next sequence number): if the next record is placed after it, it
+  // goes past the pad, and the next write starts on a fresh block instead
+  // of writing this one again; if a record was placed first, it lies over
+  // the pad and the next write rewrites the block as kRewriteTailBlock does.
+  bool StartWrite() override ABSL_LOCKS_EXCLUDED(io_mu_);
+  // Waits for the write StartWrite started, if any, and reports the
+  // transactions whose records it finished (WrittenFn) before it returns;
+  // false when none was in flight.
+  bool FinishWrite() override ABSL_LOCKS_EXCLUDED(io_mu_);
 
   // Every stream byte before it is on the device: written by a write that
   // succeeded (a PG's bytes there may leave memory; RingImage).
@@ -154,6 +159,11 @@ class LogStream {
   const uint32_t max_chunks_;
   SeekCounter* const seeks_;
   const WrittenFn on_written_;
+
+  // The commit thread's alone: its writes, and the one in flight.
+  std::unique_ptr<CallerWrites> io_;
+  bool in_flight_ = false;
+  uint64_t in_flight_end_ = 0;  // lpos just past the records it carries
 
   // Staged (the store's staging lock).
   bool exists_ = false;

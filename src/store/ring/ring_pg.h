@@ -38,14 +38,6 @@ struct RingWrite {
 struct RingPg : RingPgLog {
   using RingPgLog::RingPgLog;
 
-  // Behind the stream (staging lock): the stream's tail when the PG last
-  // staged a record, the stream bytes between its records (a moving
-  // average), and whether its log outruns the stream so that it homes by
-  // StreamOptions::outrun_home_blocks (RingStore::TrackOutrun).
-  uint64_t last_stream_tail = 0;
-  uint64_t stream_gap = 0;
-  bool outruns_stream = false;
-
   // The head in the last durable pointer. A chunk may be reused by the ring
   // only once it lies wholly behind it. Written by the committer.
   std::atomic<uint64_t> durable_head{0};

@@ -127,8 +127,7 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
                          Bound{"stream.resident_blocks", so.resident_blocks, 1, 65536},
                          Bound{"stream.force_home_percent", so.force_home_percent, 1, 100},
                          Bound{"stream.max_forced_homes", so.max_forced_homes, 1, 1024},
-                         Bound{"stream.forced_home_blocks", so.forced_home_blocks, 1, 65536},
-                         Bound{"stream.outrun_home_blocks", so.outrun_home_blocks, 0, 65536}}) {
+                         Bound{"stream.forced_home_blocks", so.forced_home_blocks, 1, 65536}}) {
     if (b.zero != nullptr && b.value == 0) continue;
     if (b.value < b.lo || b.value > b.hi) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -148,9 +147,8 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
   // The stream's writes are the commit thread's (docs/DESIGN.md, "Who runs
   // what"); per-PG rings write from Submit and complete on the device's
   // thread.
-  CommitPipeline::LogWriter log_writer;
-  if (s->stream_layout_) log_writer = [stream = &s->stream_] { return stream->WriteStaged(); };
-  s->StartPipeline(s->device_.get(), std::move(log_writer));
+  CommitPipeline::LogWriter* log_writer = s->stream_layout_ ? &s->stream_ : nullptr;
+  s->StartPipeline(s->device_.get(), log_writer);
   return std::unique_ptr<Store>(std::move(s));
 }
 
@@ -575,8 +573,7 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     return home_all();
   }
   // Each PG keeps in the stream what is not a whole block past the ones
-  // its ring holds, once HomeBlocks of them are there.
-  const uint64_t forced_home_bytes = uint64_t{options_.stream.forced_home_blocks} * geo_.block_size;
+  // its ring holds, once home_blocks of them are there.
   RecordBodyBuilder body;
   for (size_t i = 0; i < changes.size(); ++i) {
     const PgChange* t = changes[i].get();
@@ -584,13 +581,10 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     const RingPg* pg = t->pg.get();
     const uint64_t pos = t->record_pos;
     const uint64_t tail = pos + records[i].size();
-    const uint64_t home_bytes = uint64_t{HomeBlocks(*pg)} * geo_.block_size;
+    const uint64_t home_bytes = uint64_t{options_.stream.home_blocks} * geo_.block_size;
     uint64_t homed = pg->bounds.homed;
     if (home_bytes != 0 && geo_.AlignDown(tail) >= pg->ImageStart() + home_bytes) {
       homed = geo_.AlignDown(tail);
-      // An outrunning PG's backlog (long once it turns, most of it out of
-      // memory) goes home at most a forced home's worth at a time.
-      if (pg->outruns_stream) homed = std::min(homed, pg->ImageStart() + forced_home_bytes);
     }
     plan->homed_after[i] = homed;
     const uint64_t from = std::max(pos, homed);
@@ -624,37 +618,6 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
   home_all();
 }
 
-uint32_t RingStore::HomeBlocks(const RingPg& pg) const {
-  const uint32_t by_count = options_.stream.home_blocks;
-  const uint32_t outrun = options_.stream.outrun_home_blocks;
-  if (!pg.outruns_stream || outrun == 0) return by_count;
-  return by_count == 0 ? outrun : std::min(by_count, outrun);
-}
-
-void RingStore::TrackOutrun(RingPg* pg) {
-  if (options_.stream.outrun_home_blocks == 0) return;
-  // The stream's tail moves by every PG's records: the bytes it moved since
-  // this PG's last record are the stream its records are spread over. A
-  // PG's log lives about its live items' worth of its records, so the
-  // stream holds its oldest record for about gap x live items.
-  const uint64_t now = stream_.tail();
-  if (pg->last_stream_tail != 0 && now > pg->last_stream_tail) {
-    const uint64_t gap = now - pg->last_stream_tail;
-    pg->stream_gap = pg->stream_gap == 0 ? gap : pg->stream_gap - pg->stream_gap / 8 + gap / 8;
-  }
-  pg->last_stream_tail = now;
-  const uint64_t span = pg->stream_gap * (pg->entries.size() + pg->dups.size());
-  // Past the fill at which forced homes start; back below half of it.
-  const uint64_t outruns_above = stream_.capacity() * options_.stream.force_home_percent / 100;
-  if (!pg->outruns_stream && span > outruns_above) {
-    pg->outruns_stream = true;
-    outrunning_pgs_.fetch_add(1);
-  } else if (pg->outruns_stream && span < outruns_above / 2) {
-    pg->outruns_stream = false;
-    outrunning_pgs_.fetch_sub(1);
-  }
-}
-
 void RingStore::Repin(RingPg* pg, bool was_pinned, uint64_t old_pos) {
   const bool pinned = pg->bounds.homed < pg->bounds.tail;
   const uint64_t pos = pg->StreamPos();
@@ -683,7 +646,6 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
     const uint64_t old_pin = pg->StreamPos();
     if (t->removed) {
       if (was_pinned) stream_.Unpin(old_pin, pg);
-      if (pg->outruns_stream) outrunning_pgs_.fetch_sub(1);
       // Chunks go back to the free map only once the removal is durable.
       to_free.insert(to_free.end(), pg->chunks.chunks.begin(), pg->chunks.chunks.end());
       if (!t->created) {
@@ -721,7 +683,6 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
         pg->unhomed_runs.push_back(
             UnhomedRun{new_tail, plan->slot.pos, plan->slot.pos + plan->bytes_end[i]});
       }
-      if (stream_layout_) TrackOutrun(pg);
       pg->record_bytes_written += rec.size();
       pg->payload_bytes_written += t->payload;
       record_bytes_.fetch_add(rec.size());
@@ -1014,7 +975,6 @@ void RingStore::AddStoreStats(StoreStats* s) const {
   s->home_bytes_written = home_bytes_.load();
   s->forced_homes = forced_homes_.load();
   s->stream_full_fallbacks = stream_full_fallbacks_.load();
-  s->outrunning_pgs = outrunning_pgs_.load();
   s->stream_reads = stream_reads_.load();
   s->stream_bytes_read = stream_bytes_read_.load();
   for (const auto& [id, pg] : pgs_) {

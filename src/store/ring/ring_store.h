@@ -92,13 +92,6 @@ class RingStore final : public PgStore<RingPg> {
   void ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingWrite>>* writes,
                   std::vector<uint32_t>* to_free)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // How many whole blocks of pg wait in the stream before they go home (0:
-  // not by count): home_blocks, or outrun_home_blocks for a PG whose log
-  // outruns the stream.
-  uint32_t HomeBlocks(const RingPg& pg) const;
-  // After pg staged a record behind the stream: its gap between records,
-  // and whether its log (gap x live items) now outruns the stream.
-  void TrackOutrun(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // kNeverRewrite: ends pg's partial block with a pad record, so that a home
   // to its tail leaves no block to be written again. False (nothing
   // changed) when the ring has no room for it, which only a tail closer
@@ -166,7 +159,6 @@ class RingStore final : public PgStore<RingPg> {
   std::atomic<uint64_t> home_bytes_{0};
   std::atomic<uint64_t> forced_homes_{0};
   std::atomic<uint64_t> stream_full_fallbacks_{0};
-  std::atomic<uint64_t> outrunning_pgs_{0};
   mutable std::atomic<uint64_t> stream_reads_{0};
   mutable std::atomic<uint64_t> stream_bytes_read_{0};
 };
