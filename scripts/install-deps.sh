@@ -54,6 +54,7 @@ PACKAGES=(
   dmsetup              # flush_domain_test: two LVs on one loop device (where the kernel has device-mapper)
   gnuplot-nox          # bench/report.sh: plots (SVG)
   e2fsprogs            # filefrag: fio-jobs/run.sh finds unwritten extents in partition files
+  fdisk                # sfdisk: bench/blockdev.sh partitions a loop device as ceph-volume lays out an OSD
   gdb                  # tests/util/watchdog: every thread's stack when a test hangs
 )
 
