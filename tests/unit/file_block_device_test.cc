@@ -512,7 +512,15 @@ TEST_P(FileBlockDeviceEngineTest, CallerWritesAreReapedByTheirCaller) {
     }
     return n;
   };
-  const uint64_t before = device_switches();
+  // Once the device's threads have settled (psync's workers start and
+  // wait for work when the device opens).
+  uint64_t before = device_switches();
+  for (int settle = 0; settle < 100; ++settle) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const uint64_t now = device_switches();
+    if (now == before) break;
+    before = now;
+  }
   for (int i = 0; i < 40; ++i) {
     w->Start(static_cast<uint64_t>(i % 16) * kBlock, Pattern(kBlock, i));
     ASSERT_OK(w->Wait());
