@@ -82,10 +82,9 @@ class BlockDevice {
                           IoCallback done) = 0;
 
   // Writes `buf` at `offset` and returns once the write has completed (or
-  // failed), with WriteAsync's contract otherwise. FileBlockDevice writes
-  // on the calling thread (pwrite), so no device thread wakes for it: the
-  // commit thread writes the log stream this way (docs/DESIGN.md, "Who runs
-  // what"). The default starts the write and waits for its callback. Must
+  // failed), with WriteAsync's contract otherwise: Write() below. The
+  // default starts the write and waits for its callback; FileBlockDevice
+  // writes on the calling thread (pwrite), waking no device thread. Must
   // not be called from a completion callback.
   [[nodiscard]] virtual absl::Status WriteAndWait(uint64_t offset,
                                                   std::shared_ptr<AlignedBuffer> buf);
