@@ -10,7 +10,7 @@
 #            one stream write for every PG's records, rings in whole blocks)
 #   rocksdb  pgring's fio engine, PG logs in RocksDB the way BlueStore keeps them
 # and prints one table: IOPS, p50/p99 completion latency, and the counts a
-# noisy machine cannot move: CPU time, log-partition writes and PG-log
+# noisy machine cannot move: CPU time, context switches, log-partition writes and PG-log
 # metadata bytes (log partition + RocksDB, less the floor's RocksDB bytes)
 # per client write, RocksDB bytes and keys per client write, log bytes per
 # payload byte; then the ratios against the project's targets, for both
@@ -88,6 +88,7 @@ for job in JOBS:
         row["rdb_keys"] = run.get("keys_written_per_write")
         pw = rep.get("run", {}).get("per_write") or {}
         row["cpu_us"] = pw.get("cpu_us")
+        row["ctx_sw"] = (pw.get("context_switches") or {}).get("total")
         row["log_writes"] = pw.get("log_partition_writes")
         row["log_bytes"] = pw.get("log_partition_bytes")
         row["meta_bytes"] = pw.get("metadata_bytes")
@@ -118,14 +119,16 @@ print()
 print(f"4 KiB random writes, iodepth {os.environ['PGRING_IODEPTH']}, {os.environ['PGRING_PGS']} PGs, "
       f"{os.environ['PGRING_RUNTIME']} s each, durable group commit; work dir {work}")
 print()
-hdr = ("backend", "IOPS", "p50 ms", "p99 ms", "CPU us/write", "log-partition writes/write",
+hdr = ("backend", "IOPS", "p50 ms", "p99 ms", "CPU us/write", "context switches/write",
+       "log-partition writes/write",
        "PG-log metadata B/write", "RocksDB B/write", "RocksDB keys/write",
        "log B/payload B (ring space)", "log B/payload B (device)")
 print("| " + " | ".join(hdr) + " |")
 print("|" + "|".join("---" for _ in hdr) + "|")
 for job, r in rows.items():
     print("| " + " | ".join([job, f(r["iops"], ".0f"), f(r["p50"], ".2f"), f(r["p99"], ".2f"),
-                             f(r.get("cpu_us"), ".1f"), f(r.get("log_writes"), ".3f"),
+                             f(r.get("cpu_us"), ".1f"), f(r.get("ctx_sw"), ".3f"),
+                             f(r.get("log_writes"), ".3f"),
                              f(r.get("pg_log_meta"), ".0f"),
                              f(r.get("rdb_bytes"), ".0f"), f(r.get("rdb_keys"), ".2f"),
                              f(r.get("log_per_payload"), ".3f"), f(r.get("dev_per_payload"), ".2f")]) + " |")
@@ -138,8 +141,8 @@ def ratio(a, b):
 print()
 print("Per client write: write requests to the log partition and PG-log metadata bytes (log")
 print("partition + RocksDB, less the floor's RocksDB bytes per write), which a noisy machine hardly")
-print("moves, and the fio process's CPU time (getrusage, setup excluded), which it moves in short")
-print("runs too; docs/BENCHMARKS.md says what each counts.")
+print("moves, and the fio process's CPU time and context switches (getrusage, setup excluded),")
+print("which it moves in short runs too; docs/BENCHMARKS.md says what each counts.")
 print()
 print("targets (README, \"Results so far\"), this run:")
 # (what, measured, op, limit): met when `measured op limit` holds.
