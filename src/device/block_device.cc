@@ -16,10 +16,6 @@ namespace pgring {
 absl::Status BlockDevice::Write(uint64_t offset, absl::Span<const char> data) {
   auto buf = std::make_shared<AlignedBuffer>(data.size());
   if (!data.empty()) std::memcpy(buf->data(), data.data(), data.size());
-  return WriteAndWait(offset, std::move(buf));
-}
-
-absl::Status BlockDevice::WriteAndWait(uint64_t offset, std::shared_ptr<AlignedBuffer> buf) {
 
   // The completion state lives in a shared_ptr rather than on this stack
   // frame: the callback may still be unwinding on a device thread after the

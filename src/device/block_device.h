@@ -81,14 +81,6 @@ class BlockDevice {
   virtual void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf,
                           IoCallback done) = 0;
 
-  // Writes `buf` at `offset` and returns once the write has completed (or
-  // failed), with WriteAsync's contract otherwise: Write() below. The
-  // default starts the write and waits for its callback; FileBlockDevice
-  // writes on the calling thread (pwrite), waking no device thread. Must
-  // not be called from a completion callback.
-  [[nodiscard]] virtual absl::Status WriteAndWait(uint64_t offset,
-                                                  std::shared_ptr<AlignedBuffer> buf);
-
   // Writes the calling thread issues now and reaps later (CallerWrites).
   virtual std::unique_ptr<CallerWrites> NewCallerWrites();
 

@@ -162,7 +162,7 @@ namespace {
 
 // pwrite until every byte of `op` is written (a short write resumes where
 // it stopped), adding to the device's counters: the psync engine's threads
-// and FileBlockDevice::WriteAndWait, on its caller's thread.
+// and UringCallerWrites, on its caller's thread.
 absl::Status PwriteAll(int fd, const std::string& path, WriteOp& op,
                        std::atomic<uint64_t>* bytes_written,
                        std::atomic<uint64_t>* writes) {
@@ -914,25 +914,6 @@ void FileBlockDevice::WriteAsync(uint64_t offset,
   op->buf = std::move(buf);
   op->done = std::move(done);
   engine_->Submit(std::move(op));
-}
-
-absl::Status FileBlockDevice::WriteAndWait(uint64_t offset,
-                                           std::shared_ptr<AlignedBuffer> buf) {
-  if (read_only_) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "write %s at offset %d: the device was opened read-only", path_,
-        offset));
-  }
-  const uint64_t length = buf == nullptr ? 0 : buf->size();
-  absl::Status s =
-      CheckIoArgs(path_, "write", offset, length,
-                  buf == nullptr ? nullptr : buf->data(), block_size_, size_);
-  if (!s.ok() || length == 0) return s;
-  file_block_device_internal::WriteOp op;
-  op.offset = offset;
-  op.buf = std::move(buf);
-  return file_block_device_internal::PwriteAll(fd_, path_, op, &bytes_written_,
-                                               &writes_);
 }
 
 std::unique_ptr<CallerWrites> FileBlockDevice::NewCallerWrites() {

@@ -61,12 +61,9 @@ class FileBlockDevice final : public BlockDevice {
                                   absl::Span<char> buf) override;
   void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf,
                   IoCallback done) override;
-  // fdatasync(); a no-op returning OK on a read-only device.
-  // pwrite on the calling thread: no completion thread wakes for it.
-  [[nodiscard]] absl::Status WriteAndWait(
-      uint64_t offset, std::shared_ptr<AlignedBuffer> buf) override;
   // An io_uring of the caller's own (pwrite where io_uring is refused).
   std::unique_ptr<CallerWrites> NewCallerWrites() override;
+  // fdatasync(); a no-op returning OK on a read-only device.
   [[nodiscard]] absl::Status Flush() override;
   // See BlockDevice; io_uring only (psync writes start on pool threads).
   void Plug() override;
