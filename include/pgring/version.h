@@ -34,8 +34,12 @@ namespace pgring {
 // What mkfs writes: a store whose log stream never held a record.
 inline constexpr uint32_t kFormatVersionWritten = 1;
 // A ring store that has been opened with a log stream (LogLayout::kStream):
-// a reader of version 1 would not know to read the stream, so it refuses it.
-inline constexpr uint32_t kFormatVersionStream = 2;
+// its PGs' records continue in the stream past their pointers' tails. A
+// reader of version 1 would not know to read the stream, and one of version
+// 2 (whose stream store rewrote every pointer with every transaction) would
+// stop at the pointers' tails; both refuse it. This library reads version
+// 2 too and makes it version 3 at the first open with a stream.
+inline constexpr uint32_t kFormatVersionStream = 3;
 // The versions this library opens.
 inline constexpr uint32_t kFormatVersionMinRead = 1;
 inline constexpr uint32_t kFormatVersionMaxRead = kFormatVersionStream;

@@ -76,9 +76,10 @@ bool CheckStreamKeysAndClaims(const StreamKeys& st, const Geometry& g, uint64_t 
   return usable;
 }
 
-// A PG's unhomed bytes that the stream does not give as its pointer says.
+// A PG's unhomed bytes that the stream does not give as its pointer says,
+// or whose newest records may lie in damaged stream records.
 VerifyProblem UnhomedProblem(const PgId& id, const PgPointer& p, const UnhomedBytes& u) {
-  VerifyProblem e = PgProblem(id, u.past_tail ? "unhomed-past-tail" : "unhomed-missing",
+  VerifyProblem e = PgProblem(id, u.lost_newest ? "unhomed-unknown-end" : "unhomed-missing",
                               std::string(u.error.message()));
   // The message names the PG already.
   const std::string prefix = absl::StrCat("PG ", id.ToString(), ": ");

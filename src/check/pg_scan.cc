@@ -81,7 +81,15 @@ class Scanner final : public RingReader::Reporter {
 
   void Run() {
     const PgPointer& p = pointer_;
-    if (p.unhomed != 0 && !SetImage()) return;
+    // The stream's bytes past the pointer's tail continue the log, as at
+    // open (docs/FORMAT.md, "A pointer that lags its records").
+    const bool extended = unhomed_.size() > p.unhomed;
+    out_->tail = extended ? p.homed() + unhomed_.size() : p.tail;
+    out_->tail_seq = p.tail_seq;
+    if (extended) reader_.ExtendLimit(out_->tail);
+    if (!unhomed_.empty() || p.unhomed != 0) {
+      if (!SetImage()) return;
+    }
     uint64_t last_progress = p.head;
     RingRecord rec;
     absl::Status s;
@@ -89,6 +97,13 @@ class Scanner final : public RingReader::Reporter {
       if (options_.progress && rec.lpos - last_progress >= (4u << 20)) {
         options_.progress(rec.lpos - p.head);
         last_progress = rec.lpos;
+      }
+      if (extended && rec.lpos < p.tail && rec.lpos + rec.size() > p.tail) {
+        (void)reader_.Damage(rec.lpos,
+                             absl::StrFormat("the pointer's tail lpos %u lies inside this "
+                                             "record, which ends at %u",
+                                             p.tail, rec.lpos + rec.size()),
+                             "tail-inside-record");
       }
       if (rec.is_txn()) Apply(rec);
     }
@@ -98,13 +113,21 @@ class Scanner final : public RingReader::Reporter {
     out_->records = reader_.records();
     out_->scanned_to = reader_.position();
     if (options_.progress) options_.progress(reader_.position() - p.head);
-    if (reached_tail) (void)reader_.CheckTailSeq(p.tail_seq);
+    if (reached_tail) {
+      // Past the pointer, the records' own sequences (each checked against
+      // the one before) say what the next one is.
+      if (extended) {
+        out_->tail_seq = reader_.next_seq();
+      } else {
+        (void)reader_.CheckTailSeq(p.tail_seq);
+      }
+    }
     // Trim points (the pointer's) drop what is trimmed.
     FinishReplay(&state_, &effects_);
     out_->last_version = state_.last_version;
     out_->complete = reached_tail && !out_->has_errors();
     if (out_->complete) {
-      uint64_t oldest = out_->OldestLive(p.tail);
+      uint64_t oldest = out_->OldestLive(out_->tail);
       if (oldest > p.head) {
         VerifyProblem n = At(
             p.head, "head-lag",
@@ -116,11 +139,11 @@ class Scanner final : public RingReader::Reporter {
         out_->problems.push_back(std::move(n));
       }
     }
-    out_->stale_end = p.tail;
+    out_->stale_end = out_->tail;
     // With unhomed bytes, what the ring holds from homed on is not the PG's
     // log at all (homing writes those blocks whole from memory), and
     // uncommitted records would be past the stream's tail, not the ring's.
-    if (options_.inspect_past_tail && reached_tail && p.unhomed == 0) InspectPastTail();
+    if (options_.inspect_past_tail && reached_tail && unhomed_.empty()) InspectPastTail();
   }
 
  private:
@@ -129,7 +152,7 @@ class Scanner final : public RingReader::Reporter {
   bool SetImage() {
     const PgPointer& p = pointer_;
     const uint64_t homed = p.homed();
-    if (unhomed_.size() != p.unhomed) {
+    if (unhomed_.size() < p.unhomed) {
       VerifyProblem e = At(homed, "unhomed-missing",
                      absl::StrFormat("its pointer has %u bytes [%u, %u) in the log stream, but %u "
                                      "were found there",

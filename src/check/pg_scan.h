@@ -63,6 +63,10 @@ struct PgScan {
   // The PG's last entry version as the store keeps it (PgLogState): the
   // newest entry, a trim point or a rewind above them.
   Version last_version;
+  // Where the log ends and the next record's sequence: the pointer's, or
+  // past it where its records continue in the log stream.
+  uint64_t tail = 0;
+  uint64_t tail_seq = 0;
   uint64_t records = 0;             // records read and verified
   uint64_t scanned_to = 0;          // lpos the scan reached
   bool complete = false;            // reached the tail, no problem on the way
@@ -78,10 +82,11 @@ struct PgScan {
   uint64_t OldestLive(uint64_t tail) const;
 };
 
-// `unhomed`: the PG's bytes [homed, tail) from the log stream (stream_view.h;
-// empty when the pointer has none). The ring is read up to homed and these
-// bytes after it, through the image recovery builds (log/ring_image.h), so
-// the scan reads exactly the log the store reads.
+// `unhomed`: the PG's bytes from homed on from the log stream (stream_view.h;
+// empty when there are none): [homed, tail) of the pointer, and past its
+// tail the records that continue the log there. The ring is read up to homed
+// and these bytes after it, through the image recovery builds
+// (log/ring_image.h), so the scan reads exactly the log the store reads.
 PgScan ScanRingPg(BlockDevice* device, const Geometry& geometry, const PgId& pg,
                   const PgPointer& pointer, const PgChunkList& chunks, std::string_view unhomed,
                   const PgScanOptions& options);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "format/record.h"
 #include "log/stream_reader.h"
 
 namespace pgring {
@@ -37,13 +38,15 @@ absl::StatusOr<StreamRead> ReadStreamForPgs(BlockDevice* device, const Geometry&
   StreamRead out;
   std::vector<PgId> ids;
   std::vector<UnhomedWant> wants;
+  const bool usable = stream.present() && CheckStreamKeys(stream, g).ok();
   for (const auto& [id, k] : pgs) {
     const PgPointer& p = *k->pointer;
+    // A pointer with nothing unhomed counts every record.
     if (p.unhomed == 0) continue;
     ids.push_back(id);
     wants.push_back(UnhomedWant{id.ToString(), p.stamp, p.homed(), p.tail, p.stream_pos});
   }
-  if (!stream.present() || !CheckStreamKeys(stream, g).ok()) {
+  if (!usable) {
     const std::string why =
         stream.present()
             ? std::string(CheckStreamKeys(stream, g).message())
@@ -69,10 +72,26 @@ absl::StatusOr<StreamRead> ReadStreamForPgs(BlockDevice* device, const Geometry&
     UnhomedBytes& u = out.unhomed[ids[i]];
     u.error = found[i].error;
     u.stream_lpos = found[i].error_stream_lpos;
-    u.past_tail = found[i].past_tail;
+    u.lost_newest = found[i].lost_newest;
     if (u.error.ok()) u.bytes = std::move(found[i].bytes);
   }
   return out;
+}
+
+PgPointer LogPointer(const PgPointer& stored, const UnhomedBytes& u) {
+  if (!u.error.ok() || u.bytes.size() <= stored.unhomed) return stored;
+  PgPointer p = stored;
+  const uint64_t homed = stored.homed();
+  p.tail = homed + u.bytes.size();
+  p.unhomed = u.bytes.size();
+  // Items end at records' ends, and the records past the stored tail
+  // follow it: their headers give each length and sequence.
+  for (uint64_t at = stored.tail - homed; at + kRecordHeaderSize <= u.bytes.size();) {
+    const RecordHeader h = DecodeRecordHeader(u.bytes.data() + at);
+    p.tail_seq = h.seq + 1;
+    at += kRecordHeaderSize + h.length;
+  }
+  return p;
 }
 
 void KeepLogLayout(const StreamKeys& stream, Options* options) {

@@ -22,18 +22,28 @@
 
 namespace pgring {
 
-// One PG's bytes [homed, tail) from the stream, or why they are not there.
+// One PG's bytes from homed on in the stream: [homed, tail) of its pointer
+// and the records that continue it past that tail (docs/FORMAT.md, "A
+// pointer that lags its records"), or why they are not there.
 struct UnhomedBytes {
   std::string bytes;
   // kDataLoss naming the PG: bytes missing from the stream (or no usable
-  // stream), or a stream item reaching past the PG's tail.
+  // stream), or its newest records possibly in damaged stream records.
   absl::Status error;
   uint64_t stream_lpos = 0;  // with error: the stream lpos it names
-  bool past_tail = false;    // with error: an item past the tail
+  bool lost_newest = false;  // with error: the second case
 };
 
+// The PG's pointer as its log stands: `stored` (RocksDB's) with its tail
+// moved past the records that continue it in the stream (u.bytes, from
+// stored.homed()), and its next sequence the last of them plus one, read
+// from their headers. What the tool's read commands show and read by;
+// fsck scans the stored pointer with the bytes instead (ScanRingPg moves
+// the tail itself, checking every record on the way).
+PgPointer LogPointer(const PgPointer& stored, const UnhomedBytes& u);
+
 struct StreamRead {
-  // Every PG given with unhomed bytes.
+  // Every PG given whose pointer has unhomed bytes.
   std::map<PgId, UnhomedBytes> unhomed;
   // With report: each problem of the stream's records (kind "stream-" and
   // the reader's check, e.g. "stream-record-crc"), located in the stream.
@@ -41,7 +51,8 @@ struct StreamRead {
 };
 
 // Collects the unhomed bytes of every PG in `pgs` whose pointer has any
-// (pgs: keys usable to read; CheckRingPgKeys). With a usable stream
+// (pgs: keys usable to read; CheckRingPgKeys), and those of its records
+// that continue past its pointer's tail. With a usable stream
 // (CheckStreamKeys) it reads the stream from its head to its tail once,
 // even when no PG needs it, so that `report` checks every stream record;
 // without one, each such PG gets an error naming why. Errors: device errors

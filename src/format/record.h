@@ -21,7 +21,7 @@ inline constexpr uint8_t kSkippableBit = 0x80;
 
 // Record kinds (header type, bits 0..6).
 inline constexpr uint8_t kRecordTxn = 1;  // the items one transaction wrote to one PG
-// A transaction's record in the log stream (stream mode, format version 2):
+// A transaction's record in the log stream (stream mode, format version 2 on):
 // kPgBytes items only, one per PG whose bytes it leaves unhomed. Never in a
 // PG's ring.
 inline constexpr uint8_t kRecordStream = 2;

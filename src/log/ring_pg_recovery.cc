@@ -29,6 +29,7 @@ absl::Status RingPgRecovery::Start() {
         "PG %s: pointer's homed position %u (tail %u less %u unhomed bytes) is before its head "
         "%u", pg_->name, p.homed, p.tail, p.tail - p.homed, p.head));
   }
+  pointer_tail_ = p.tail;
   reader_.emplace(device_, geo_, pg_->chunks, pg_->name, pg_->stamp, p.head, p.tail);
   reader_->SetAvailable(p.homed);
   RETURN_IF_ERROR(ReplayAvailable());
@@ -55,16 +56,24 @@ absl::Status RingPgRecovery::Start() {
 
 absl::Status RingPgRecovery::Feed(std::string_view bytes, const UnhomedRun& run) {
   const uint64_t from = covered();
-  assert(run.ring_end == from + bytes.size() && run.ring_end <= pg_->bounds.tail);
-  // The image keeps what the PG keeps in memory once every byte up to its
-  // tail is there (all of them are on the device): the bytes before that
-  // are cold as they arrive.
+  assert(run.ring_end == from + bytes.size());
+  if (run.ring_end > pg_->bounds.tail) {
+    // Records the pointer does not count yet: the stream's committed range
+    // holds only committed transactions' records.
+    pg_->bounds.tail = run.ring_end;
+    reader_->ExtendLimit(run.ring_end);
+    extended_ = true;
+  }
+  // The image keeps what the PG keeps in memory with every byte up to its
+  // tail there (all of them are on the device): the bytes before that are
+  // cold as they arrive, and those a moved tail leaves behind go cold too.
   const uint64_t resident_from = pg_->ResidentFrom(pg_->bounds.tail, resident_);
   if (from < resident_from) pg_->image.AppendCold(std::min(run.ring_end, resident_from) - from);
   if (run.ring_end > resident_from) {
     pg_->image.Append(bytes.substr(std::max(from, resident_from) - from));
   }
   pg_->unhomed_runs.push_back(run);
+  if (extended_) pg_->EvictUnhomed(resident_, /*written=*/UINT64_MAX);
   // With no partial record pending, the reader waits at a record's start
   // (every stream item ends at a record's end) and reads the bytes where
   // they are; else it reads them after the pending ones.
@@ -89,13 +98,24 @@ absl::Status RingPgRecovery::Feed(std::string_view bytes, const UnhomedRun& run)
 }
 
 absl::Status RingPgRecovery::Finish() {
-  assert(!NeedsStream());
+  if (covered() < pg_->bounds.tail) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: its ring bytes [%u, %u) are neither on its ring nor in the log stream",
+        pg_->name, covered(), pg_->bounds.tail));
+  }
   if (reader_->position() != pg_->bounds.tail) {
     return absl::DataLossError(absl::StrFormat(
         "PG %s: its records end at lpos %u, short of its tail %u", pg_->name,
         reader_->position(), pg_->bounds.tail));
   }
-  RETURN_IF_ERROR(reader_->CheckTailSeq(pg_->bounds.tail_seq));
+  if (extended_) {
+    // The reader checked each record's sequence against the one before.
+    pg_->bounds.tail_seq = reader_->next_seq();
+  } else {
+    RETURN_IF_ERROR(reader_->CheckTailSeq(pg_->bounds.tail_seq));
+  }
+  // The head and the trim points are the pointer's: a change to either
+  // writes it.
   FinishReplay(pg_, nullptr);
   reader_.reset();
   pending_ = std::string();
@@ -115,6 +135,14 @@ absl::Status RingPgRecovery::ReplayAvailable() {
       return absl::OkStatus();
     }
     if (!s.ok()) return s;
+    if (rec.lpos < pointer_tail_ && rec.lpos + rec.size() > pointer_tail_) {
+      // Only a damaged pointer ends inside a record.
+      return reader_->Damage(rec.lpos,
+                             absl::StrFormat("the pointer's tail lpos %u lies inside this record, "
+                                             "which ends at %u",
+                                             pointer_tail_, rec.lpos + rec.size()),
+                             "tail-inside-record");
+    }
     if (!rec.is_txn()) continue;  // skippable, of a kind this version does not read
     s = ReplayRecord(rec.body, rec.lpos, pg_);
     if (!s.ok()) return reader_->Damage(rec.lpos, std::string(s.message()));
@@ -136,8 +164,10 @@ absl::Status RecoverRingPgs(BlockDevice* device, const Geometry& geo,
   std::vector<size_t> which;
   std::vector<UnhomedWant> wants;
   for (size_t i = 0; i < pgs.size(); ++i) {
-    if (!(*outcome)[i].ok() || !recovery[i]->NeedsStream()) continue;
+    if (!(*outcome)[i].ok()) continue;
     const RingPgLog& pg = *pgs[i];
+    // A pointer with nothing unhomed counts every record.
+    if (recovery[i]->covered() == pg.bounds.tail) continue;
     which.push_back(i);
     wants.push_back(UnhomedWant{pg.name, pg.stamp, recovery[i]->covered(), pg.bounds.tail,
                                 pg.loaded_stream_pos});

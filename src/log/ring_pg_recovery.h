@@ -1,7 +1,10 @@
 // ring_pg_recovery.h — the recovery of one PG at open (docs/DESIGN.md §10,
 // "Open"): its records on its ring up to homed, then its unhomed bytes as
 // the one pass over the log stream reaches them, each record replayed as
-// soon as its last byte arrives. Only the bytes of a record still being
+// soon as its last byte arrives. The pointer's tail is where the PG's log
+// ends at least: its records may continue in the stream past it (the
+// store writes a pointer only when something only the pointer says
+// changes; docs/FORMAT.md, "A pointer that lags its records"). Only the bytes of a record still being
 // read and the newest unhomed bytes (the resident bound) are kept, so an
 // open holds about as much of a PG as the running store does, not every
 // unhomed byte at once.
@@ -36,19 +39,22 @@ class RingPgRecovery {
   // record that straddles homed and of homed's block (ring_prefix).
   absl::Status Start();
 
-  // Whether the PG still needs bytes from the stream: [covered(), tail).
-  bool NeedsStream() const { return covered() < pg_->bounds.tail; }
+  // Where the PG's bytes read so far end: its next bytes from the stream
+  // start here. Up to the pointer's tail they must be there; past it the
+  // stream may hold more.
   uint64_t covered() const { return pg_->bounds.homed + pg_->image.size(); }
   const RingPgLog& pg() const { return *pg_; }
 
   // The PG's next unhomed bytes, [covered(), covered() + bytes.size()),
-  // held by the stream record `run` names (it ends at run.ring_end). Replays
-  // every record they complete; only the bytes the PG keeps in memory once
-  // it has them all (RingPgLog::ResidentFrom its tail) stay there.
+  // held by the stream record `run` names (it ends at run.ring_end, which
+  // moves the tail when past it). Replays every record they complete; only
+  // the newest `resident` bytes (RingPgLog::ResidentFrom its tail so far)
+  // stay in memory.
   absl::Status Feed(std::string_view bytes, const UnhomedRun& run);
 
-  // Once every unhomed byte was fed: checks the last record's sequence
-  // against the pointer's and finishes the replay (trim points).
+  // Once the stream's pass is over: the records must reach the tail. Its
+  // sequence is checked against the pointer's, or, for a tail the stream
+  // moved, taken from the last record; then the replay's trim points.
   absl::Status Finish();
 
  private:
@@ -63,6 +69,9 @@ class RingPgRecovery {
   // The bytes [reader_->position(), covered()) when they are not where
   // Feed's caller holds them: the start of the record the reader waits for.
   std::string pending_;
+  // The pointer's tail, and whether the stream moved the tail past it.
+  uint64_t pointer_tail_ = 0;
+  bool extended_ = false;
 };
 
 // Runs fn(0), ..., fn(n - 1), in any order, several at once or not.
@@ -77,8 +86,8 @@ struct StreamSource {
 // The recovery of `pgs` at open (each holds its pointer and chunk list):
 // each PG's ring up to homed (Start, through `for_each`); then, with a
 // stream, one sequential pass over it feeding each PG its bytes as the pass
-// reaches them; then the checks that end each replay (Finish, through
-// `for_each`). `outcome[i]`: OK, or pgs[i]'s error (kDataLoss naming it;
+// reaches them, those up to its pointer's tail and those that continue it;
+// then the checks that end each replay (Finish, through `for_each`). `outcome[i]`: OK, or pgs[i]'s error (kDataLoss naming it;
 // a device error reading its ring). Returns a device error of the stream's
 // pass; its damage, which costs only the PGs whose bytes lay in it (they
 // fail with it), goes to `stream_damage`.

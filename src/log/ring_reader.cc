@@ -117,6 +117,13 @@ void RingReader::SetAvailable(uint64_t end) {
   available_ = end;
 }
 
+void RingReader::ExtendLimit(uint64_t limit) {
+  assert(limit >= limit_);
+  // Without SetAvailable everything up to the limit is available.
+  if (available_ == limit_) available_ = limit;
+  limit_ = limit;
+}
+
 void RingReader::ReleaseWindow() {
   window_.reset();
   window_len_ = 0;

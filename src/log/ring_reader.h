@@ -98,6 +98,13 @@ class RingReader {
   // bounds a record's length. Without a call, everything up to the limit
   // is available.
   void SetAvailable(uint64_t end);
+  // Moves the limit out to `limit` (>= the current one): a PG whose
+  // pointer lags its records, which continue in the log stream
+  // (docs/FORMAT.md, "A pointer that lags its records").
+  void ExtendLimit(uint64_t limit);
+  // The sequence the next record must have (0 before the first, when the
+  // reader was given none).
+  uint64_t next_seq() const { return next_seq_; }
 
   // After Next returned kOutOfRange: whether the last record's sequence is
   // the one before `tail_seq` (the pointer's), as a committed tail requires.
@@ -154,7 +161,7 @@ class RingReader {
   // block, or the device's logical block if larger (O_DIRECT).
   const uint64_t align_;
   uint64_t pos_;
-  const uint64_t limit_;
+  uint64_t limit_;
   uint64_t available_;
   bool waiting_ = false;
   uint64_t next_seq_;

@@ -12,10 +12,13 @@ namespace pgring {
 absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                         const StreamPointer& p, const std::vector<uint64_t>& resync,
                         const std::function<absl::Status(uint64_t, uint64_t, const Item&)>& fn,
-                        RingReader::Reporter* reporter) {
+                        RingReader::Reporter* reporter, uint64_t* skipped_to) {
   RETURN_IF_ERROR(CheckPointerInChunks(p.head, p.tail, chunks, geo.chunk_size));
   absl::Status first_damage;
   uint64_t from = p.head;
+  uint64_t ignored;
+  if (skipped_to == nullptr) skipped_to = &ignored;
+  *skipped_to = 0;
   uint64_t first_seq = 0;
   while (true) {
     RingReader reader(device, geo, chunks, "log stream", kStreamStamp, from, p.tail, first_seq,
@@ -54,8 +57,12 @@ absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkL
     // Go on from the next record a PG's pointer names: the damage costs
     // only the PGs whose bytes lay in the records that cannot be read.
     auto next = std::upper_bound(resync.begin(), resync.end(), at);
-    if (next == resync.end() || *next >= p.tail) return first_damage;
+    if (next == resync.end() || *next >= p.tail) {
+      *skipped_to = p.tail;
+      return first_damage;
+    }
     from = *next;
+    *skipped_to = from;
     first_seq = 0;
   }
 }
@@ -66,6 +73,9 @@ absl::Status ReadUnhomed(BlockDevice* device, const Geometry& geo, const PgChunk
                          RingReader::Reporter* reporter) {
   outcomes->assign(wants.size(), UnhomedOutcome{});
   std::vector<uint64_t> covered(wants.size());
+  // The stream lpos of the last record that gave each want bytes.
+  std::vector<uint64_t> last_taken(wants.size(), 0);
+  std::vector<bool> took(wants.size(), false);
   absl::flat_hash_map<uint32_t, size_t> by_stamp;
   std::vector<uint64_t> resync;
   for (size_t i = 0; i < wants.size(); ++i) {
@@ -74,15 +84,15 @@ absl::Status ReadUnhomed(BlockDevice* device, const Geometry& geo, const PgChunk
     covered[i] = wants[i].homed;
   }
   std::sort(resync.begin(), resync.end());
-  auto fail = [&](size_t i, absl::Status error, uint64_t stream_lpos, bool past_tail) {
+  auto fail = [&](size_t i, absl::Status error, uint64_t stream_lpos) {
     (*outcomes)[i].error = std::move(error);
     (*outcomes)[i].error_stream_lpos = stream_lpos;
-    (*outcomes)[i].past_tail = past_tail;
     by_stamp.erase(wants[i].stamp);
   };
   auto lost = [&](size_t i, const std::string& what) {
     return absl::DataLossError(absl::StrCat("PG ", wants[i].name, ": ", what));
   };
+  uint64_t skipped_to = 0;
   absl::Status read = ReadStream(
       device, geo, chunks, p, resync,
       [&](uint64_t record_lpos, uint64_t data_pos, const Item& item) {
@@ -99,26 +109,34 @@ absl::Status ReadUnhomed(BlockDevice* device, const Geometry& geo, const PgChunk
                                        "the stream record at stream lpos %u holds them from "
                                        "lpos %u",
                                        covered[i], record_lpos, item.lpos)),
-               record_lpos, /*past_tail=*/false);
-        } else if (end > w.tail) {
-          fail(i,
-               lost(i, absl::StrFormat("the stream record at stream lpos %u holds its ring bytes "
-                                       "up to lpos %u, past its committed tail %u",
-                                       record_lpos, end, w.tail)),
-               record_lpos, /*past_tail=*/true);
+               record_lpos);
         } else {
           absl::Status taken = sink(i, item.payload.substr(covered[i] - item.lpos),
                                     UnhomedRun{end, record_lpos, data_pos + item.payload.size()});
           covered[i] = end;
-          if (!taken.ok()) fail(i, std::move(taken), record_lpos, /*past_tail=*/false);
+          last_taken[i] = record_lpos;
+          took[i] = true;
+          if (!taken.ok()) fail(i, std::move(taken), record_lpos);
         }
         return absl::OkStatus();
       },
-      reporter);
+      reporter, &skipped_to);
   if (!read.ok() && !absl::IsDataLoss(read)) return read;
   for (auto [stamp, i] : by_stamp) {
     const UnhomedWant& w = wants[i];
-    if (covered[i] != w.tail) {
+    (*outcomes)[i].tail = covered[i];
+    if (covered[i] >= w.tail && w.stream_pos < skipped_to &&
+        (!took[i] || last_taken[i] < skipped_to)) {
+      // Every byte its pointer counts is there, but nothing shows that its
+      // records did not go on in what could not be read.
+      (*outcomes)[i].error = lost(
+          i, absl::StrFormat("its records past lpos %u may go on in the log stream's damaged "
+                             "records before stream lpos %u (its pointer need not count them): "
+                             "%s",
+                             covered[i], skipped_to, read.message()));
+      (*outcomes)[i].error_stream_lpos = skipped_to;
+      (*outcomes)[i].lost_newest = true;
+    } else if (covered[i] < w.tail) {
       (*outcomes)[i].error = lost(
           i, absl::StrFormat("its ring bytes [%u, %u) are not in the log stream (looked from "
                              "stream lpos %u to the stream's tail %u)%s",
@@ -142,7 +160,8 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
         UnhomedFound& f = (*found)[i];
         // No more than the stream holds, whatever a damaged pointer says.
         if (f.bytes.empty()) {
-          f.bytes.reserve(std::min(wants[i].tail - wants[i].homed, p.tail - p.head));
+          f.bytes.reserve(std::min(std::max(wants[i].tail, wants[i].homed) - wants[i].homed,
+                                   p.tail - p.head));
         }
         f.bytes.append(bytes);
         f.runs.push_back(run);

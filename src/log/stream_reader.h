@@ -23,18 +23,26 @@
 namespace pgring {
 
 // Reads the committed stream [p.head, p.tail) and hands each kPgBytes item
-// to `fn` with the lpos of its record and the stream lpos of its bytes. Past damage (RingReader's checks, an
-// item other than kPgBytes) it goes on from the next of the record starts
-// `resync` (sorted: the PGs' stream_pos) and returns the first damage,
-// kDataLoss naming its stream lpos; a device error ends it. With
-// `reporter`, every problem is reported as RingReader reports them.
+// to `fn` with the lpos of its record and the stream lpos of its bytes.
+// Past damage (RingReader's checks, an item other than kPgBytes) it goes on
+// from the next of the record starts `resync` (sorted: the PGs' stream_pos)
+// and returns the first damage, kDataLoss naming its stream lpos; a device
+// error ends it. `*skipped_to` (if given): where the last stretch it could
+// not read ends, the record it resumed at (p.tail when it did not resume;
+// 0 when it skipped nothing). With `reporter`, every problem is reported as
+// RingReader reports them.
 absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                         const StreamPointer& p, const std::vector<uint64_t>& resync,
                         const std::function<absl::Status(uint64_t, uint64_t, const Item&)>& fn,
-                        RingReader::Reporter* reporter = nullptr);
+                        RingReader::Reporter* reporter = nullptr,
+                        uint64_t* skipped_to = nullptr);
 
-// What one PG needs from the stream: its bytes [homed, tail), the first of
-// them in the stream record at stream_pos.
+// What one PG needs from the stream: its bytes from homed on, the first of
+// them in the stream record at stream_pos. Those before its pointer's
+// `tail` must be there; items of its stamp that continue them past it are
+// the PG's newer records, which its pointer does not count yet
+// (docs/FORMAT.md, "A pointer that lags its records"). A pointer with
+// nothing unhomed counts every record: it needs nothing from the stream.
 struct UnhomedWant {
   std::string name;  // the PG's, for messages
   uint32_t stamp = 0;
@@ -43,15 +51,18 @@ struct UnhomedWant {
   uint64_t stream_pos = 0;
 };
 // How the pass went for one want: `error` (kDataLoss naming the PG) when
-// its bytes are not all there, or what took them failed.
+// its bytes are not all there, or what took them failed; else `tail`,
+// where its bytes end (the pointer's tail or past it).
 struct UnhomedOutcome {
   absl::Status error;
+  uint64_t tail = 0;
   // With `error`, for callers that report it field by field (the tool's
-  // fsck): the stream lpos it names (the record holding the gap or the
-  // overrun; the want's stream_pos when the stream ended first), and
-  // whether an item reached past the tail (else bytes are missing).
+  // fsck): the stream lpos it names (the record holding the gap; the
+  // want's stream_pos when the stream ended first; where reading resumed
+  // past damage that may hold its newest records), and whether the error
+  // is that last case (else bytes its pointer counts are missing).
   uint64_t error_stream_lpos = 0;
-  bool past_tail = false;
+  bool lost_newest = false;
 };
 
 // Takes a want's next bytes: [covered, covered + bytes.size()), where
@@ -63,8 +74,13 @@ using UnhomedSink =
 
 // Reads the stream once and gives each want its bytes, in stream order: the
 // items of its stamp at or after its stream_pos cover [homed, tail) without
-// a gap, never past tail; older items (before homed) and items of stamps no
-// want names (removed PGs) are skipped. Returns the stream's first damage
+// a gap, and those that go on without a gap past tail are given too; older
+// items (before homed) and items of stamps no want names (removed PGs) are
+// skipped. Damage the pass had to skip costs the wants whose bytes lay in
+// it: a gap after it shows those, and a want none of whose items lies past
+// the damage, and whose records may start before its end (stream_pos), may
+// have had its newest records there (its pointer cannot say), so it fails
+// too. Returns the stream's first damage
 // (which only costs the wants whose bytes lay in it) or a device error.
 absl::Status ReadUnhomed(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                          const StreamPointer& p, const std::vector<UnhomedWant>& wants,

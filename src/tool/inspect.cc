@@ -135,6 +135,12 @@ absl::StatusOr<ReadAccess> OpenForRead(const ToolContext& ctx) {
   ASSIGN_OR_RETURN(StreamRead read, ReadStreamForPgs(off->device(), a.geometry, a.stream,
                                                      readable, /*report=*/false));
   a.unhomed = std::move(read.unhomed);
+  // The commands show and read each PG's log as the store would: its
+  // records past its pointer's tail in the stream included.
+  for (auto& [id, u] : a.unhomed) {
+    RingPgKeys& k = a.ring_pgs.at(id);
+    k.pointer = LogPointer(*k.pointer, u);
+  }
   a.offline = std::move(off);
   return a;
 }

@@ -195,11 +195,12 @@ class LogStreamTest : public StoreFixture {
   }
 };
 
-// RocksDB holds only pointers in the stream layout too: a transaction
-// writes its PGs' pointers and the stream's pointer, however many entries
-// and trims it carries, and the keys are the store's, the PGs' and the
-// stream's, nothing per entry. Counted by RocksDB's own ticker, and by
-// reading every key back.
+// RocksDB holds only pointers in the stream layout too: a transaction whose
+// records all go to the stream writes the stream's pointer and no PG's
+// (its records continue each PG's log past its pointer's tail), one that
+// trims also its PG's pointer, however many entries it carries; and the
+// keys are the store's, the PGs' and the stream's, nothing per entry.
+// Counted by RocksDB's own ticker, and by reading every key back.
 TEST_F(LogStreamTest, RocksDbHoldsOnlyPointers) {
   options_.stream.home_blocks = 0;  // every record stays in the stream
   MkfsAndOpenStream();
@@ -220,20 +221,32 @@ TEST_F(LogStreamTest, RocksDbHoldsOnlyPointers) {
     EXPECT_EQ(Stats().stream_records, records + 1);  // it went to the stream
     return keys_written() - before;
   };
-  // One entry: its PG's pointer and the stream's.
-  EXPECT_EQ(keys_of([](Transaction* t) { t->AppendEntry(Pg(1), V(1, 2), TestPayload(2)); }), 2u);
-  // Forty entries and a trim of one PG: the same two.
+  // One entry: the stream's pointer alone.
+  EXPECT_EQ(keys_of([](Transaction* t) { t->AppendEntry(Pg(1), V(1, 2), TestPayload(2)); }), 1u);
+  // Forty entries and a trim of one PG: the trim points are the PG
+  // pointer's, so it is written too.
   EXPECT_EQ(keys_of([](Transaction* t) {
               for (uint64_t v = 3; v <= 42; ++v) t->AppendEntry(Pg(1), V(1, v), TestPayload(v));
               t->Trim(Pg(1), V(1, 20));
             }),
             2u);
-  // Three PGs: three pointers and the stream's.
+  // Three PGs: the stream's pointer alone.
   EXPECT_EQ(keys_of([](Transaction* t) {
               for (uint32_t p = 1; p <= 3; ++p) t->AppendEntry(Pg(p), V(1, 50), TestPayload(50));
             }),
-            4u);
+            1u);
   EXPECT_GT(Unhomed(Pg(1)), 0u);
+  // The pointers lag their records, and a reopen reads them from the
+  // stream.
+  auto lagging = PgPointer::Decode(DumpDb().at(PgPointerKey(Pg(3))));
+  ASSERT_OK(lagging);
+  ASSERT_OK(Open(options_));
+  EXPECT_LT(lagging->tail, store_->GetPgStats(Pg(3))->ring_bytes_used);
+  auto e = store_->ReadEntries(Pg(3));
+  ASSERT_OK(e);
+  ASSERT_FALSE(e->empty());
+  EXPECT_EQ(e->back().version, V(1, 50));
+  EXPECT_EQ(e->back().payload, TestPayload(50));
 
   rocksdb::DB* db = CoreOf(*store_).metadata_db().db();
   std::unique_ptr<rocksdb::Iterator> it(
@@ -774,8 +787,9 @@ TEST_F(LogStreamTest, NeverRewriteRecordsLeaveRoomForTheirPad) {
   auto ptr = PgPointer::Decode(db.at(PgPointerKey(Pg(1))));
   ASSERT_OK(ptr);
   EXPECT_EQ(ptr->head, 0u);
-  EXPECT_EQ(ptr->tail, tail);
+  EXPECT_LE(ptr->tail, tail);  // records past it continue in the stream
   ASSERT_OK(Open(options_));
+  EXPECT_EQ(store_->GetPgStats(Pg(1))->ring_bytes_used, tail);
   auto e = store_->ReadEntries(Pg(1));
   ASSERT_OK(e);
   ASSERT_EQ(e->size(), kRecords);
@@ -824,10 +838,11 @@ TEST_F(LogStreamTest, PerPgRingsHomeAndDropAStream) {
   EXPECT_EQ(Versions(Pg(2)), Range(1, 2));
 }
 
-// A store opened in the stream layout says format version 2 before its
-// stream can hold anything (a version-1 pgring refuses it by its label),
-// written at open; once 2 it stays 2 in either layout.
-TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion2) {
+// A store opened in the stream layout says format version 3 before its
+// stream can hold anything (an older pgring refuses it by its label),
+// written at open; once 3 it stays 3 in either layout. A version-2 store
+// (an older pgring's stream, every pointer exact) becomes 3 the same way.
+TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion3) {
   auto version = [&] {
     auto region = ReadLabelRegion(device_.get(), "mem");
     EXPECT_OK(region);
@@ -851,6 +866,20 @@ TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion2) {
   ASSERT_OK(Open(options_));
   ASSERT_OK(One(Pg(1), 2));
   options_.log_layout = LogLayout::kPerPgRings;
+  Reopen();
+  EXPECT_EQ(version(), kStreamFormatVersion);
+  EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));
+
+  store_.reset();
+  auto region = ReadLabelRegion(device_.get(), "mem");
+  ASSERT_OK(region);
+  auto label = Label::Decode(*region);
+  ASSERT_OK(label);
+  label->format_version = 2;
+  ASSERT_OK(WriteLabelRegion(device_.get(), *label));
+  ASSERT_OK(Open(options_));  // per-PG rings: a version-2 store stays 2
+  EXPECT_EQ(version(), 2u);
+  options_.log_layout = LogLayout::kStream;
   Reopen();
   EXPECT_EQ(version(), kStreamFormatVersion);
   EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));
@@ -970,14 +999,20 @@ TEST_F(LogStreamTest, IdleBypassLeavesWholeBlocksInTheStream) {
 
 // A stream pointer older than what the PGs' pointers need (its tail before
 // their records): refused naming the PG and the stream range looked at.
+// (Records a stream pointer does not cover and no PG pointer counts are
+// uncommitted, as a transaction whose batch never reached RocksDB.)
 TEST_F(LogStreamTest, StreamPointerOlderThanThePgsIsRefused) {
   MkfsAndOpenStream();
   ASSERT_OK(Create(Pg(1)));
   ASSERT_OK(One(Pg(1), 1));
+  ASSERT_OK(One(Pg(1), 2));
   auto old_db = DumpDb();
   const std::string old_ptr = old_db.at(std::string(kStreamPointerKey));
   ASSERT_OK(Open(options_));
-  ASSERT_OK(One(Pg(1), 2));
+  ASSERT_OK(Do([](Transaction* t) {  // the trim writes PG 1's pointer
+    t->AppendEntry(Pg(1), V(1, 3), TestPayload(3));
+    t->Trim(Pg(1), V(1, 1));
+  }));
   ASSERT_OK(store_->Close());
   store_.reset();
   RawDbWrite([&](rocksdb::WriteBatch* b) {

@@ -95,10 +95,13 @@ TEST(LabelDecode, UnknownVersion) {
   EncodeFixed32(enc.data() + 8, 2);  // a store whose stream has held records
   FixCrc(&enc);
   EXPECT_OK(Label::Decode(enc));
-  EncodeFixed32(enc.data() + 8, 3);
+  EncodeFixed32(enc.data() + 8, 3);  // a store whose pointers lag the stream
+  FixCrc(&enc);
+  EXPECT_OK(Label::Decode(enc));
+  EncodeFixed32(enc.data() + 8, 4);
   FixCrc(&enc);
   ExpectError(Label::Decode(enc), absl::StatusCode::kDataLoss,
-              "pgring label has format version 3; this pgring reads versions 1 to 2");
+              "pgring label has format version 4; this pgring reads versions 1 to 3");
   EncodeFixed32(enc.data() + 8, 0);
   FixCrc(&enc);
   ExpectError(Label::Decode(enc), absl::StatusCode::kDataLoss, "format version 0");

@@ -53,14 +53,17 @@ class RingPgRecoveryTest : public ::testing::Test {
                     .ok());
   }
 
-  std::unique_ptr<RingPgLog> Pg(uint64_t homed, uint64_t tail_seq = kRecords + 1) {
+  // The pointer: [homed, tail) in the stream, tail_seq the next record's.
+  std::unique_ptr<RingPgLog> Pg(uint64_t homed, uint64_t tail_seq = kRecords + 1,
+                                uint64_t tail = 0) {
+    if (tail == 0) tail = end();
     auto pg = std::make_unique<RingPgLog>(kPg, kStamp, g_.block_size);
     PgPointer p;
     p.stamp = kStamp;
     p.head = chunks_.base;
-    p.tail = end();
+    p.tail = tail;
     p.tail_seq = tail_seq;
-    p.unhomed = end() - homed;
+    p.unhomed = tail - homed;
     pg->LoadPointer(p);
     pg->chunks = chunks_;
     return pg;
@@ -98,7 +101,6 @@ TEST_F(RingPgRecoveryTest, ReplaysRecordsAsTheirBytesArriveKeepingOnlyTheNewest)
   RingPgRecovery r(&dev_, g_, pg.get(), resident);
   ASSERT_TRUE(r.Start().ok());
   EXPECT_EQ(pg->entries.size(), 10u);  // the records wholly on the ring
-  EXPECT_TRUE(r.NeedsStream());
   EXPECT_EQ(r.covered(), homed);
   EXPECT_TRUE(pg->ring_prefix == bytes_.substr(pg->ImageStart() - chunks_.base,
                                                homed - pg->ImageStart()));
@@ -126,7 +128,7 @@ TEST_F(RingPgRecoveryTest, ReplaysRecordsAsTheirBytesArriveKeepingOnlyTheNewest)
   // block boundary.
   EXPECT_GE(pg->image.resident_size(), resident);
   EXPECT_EQ((homed + pg->image.cold()) % g_.block_size, 0u);
-  EXPECT_FALSE(r.NeedsStream());
+  EXPECT_EQ(r.covered(), pg->bounds.tail);
   ASSERT_TRUE(r.Finish().ok());
   ASSERT_EQ(pg->entries.size(), size_t{kRecords});
   EXPECT_EQ(pg->last_version, (Version{1, kRecords}));
@@ -140,7 +142,7 @@ TEST_F(RingPgRecoveryTest, WhollyHomedNeedsNoStream) {
   auto pg = Pg(end());
   RingPgRecovery r(&dev_, g_, pg.get(), g_.block_size);
   ASSERT_TRUE(r.Start().ok());
-  EXPECT_FALSE(r.NeedsStream());
+  EXPECT_EQ(r.covered(), pg->bounds.tail);
   ASSERT_TRUE(r.Finish().ok());
   EXPECT_EQ(pg->entries.size(), size_t{kRecords});
   EXPECT_EQ(pg->image.size(), 0u);
@@ -172,6 +174,61 @@ TEST_F(RingPgRecoveryTest, TheLastSequenceIsCheckedAgainstThePointer) {
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   EXPECT_THAT(s.message(), HasSubstr("the last record before the tail has sequence 60, the "
                                      "pointer expects 62"));
+}
+
+// A pointer written many records ago (the store writes one per home): the
+// records the stream holds past its tail continue the log, with their own
+// sequence and the memory bound kept.
+TEST_F(RingPgRecoveryTest, RecordsPastThePointersTailContinueTheLog) {
+  const uint64_t homed = ends_[4];
+  WriteRing(homed);
+  auto pg = Pg(homed, /*tail_seq=*/21, /*tail=*/ends_[19]);
+  const uint64_t resident = g_.block_size;
+  RingPgRecovery r(&dev_, g_, pg.get(), resident);
+  ASSERT_TRUE(r.Start().ok());
+  ASSERT_TRUE(Feed(&r, homed, ends_[19]).ok());
+  for (int i = 20; i < kRecords; i += 7) {
+    const uint64_t to = ends_[std::min(i + 6, kRecords - 1)];
+    ASSERT_TRUE(Feed(&r, r.covered(), to).ok()) << to;
+    EXPECT_EQ(pg->bounds.tail, to);
+    EXPECT_LT(pg->image.resident_size(), resident + 2 * g_.block_size) << to;
+  }
+  ASSERT_TRUE(r.Finish().ok());
+  EXPECT_EQ(pg->bounds.tail, end());
+  EXPECT_EQ(pg->bounds.tail_seq, uint64_t{kRecords + 1});
+  ASSERT_EQ(pg->entries.size(), size_t{kRecords});
+  EXPECT_EQ(pg->last_version, (Version{1, kRecords}));
+  const size_t resident_size = pg->image.resident_size();
+  EXPECT_TRUE(pg->image.resident() ==
+              std::string_view(bytes_).substr(end() - chunks_.base - resident_size))
+      << "the resident bytes are not the newest";
+}
+
+// A pointer whose tail lies inside a record is damaged, even though the
+// stream's bytes go on past it.
+TEST_F(RingPgRecoveryTest, APointerTailInsideARecordIsDamage) {
+  const uint64_t homed = ends_[4];
+  WriteRing(homed);
+  auto pg = Pg(homed, /*tail_seq=*/21, /*tail=*/ends_[19] - 10);
+  RingPgRecovery r(&dev_, g_, pg.get(), g_.block_size);
+  ASSERT_TRUE(r.Start().ok());
+  const absl::Status s = Feed(&r, homed, ends_[30]);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_THAT(s.message(), HasSubstr(absl::StrFormat("the pointer's tail lpos %u lies inside",
+                                                     ends_[19] - 10)));
+}
+
+// Bytes the pointer counts that never came are missing, whatever else did.
+TEST_F(RingPgRecoveryTest, BytesThePointerCountsMustAllCome) {
+  const uint64_t homed = ends_[4];
+  WriteRing(homed);
+  auto pg = Pg(homed);
+  RingPgRecovery r(&dev_, g_, pg.get(), g_.block_size);
+  ASSERT_TRUE(r.Start().ok());
+  ASSERT_TRUE(Feed(&r, homed, ends_[30]).ok());
+  const absl::Status s = r.Finish();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_THAT(s.message(), HasSubstr("are neither on its ring nor in the log stream"));
 }
 
 TEST_F(RingPgRecoveryTest, AHomedPositionBeforeTheHeadIsRefused) {

@@ -41,6 +41,10 @@ struct RingPg : RingPgLog {
   // The head in the last durable pointer. A chunk may be reused by the ring
   // only once it lies wholly behind it. Written by the committer.
   std::atomic<uint64_t> durable_head{0};
+  // The last pointer put in a batch (under the store's staging lock): while
+  // the PG's new records all go to the stream and nothing else changes, its
+  // pointer stays as it is (RingStore::CommitPointers).
+  PgPointer written_pointer;
 
   Mutex io_mu;
   CondVar written_cv;  // signalled when written_upto moves or a write fails

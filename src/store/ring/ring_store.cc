@@ -211,6 +211,8 @@ absl::Status RingStore::Recover() {
     }
     auto pg = std::make_shared<RingPg>(id, p->stamp, geo_.block_size);
     pg->LoadPointer(*p);
+    pg->durable_head.store(p->head);
+    pg->written_pointer = *p;
     pg->chunks = std::move(it->second);
     lists.erase(it);
     pgs_.Insert(std::move(pg));
@@ -254,7 +256,6 @@ absl::Status RingStore::Recover() {
       live_items_ += pg->live_items();
       continue;
     }
-    pg->durable_head.store(pg->bounds.head);
     {
       MutexLock io(&pg->io_mu);
       pg->written_upto = pg->bounds.homed;
@@ -696,11 +697,26 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
     // Give back chunks wholly behind the head, beyond the reserve.
     GiveBackBefore(&pg->chunks, geo_, pg->bounds.head, options_.reserve_chunks_per_pg, &to_free);
     if (pg->chunks.chunks.empty()) pg->chunks.base = pg->bounds.tail / geo_.chunk_size * geo_.chunk_size;
-    wb.Put(PgPointerKey(pg->id), pg->Pointer().Encode());
-    if (t->created || !(pg->chunks == t->undo.old_chunks())) {
-      wb.Put(PgChunksKey(pg->id), pg->chunks.Encode());
+    // The pointer is written when something only it can say changes: the
+    // chunk list, the head, the trim points, how far the ring holds the log
+    // (homed), or that the stream holds some of it (a pointer with nothing
+    // unhomed counts every record, so a PG that stays homed is never one
+    // whose newest records may lie in damaged stream records). Records that
+    // all went to the stream otherwise continue the PG's log past its
+    // pointer's tail, and recovery reads them from there (docs/FORMAT.md,
+    // "A pointer that lags its records"): a PG's pointer is written about
+    // once per home or trim, not once per transaction.
+    const bool chunks_changed = t->created || !(pg->chunks == t->undo.old_chunks());
+    const PgPointer now = pg->Pointer();
+    const PgPointer& was = pg->written_pointer;
+    if (chunks_changed || was.unhomed == 0 || now.head != was.head ||
+        now.homed() != was.homed() || !(now.entries_trimmed_to == was.entries_trimmed_to) ||
+        !(now.dups_trimmed_to == was.dups_trimmed_to)) {
+      wb.Put(PgPointerKey(pg->id), now.Encode());
+      pg->written_pointer = now;
+      heads.emplace_back(t->pg, pg->bounds.head);
     }
-    heads.emplace_back(t->pg, pg->bounds.head);
+    if (chunks_changed) wb.Put(PgChunksKey(pg->id), pg->chunks.Encode());
   }
   if (meta_.next_pg_stamp != old_meta.next_pg_stamp) {
     wb.Put(std::string(kMetaKey), meta_.Encode());
@@ -786,7 +802,8 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
     }
     Repin(pg, true, old_pin);
     forced_homes_.fetch_add(1);
-    wb->Put(PgPointerKey(pg->id), pg->Pointer().Encode());
+    pg->written_pointer = pg->Pointer();
+    wb->Put(PgPointerKey(pg->id), pg->written_pointer.Encode());
     if (!(pg->chunks == old_chunks)) wb->Put(PgChunksKey(pg->id), pg->chunks.Encode());
   }
   stream_.UpdateHead();
