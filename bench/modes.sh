@@ -19,7 +19,8 @@
 #   --modes "LIST" (perpg stream rocksdb; stream is the library's default
 #   stream; also floor: no PG log, stream-room: a stream of a quarter of the
 #   partition that homes only what it needs the room for (max_chunks 0,
-#   home_blocks 0), and stream-wo: a 2 GiB stream with home_blocks 65536),
+#   home_bytes 0), and stream-wo: a 2 GiB stream with home_bytes 256 MiB,
+#   the most),
 #   --rounds N (1: cells alternate
 #   modes within a round; medians over rounds), --out DIR
 #   (build/bench-modes/<timestamp>), --build-dir DIR (build/bench), --no-build,
@@ -81,8 +82,8 @@ restart_args() {
     rocksdb) echo "--backend=rocksdb" ;;
     perpg) echo "--backend=ring --layout=perpg" ;;
     stream) echo "--backend=ring --layout=stream" ;;
-    stream-room) echo "--backend=ring --layout=stream --stream-chunks=0 --home-blocks=0" ;;
-    stream-wo) echo "--backend=ring --layout=stream --stream-chunks=2048 --home-blocks=65536 --log-size=6G" ;;
+    stream-room) echo "--backend=ring --layout=stream --stream-chunks=0 --home-bytes=0" ;;
+    stream-wo) echo "--backend=ring --layout=stream --stream-chunks=2048 --home-bytes=256M --log-size=6G" ;;
     *) return 1 ;;
   esac
 }
@@ -107,9 +108,9 @@ for ((r = 1; r <= ROUNDS && FIO; r++)); do
           # The stream large enough to hold every PG's live log (2 GiB), homing
           # only what a full stream forces: each record written once.
           stream-wo) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
-                       "pgring_stream_chunks=2048" "pgring_home_blocks=65536" || true ;;
+                       "pgring_stream_chunks=2048" "pgring_home_bytes=256m" || true ;;
           stream-room) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
-                         "pgring_stream_chunks=0" "pgring_home_blocks=0" || true ;;
+                         "pgring_stream_chunks=0" "pgring_home_bytes=0" || true ;;
           *) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=$m" || true ;;
         esac
       done

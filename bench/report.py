@@ -629,6 +629,16 @@ def stream_setting(size, key, settings_key):
     return r.get(key, s.get(settings_key))
 
 
+def home_setting(size):
+    """How the stream row of a restart homed: home_bytes, or home_blocks from
+    a restart_bench that set it in blocks; None when it took neither."""
+    for key in ("home_bytes", "home_blocks"):
+        v = stream_setting(size, key, f"restart_{key}")
+        if v is not None:
+            return f"{key} {v}" if v else f"{key} 0 (homed only for room)"
+    return None
+
+
 def stream_at_close(size):
     pop = get(results["restart"].get(f"stream-{size}"), "populate", default={}) or {}
     used, chunks = pop.get("stream_bytes_used"), pop.get("stream_chunks")
@@ -652,15 +662,14 @@ for size in s["restart"]:
              (stream_at_close(size) or "-") if b == "stream" else "",
              F(get(r, "populate", "seconds"), ".1f"), get(r, "cache_drop", "method", default="-")])
 sc = stream_setting(s["restart"][0], "stream_chunks", "restart_stream_chunks") if s["restart"] else None
-hb = stream_setting(s["restart"][0], "home_blocks", "restart_home_blocks") if s["restart"] else None
+hb = home_setting(s["restart"][0]) if s["restart"] else None
 md.append("\nEntries of 180-220 payload bytes (uniform), one info per PG; bench/restart_bench. per-PG rings: "
           "`--layout=perpg`. stream: `--layout=stream`, a stream of "
           + (f"{F(sc)} chunks ({F(sc)} MiB; StreamOptions::max_chunks)" if sc else
              "a bound of a quarter of the partition (StreamOptions::max_chunks 0)")
           + " and "
-          + (f"home_blocks {hb}" if hb else "home_blocks 0 (homed only for room)" if hb == 0 else
-             "this restart_bench's default home_blocks (it takes no --home-blocks)")
-          + ": unless home_blocks is small, a PG's records stay in the stream until forced homes take "
+          + (hb or "this restart_bench's default home size (it takes no --home-bytes)")
+          + ": unless the home size is small, a PG's records stay in the stream until forced homes take "
           "them (the stream half full), and open replays what the stream holds at close: \"stream at "
           "close\" is the stream's size then (its chunks hold the unhomed records, and homed ones that "
           "share their chunks)"
@@ -791,8 +800,8 @@ for k in TARGET_KINDS:
     v = ratio(ro.get("seconds"), rd_.get("seconds"))
     note = "" if v is None else f"{ro['seconds']:.2f} s vs {rd_['seconds']:.2f} s"
     if k == "stream":
-        note += (f"; stream of {F(sc) if sc else 'a quarter of the partition'}, home_blocks "
-                 f"{'the default' if hb is None else hb}, at close: "
+        note += (f"; stream of {F(sc) if sc else 'a quarter of the partition'}, "
+                 f"{hb or 'the default home size'}, at close: "
                  f"{stream_at_close(big) or '-'}")
     target(I13, f"restart {big} <= 0.25x rocksdb's" if big else "restart <= 0.25x rocksdb's", k, X(v, 0.25),
            check(v, "<=", 0.25), note)

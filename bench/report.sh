@@ -48,7 +48,7 @@
 #     mapping-table bytes per entry. 128 and 1024 PGs: per-PG rings
 #     (--layout=perpg), the stream (--layout=stream with a bound of
 #     BENCH_STREAM_CHUNKS chunks, 0 being a quarter of the partition, and
-#     BENCH_HOME_BLOCKS home blocks, 0 homing only what the stream needs
+#     BENCH_HOME_BYTES home bytes, 0 homing only what the stream needs
 #     the room for, so that the stream is left full of unhomed records at
 #     close and open replays them), and rocksdb.
 #
@@ -79,10 +79,10 @@
 #   BENCH_STREAM_CHUNKS  the restart's stream size bound in 1 MiB chunks
 #                     (StreamOptions::max_chunks; 0: a quarter of the
 #                     partition restart_bench sizes; --smoke 16)
-#   BENCH_HOME_BLOCKS the restart's StreamOptions::home_blocks (0: a PG's
+#   BENCH_HOME_BYTES  the restart's StreamOptions::home_bytes (0: a PG's
 #                     records stay in the stream until forced homes take
 #                     them at half the stream's size), passed when
-#                     restart_bench takes --home-blocks
+#                     restart_bench takes --home-bytes
 #   PGRING_SIZE       data partition (2G; --smoke 256M)
 #   PGRING_LOG_SIZE   log partition (4G: 1024 PGs need ~3 chunks each; --smoke 256M)
 #   (the others' defaults: fio-jobs/defaults.sh, shared with fio-jobs/run.sh
@@ -170,9 +170,9 @@ if [[ -z "$WORK" ]]; then
 fi
 mkdir -p "$WORK"
 DATA=$OUT/data
-: "${BENCH_CACHE:=drop}" "${BENCH_STREAM_CHUNKS:=0}" "${BENCH_HOME_BLOCKS:=0}"
-[[ $BENCH_STREAM_CHUNKS =~ ^[0-9]+$ && $BENCH_HOME_BLOCKS =~ ^[0-9]+$ ]] \
-  || bench_die "BENCH_STREAM_CHUNKS and BENCH_HOME_BLOCKS take whole numbers"
+: "${BENCH_CACHE:=drop}" "${BENCH_STREAM_CHUNKS:=0}" "${BENCH_HOME_BYTES:=0}"
+[[ $BENCH_STREAM_CHUNKS =~ ^[0-9]+$ && $BENCH_HOME_BYTES =~ ^[0-9]+$ ]] \
+  || bench_die "BENCH_STREAM_CHUNKS and BENCH_HOME_BYTES take whole numbers"
 exec > >(tee -a "$OUT/report.log") 2>&1
 bench_log "mode $MODE, $RUNTIME s per fio run, long run ${LONG_RUNTIME} s; results in $OUT"
 
@@ -190,11 +190,11 @@ RESTART_BENCH=$BUILD/bench/restart_bench
 SPACE_BENCH=$BUILD/bench/ring_space_bench
 [[ -f $PGRING_ENGINE ]] || bench_die "$PGRING_ENGINE missing (build target fio_pgring, or drop --no-build)"
 [[ -x $RESTART_BENCH ]] || bench_die "$RESTART_BENCH missing (build target restart_bench)"
-# The stream's home blocks can be set only where restart_bench takes
-# --home-blocks; otherwise its stream homes at that build's default.
-RESTART_HOME_BLOCKS=
-if "$RESTART_BENCH" --help 2>/dev/null | grep -q -- '--home-blocks'; then
-  RESTART_HOME_BLOCKS=$BENCH_HOME_BLOCKS
+# The stream's home size can be set only where restart_bench takes
+# --home-bytes; otherwise its stream homes at that build's default.
+RESTART_HOME_BYTES=
+if "$RESTART_BENCH" --help 2>/dev/null | grep -q -- '--home-bytes'; then
+  RESTART_HOME_BYTES=$BENCH_HOME_BYTES
 fi
 
 # One fio run of a kind (see the header): the job file and the engine options
@@ -242,7 +242,7 @@ json.dump({
   "fio": sh("fio --version"), "git": sh("git -C '$ROOT' describe --always --dirty"),
   "data_size": "$PGRING_SIZE", "log_size": "$PGRING_LOG_SIZE", "work": "$WORK",
   "restart_stream_chunks": $BENCH_STREAM_CHUNKS,
-  "restart_home_blocks": int("$RESTART_HOME_BLOCKS") if "$RESTART_HOME_BLOCKS" else None,
+  "restart_home_bytes": int("$RESTART_HOME_BYTES") if "$RESTART_HOME_BYTES" else None,
 }, open(sys.argv[1], "w"), indent=2)
 PY
 
@@ -328,7 +328,7 @@ fi
 
 # --- 4. restart time and memory ----------------------------------------------
 # The stream's row opens a store whose stream is full of unhomed records:
-# home_blocks 0 (where restart_bench takes it), so that a PG's records leave
+# home_bytes 0 (where restart_bench takes it), so that a PG's records leave
 # the stream only when forced homes take them, once the stream is half
 # full. With BENCH_STREAM_CHUNKS 0 restart_bench sizes the partition (the
 # rings, and a third more for the stream); otherwise the partition holds
@@ -348,7 +348,7 @@ if [[ $SKIP_RESTART == 0 ]]; then
             (( log_mib >= 256 )) || log_mib=256
             args+=(--log-size="$((log_mib * 1048576))")
           fi
-          [[ -z $RESTART_HOME_BLOCKS ]] || args+=(--home-blocks="$RESTART_HOME_BLOCKS") ;;
+          [[ -z $RESTART_HOME_BYTES ]] || args+=(--home-bytes="$RESTART_HOME_BYTES") ;;
         rocksdb) args=(--backend=rocksdb) ;;
       esac
       bench_log "restart $b: $pgs PGs x $entries entries (${args[*]})"

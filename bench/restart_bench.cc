@@ -5,7 +5,7 @@
 //                 [--entry-min=180 --entry-max=220] [--dups=0] [--chunk-size=1M]
 //                 [--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep]
 //                 [--cache=drop|fadvise|none] [--layout=perpg|stream] [--stream-chunks=16]
-//                 [--home-blocks=2] [--resident-blocks=16]
+//                 [--home-bytes=8K] [--resident-bytes=64K]
 //
 // 1. populate (this process): a file-backed log partition WORK/log.part
 //    (fallocated) and RocksDB WORK/db; mkfs (force), N PGs in pool 1, then E
@@ -76,8 +76,8 @@ struct Args {
   std::string backend = "ring";
   std::string layout = "perpg";  // the ring's log layout, populating and opening
   uint32_t stream_chunks = 16;  // StreamOptions' defaults; 0: a quarter of the partition
-  uint32_t home_blocks = 2;     // 0: homes only when the stream needs the room
-  uint32_t resident_blocks = 16;
+  uint64_t home_bytes = 8192;  // 0: homes only when the stream needs the room
+  uint64_t resident_bytes = 65536;
   uint32_t pgs = 128;
   uint64_t entries = 3000;
   uint32_t entry_min = 180, entry_max = 220;
@@ -130,14 +130,14 @@ Args ParseArgs(int argc, char** argv) {
     else if (key == "--cache") a.cache = val;
     else if (key == "--layout") a.layout = val;
     else if (key == "--stream-chunks") a.stream_chunks = static_cast<uint32_t>(std::stoul(val));
-    else if (key == "--home-blocks") a.home_blocks = static_cast<uint32_t>(std::stoul(val));
-    else if (key == "--resident-blocks") a.resident_blocks = static_cast<uint32_t>(std::stoul(val));
+    else if (key == "--home-bytes") a.home_bytes = ParseSize(val);
+    else if (key == "--resident-bytes") a.resident_bytes = ParseSize(val);
     else if (key == "--help" || key == "-h") {
       std::puts("restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK "
                 "[--entry-min=180] [--entry-max=220] [--dups=0] [--chunk-size=1M] "
                 "[--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep] [--cache=drop|fadvise|none] "
                 "[--phase=all|populate|open] [--layout=perpg|stream] [--stream-chunks=16] "
-                "[--home-blocks=2] [--resident-blocks=16]");
+                "[--home-bytes=8K] [--resident-bytes=64K]");
       std::exit(0);
     } else {
       Die("unknown argument: " + arg);
@@ -184,8 +184,8 @@ pgring::Options OpenOptions(const Args& a) {
   if (a.layout == "stream") {
     o.log_layout = pgring::LogLayout::kStream;
     o.stream.max_chunks = a.stream_chunks;
-    o.stream.home_blocks = a.home_blocks;
-    o.stream.resident_blocks = a.resident_blocks;
+    o.stream.home_bytes = a.home_bytes;
+    o.stream.resident_bytes = a.resident_bytes;
   }
   return o;
 }
@@ -461,8 +461,8 @@ int main(int argc, char** argv) {
   json r{{"backend", a.backend},
          {"layout", a.layout},
          {"stream_chunks", a.stream_chunks},
-         {"home_blocks", a.home_blocks},
-         {"resident_blocks", a.resident_blocks},
+         {"home_bytes", a.home_bytes},
+         {"resident_bytes", a.resident_bytes},
          {"pgs", a.pgs},
          {"entries_per_pg", a.entries},
          {"dups_per_pg", a.dups},

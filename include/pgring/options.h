@@ -89,38 +89,45 @@ struct StreamOptions {
   // chunks than the partition has free, homing drains it
   // (force_home_percent), so the PG rings can have them. 0, or 2..4096.
   uint32_t max_chunks = 16;
-  // A PG's records go to its ring once this many whole blocks of them are
-  // not there yet: more blocks, fewer and larger ring writes, and records
-  // trimmed before they are homed are never written twice. 0: never by
-  // count; a PG's records go home only when the stream needs the room
-  // (force_home_percent, or a partition whose free chunks are fewer than
-  // the stream's). With max_chunks 0 that writes most records once while
+  // home_bytes, resident_bytes and forced_home_bytes are in bytes, so that
+  // a partition of 512-byte logical blocks makes as few and as large home
+  // writes as one of 4096-byte blocks. The store rounds each down to whole
+  // blocks of the partition, and never below one block (a home_bytes of 0
+  // stays 0). Each is in [512, 268435456] (256 MiB: 65536 blocks of 4096),
+  // or 0 for home_bytes.
+  //
+  // A PG's records go to its ring once whole blocks of them holding this
+  // many bytes are not there yet: more bytes, fewer and larger ring writes,
+  // and records trimmed before they are homed are never written twice. 0:
+  // never by count; a PG's records go home only when the stream needs the
+  // room (force_home_percent, or a partition whose free chunks are fewer
+  // than the stream's). With max_chunks 0 that writes most records once while
   // the stream holds about twice the PG logs' live span (dups included),
   // and homes them by force, reading them back, once it does not
-  // (docs/BENCHMARKS.md, "A stream homed only for room"). 0..65536.
-  uint32_t home_blocks = 2;
-  // Of a PG's records not homed yet, the newest this many blocks are kept
-  // in memory; older ones (their stream write done) are read back from the
-  // stream when they are needed: a read of old entries, a home that takes
-  // them. So memory is bounded per PG, whatever home_blocks and the
-  // stream's size are. Below home_blocks + 1, whole-block homes read from
-  // the stream too. 1..65536.
-  uint32_t resident_blocks = 16;
+  // (docs/BENCHMARKS.md, "A stream homed only for room").
+  uint64_t home_bytes = 8192;
+  // Of a PG's records not homed yet, the newest this many bytes (whole
+  // blocks) are kept in memory; older ones (their stream write done) are
+  // read back from the stream when they are needed: a read of old entries,
+  // a home that takes them. So memory is bounded per PG, whatever
+  // home_bytes and the stream's size are. Below home_bytes + one block,
+  // whole-block homes read from the stream too.
+  uint64_t resident_bytes = 65536;
   // Once the stream is this full (percent of max_chunks x chunk size), or
   // holds more chunks than the partition has free, each transaction also
   // homes up to max_forced_homes of the PGs that pin the stream's head (a
   // PG that stopped writing), with a partial block. 1..100.
   uint32_t force_home_percent = 50;
   uint32_t max_forced_homes = 4;  // 1..1024
-  // The most blocks one forced home writes: a PG with more not homed goes
-  // home over several of them, its oldest blocks first (whole blocks; its
-  // partial block once the rest fits, and under kNeverRewrite the pad
-  // record's block that may follow it). So a transaction's forced homes
-  // write, and read back from the stream, at most max_forced_homes x this
-  // many blocks (+1 each for a pad), however long the PG's records stayed
-  // in the stream; it is also the most a transaction drains the stream by
-  // under partition pressure. 1..65536.
-  uint32_t forced_home_blocks = 8;
+  // The most bytes (whole blocks) one forced home writes: a PG with more
+  // not homed goes home over several of them, its oldest blocks first
+  // (whole blocks; its partial block once the rest fits, and under
+  // kNeverRewrite the pad record's block that may follow it). So a
+  // transaction's forced homes write, and read back from the stream, at
+  // most max_forced_homes x this many bytes (+1 block each for a pad),
+  // however long the PG's records stayed in the stream; it is also the most
+  // a transaction drains the stream by under partition pressure.
+  uint64_t forced_home_bytes = 32768;
   // A transaction that finds no other transaction in flight (staged and
   // not yet committed) writes to its PGs' rings instead of the stream: its
   // stream record would go out alone, one write like a ring write, and the

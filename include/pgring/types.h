@@ -85,7 +85,7 @@ struct PgStats {
   // (LogLayout::kStream: they are in the log stream and in memory).
   uint64_t unhomed_bytes = 0;
   // Of those, the ones in memory: the newest (StreamOptions::
-  // resident_blocks); the others are read back from the stream.
+  // resident_bytes); the others are read back from the stream.
   uint64_t unhomed_resident_bytes = 0;
   uint64_t bytes_written = 0;   // record bytes appended since open
   uint64_t payload_bytes_written = 0;  // caller payload bytes appended since open
@@ -140,7 +140,7 @@ struct StoreStats {
   uint64_t forced_homes = 0;
   uint64_t stream_full_fallbacks = 0;
   // Unhomed bytes read back from the stream (StreamOptions::
-  // resident_blocks): the reads and their bytes. A cold PG's forced home or
+  // resident_bytes): the reads and their bytes. A cold PG's forced home or
   // a read of its old entries makes them.
   uint64_t stream_reads = 0;
   uint64_t stream_bytes_read = 0;

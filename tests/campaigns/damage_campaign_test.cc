@@ -3,9 +3,9 @@
 // A ring store is built with a known random workload (every operation, trims
 // so chunks hold stale records, removed PGs so free chunks do too) and
 // closed, in each log layout (issue 13): per-PG rings, and the log stream
-// (every transaction joins it, home_blocks 4, so at close PGs have bytes
-// only in the stream: asserted, from the store's stats and from the closed
-// image). Then, for PGRING_DAMAGE_ITERATIONS iterations per case (default
+// (every transaction joins it, home_bytes four blocks, so at close PGs have
+// bytes only in the stream: asserted, from the store's stats and from the
+// closed image). Then, for PGRING_DAMAGE_ITERATIONS iterations per case (default
 // 15: four cases now where there were two, same total), one piece of damage
 // is made on a copy: a random byte flipped or a whole 512-byte sector
 // overwritten (random bytes, zeros or bit flips) somewhere in the partition
@@ -226,8 +226,8 @@ class DamageCampaignTest : public ::testing::TestWithParam<DamageParam> {
     SetLayout(std::get<0>(GetParam()), &o);
     // More blocks wait in the stream before they go home: at close most PGs
     // have several records there.
-    o.stream.home_blocks = 4;
-    o.stream.resident_blocks = 1;  // homes read bytes back from the stream
+    o.stream.home_bytes = 4 * 4096;
+    o.stream.resident_bytes = 4096;  // homes read bytes back from the stream
     o.tail_block_policy = std::get<1>(GetParam());
     o.recovery_policy = p;
     o.limits.max_payload_bytes = 64 << 10;

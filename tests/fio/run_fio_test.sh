@@ -32,7 +32,8 @@
 #   with Ceph's fio engine's (pglog_omap_len, pglog_dup_omap_len,
 #   _fastinfo_omap_len, oi_attr_len, pglog_simulation, preallocate_files,
 #   single_pool_mode),
-#   away from the defaults; the engine's reports must show the same
+#   away from the defaults (the first pair also sets the stream's byte sizes
+#   with fio's size suffixes); the engine's reports must show the same
 #   configuration, and the values asked for.
 # enghelp: the engine loads with every symbol bound at once (LD_BIND_NOW=1,
 #   so a fio function the engine needs but fio does not export fails here,
@@ -67,7 +68,7 @@ if [[ "$MODE" == "enghelp" ]]; then
              pgring_tail_policy pgring_io_engine pgring_stats pgring_verify_log \
              pgring_ack_file pgring_ack_check pgring_dup_size pgring_oi_attr_len \
              pgring_preallocate pgring_log_size pgring_no_pg_log pgring_layout \
-             pgring_stream_chunks pgring_home_blocks pgring_resident_blocks pgring_force_home_percent pgring_stream_bypass pgring_shared_flush \
+             pgring_stream_chunks pgring_home_bytes pgring_resident_bytes pgring_force_home_percent pgring_stream_bypass pgring_shared_flush \
              pgring_sync_covers pglog_omap_len pglog_simulation pgring_single_pool_mode; do
     grep -q "^$opt *:" <<<"$out" || { echo "FAIL: option $opt not listed"; exit 1; }
   done
@@ -87,6 +88,10 @@ if [[ "$MODE" == "enghelp" ]]; then
   echo "$detail"
   grep -q "default: group" <<<"$detail" || { echo "FAIL: pgring_durability's default"; exit 1; }
   grep -q "unsynced" <<<"$detail" || { echo "FAIL: pgring_durability's values"; exit 1; }
+  # The stream's sizes are bytes (fio's size suffixes), not blocks.
+  detail=$(LD_BIND_NOW=1 fio --enghelp="$ENGINE,pgring_home_bytes" 2>&1)
+  echo "$detail"
+  grep -q "default: 8k" <<<"$detail" || { echo "FAIL: pgring_home_bytes's default"; exit 1; }
   echo "PASS"
   exit 0
 fi
@@ -124,8 +129,8 @@ EOF
     unset LD_PRELOAD
     [[ $rc -eq 0 ]] || { cat "$WORK/$name/fio.out"; echo "FAIL: fio ($name) exited with $rc"; exit 1; }
   }
-  run_named pgring-a $'pgring_entry_min=200\npgring_entry_max=300\npgring_dup_size=80\npgring_fastinfo_size=150\npgring_oi_attr_len=100\npgring_preallocate=1\npgring_single_pool_mode=1'
-  run_named ceph-a $'pglog_omap_len=200-300\npglog_dup_omap_len=80\n_fastinfo_omap_len=150\noi_attr_len=100\npreallocate_files=1\nsingle_pool_mode=1'
+  run_named pgring-a $'pgring_entry_min=200\npgring_entry_max=300\npgring_dup_size=80\npgring_fastinfo_size=150\npgring_oi_attr_len=100\npgring_preallocate=1\npgring_single_pool_mode=1\npgring_home_bytes=16k\npgring_resident_bytes=128k'
+  run_named ceph-a $'pglog_omap_len=200-300\npglog_dup_omap_len=80\n_fastinfo_omap_len=150\noi_attr_len=100\npreallocate_files=1\nsingle_pool_mode=1\npgring_home_bytes=16k\npgring_resident_bytes=128k'
   run_named pgring-b $'pgring_entry_min=220\npgring_entry_max=220\npgring_no_pg_log=1\npgring_preallocate=1'
   run_named ceph-b $'pglog_omap_len=220\npglog_simulation=0\npreallocate_files=1'
   python3 - "$WORK" <<'PY'
@@ -139,7 +144,9 @@ def config(name):
 want = {
     "a": {"pgring_entry_min": 200, "pgring_entry_max": 300, "pgring_dup_size": 80,
           "pgring_fastinfo_size": 150, "pgring_oi_attr_len": 100, "pgring_preallocate": True,
-          "pgring_no_pg_log": False, "pgring_single_pool_mode": True},
+          "pgring_no_pg_log": False, "pgring_single_pool_mode": True,
+          # fio's size suffixes: bytes, not blocks.
+          "pgring_home_bytes": 16384, "pgring_resident_bytes": 131072},
     "b": {"pgring_entry_min": 220, "pgring_entry_max": 220, "pgring_dup_size": 57,
           "pgring_no_pg_log": True},
 }

@@ -174,7 +174,7 @@ Options OpenOptions(Kind kind, RecoveryPolicy policy) {
   if (kind == Kind::kStream) {
     o.log_layout = LogLayout::kStream;
     o.stream.max_chunks = 2;
-    o.stream.home_blocks = 1;
+    o.stream.home_bytes = 4096;  // one block of the partition file
     o.stream.bypass_when_idle = false;
   } else {
     o.log_layout = LogLayout::kPerPgRings;

@@ -11,7 +11,7 @@
 // LogStream::Reserve): 1-4 PGs, each with its own ring; per transaction one
 // real PG record (entries) for each PG it touches, and one stream record
 // (kRecordStream, stamp kStreamStamp) of kPgBytes items holding each PG's
-// bytes past its new homed; a PG homes in whole blocks once home_blocks of
+// bytes past its new homed; a PG homes in whole blocks once home_bytes of
 // them wait (or all of it now and then: a forced home, a full stream), its
 // ring getting those bytes; padding under kNeverRewrite; the stream's first
 // chunk reused once wholly behind its head (the earliest stream_pos of a PG
@@ -199,7 +199,8 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
   g.data_offset = 4096;
   MemoryBlockDevice* dev = ZeroedDevice(g);
   const bool never_rewrite = fdp.ConsumeBool();
-  const uint32_t home_blocks = fdp.ConsumeIntegralInRange<uint32_t>(1, 4);
+  // StreamOptions::home_bytes as the store uses it: whole blocks.
+  const uint64_t home_bytes = fdp.ConsumeIntegralInRange<uint64_t>(1, 4) * g.block_size;
 
   std::vector<uint32_t> free;
   for (uint32_t i = 0; i < kChunkCount; ++i) free.push_back(i);
@@ -310,8 +311,8 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
       AppendRecord(&c.rec, kRecordTxn, pg.stamp, LapOf(c.pos, g), pg.next_seq, body.body());
       const uint64_t new_tail = c.pos + c.rec.size();
       if (new_tail > RingEnd(pg.chunks, g)) continue;  // the store would grow the ring
-      // RingStore::PlanStream: home whole blocks once home_blocks wait.
-      if (g.AlignDown(new_tail) >= g.AlignDown(pg.homed) + uint64_t{home_blocks} * g.block_size) {
+      // RingStore::PlanStream: home whole blocks once home_bytes wait.
+      if (g.AlignDown(new_tail) >= g.AlignDown(pg.homed) + home_bytes) {
         c.homed_after = g.AlignDown(new_tail);
       }
       const uint64_t from = std::max(c.pos, c.homed_after);

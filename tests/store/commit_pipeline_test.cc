@@ -562,9 +562,9 @@ class StreamPowerLossTest : public CommitPipelineTest,
     options_.stream.bypass_when_idle = false;  // every transaction to the stream
     options_.stream.max_chunks = 4;
     options_.stream.force_home_percent = 25;  // past 64 KiB: A's 15 blocks stay
-    options_.stream.forced_home_blocks = 1;  // A goes home a block at a time
-    options_.stream.resident_blocks = 1;     // and is read back from the stream
-    options_.stream.home_blocks = GetParam() == StreamMoment::kForcedPartialHome ? 0 : 1;
+    options_.stream.forced_home_bytes = 4096;  // A goes home a block at a time
+    options_.stream.resident_bytes = 4096;     // and is read back from the stream
+    options_.stream.home_bytes = GetParam() == StreamMoment::kForcedPartialHome ? 0 : 4096;
     CommitPipelineTest::SetUp();
   }
   // Whether the transaction just staged is at the moment this case wants.

@@ -209,7 +209,7 @@ class IoErrorTest : public ::testing::TestWithParam<Case> {
     // A small stream that homes a block at a time and force-homes early: the
     // faults fall on stream writes, home writes and forced homes.
     o.stream.max_chunks = 2;
-    o.stream.home_blocks = 1;
+    o.stream.home_bytes = 4096;
     o.stream.force_home_percent = 5;
     o.stream.max_forced_homes = 2;
     return o;
@@ -828,7 +828,7 @@ TEST_P(QueuedWriteErrorTest, CloseWaitsForWritesInFlightWhenTheStoreFailed) {
   ASSERT_OK(rig.Mkfs(m));
   Options o;
   SetLayout(GetParam(), &o);
-  o.stream.home_blocks = 2;  // T2 homes its whole blocks at once
+  o.stream.home_bytes = 2 * 4096;  // T2 homes its whole blocks at once
   o.log_sink = NullLogSink();
   ASSERT_OK(rig.Open(o));
   Store* store = rig.store();

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "device/memory_block_device.h"
 #include "format/label.h"
 #include "format/metadata_keys.h"
@@ -202,7 +204,7 @@ class LogStreamTest : public StoreFixture {
 // keys are the store's, the PGs' and the stream's, nothing per entry.
 // Counted by RocksDB's own ticker, and by reading every key back.
 TEST_F(LogStreamTest, RocksDbHoldsOnlyPointers) {
-  options_.stream.home_blocks = 0;  // every record stays in the stream
+  options_.stream.home_bytes = 0;  // every record stays in the stream
   MkfsAndOpenStream();
   for (uint32_t p = 1; p <= 3; ++p) ASSERT_OK(Create(Pg(p)));
   WarmUp();
@@ -296,11 +298,11 @@ TEST_F(LogStreamTest, RecordsStagedDuringAWriteGoOutInOne) {
   for (uint32_t p = 1; p <= 20; ++p) EXPECT_EQ(Versions(Pg(p)), Range(1, 1));
 }
 
-// A PG's records reach its ring in whole blocks once home_blocks of them
+// A PG's records reach its ring in whole blocks once home_bytes of them
 // are unhomed (that no home writes a block twice is HomeToTailTest's); a
 // transaction whose bytes all go home writes no stream record.
 TEST_F(LogStreamTest, HomesWholeBlocks) {
-  options_.stream.home_blocks = 2;
+  options_.stream.home_bytes = 2 * 4096;
   MkfsAndOpenStream();
   ASSERT_OK(Create(Pg(1)));
   WarmUp();
@@ -309,7 +311,7 @@ TEST_F(LogStreamTest, HomesWholeBlocks) {
   for (uint64_t v = 1; v <= 200; ++v) {
     ASSERT_OK(One(Pg(1), v, 300));
     const uint64_t unhomed = Unhomed(Pg(1));
-    // Less than home_blocks whole blocks past the last block boundary homed.
+    // Less than home_bytes of whole blocks past the last block boundary homed.
     EXPECT_LT(unhomed, 3u * 4096) << v;
     // Not the forced homes of PG 99, which pins the stream's head.
     const StoreStats now = Stats();
@@ -334,7 +336,7 @@ TEST_F(LogStreamTest, HomesWholeBlocks) {
 // block instead of writing that one again: one 3,000-byte record per write
 // is one block per write, never two. Recovery reads through the pads.
 TEST_F(LogStreamTest, WritesEndWithAPadAndNeverRewriteABlock) {
-  options_.stream.home_blocks = 64;  // nothing goes home during the test
+  options_.stream.home_bytes = 64 * 4096;  // nothing goes home during the test
   MkfsAndOpenStream();
   ASSERT_OK(Create(Pg(1)));
   WarmUp();
@@ -357,7 +359,7 @@ TEST_F(LogStreamTest, WritesEndWithAPadAndNeverRewriteABlock) {
   EXPECT_EQ(VersionsOf(Pg(1), 3000), Range(1, 11));
 }
 
-// A PG's unhomed bytes past resident_blocks leave memory once their stream
+// A PG's unhomed bytes past resident_bytes leave memory once their stream
 // write is done; reads of old entries, a forced home (which writes them to
 // the ring) and a reopen read them back from the stream. The head moves
 // into the bytes out of memory with every trim. Under both tail-block
@@ -372,8 +374,8 @@ class ResidentBoundTest : public LogStreamTest,
 
 TEST_P(ResidentBoundTest, OldUnhomedBytesAreReadBackFromTheStream) {
   options_.tail_block_policy = GetParam();
-  options_.stream.resident_blocks = 2;
-  options_.stream.home_blocks = 65536;  // nothing goes home but by force
+  options_.stream.resident_bytes = 2 * 4096;
+  options_.stream.home_bytes = 256 << 20;  // nothing goes home but by force
   options_.stream.max_chunks = 32;      // 2 MiB, forced homes past 1 MiB
   options_.stream.force_home_percent = 50;
   MkfsAndOpenStream();
@@ -437,8 +439,8 @@ TEST_P(ResidentBoundTest, OldUnhomedBytesAreReadBackFromTheStream) {
 TEST_F(LogStreamTest, UnhomedBytesStayResidentUntilTheirStreamWriteIsDone) {
   auto gated = std::make_shared<GatedDevice>(device_);
   device_ = gated;
-  options_.stream.resident_blocks = 1;
-  options_.stream.home_blocks = 65536;
+  options_.stream.resident_bytes = 4096;
+  options_.stream.home_bytes = 256 << 20;
   MkfsAndOpenStream();
   ASSERT_OK(Create(Pg(1)));
   auto resident = [&] { return store_->GetPgStats(Pg(1))->unhomed_resident_bytes; };
@@ -508,17 +510,17 @@ TEST_P(ForcedHomeTest, IdlePgIsForceHomedAndTheStreamNeverFails) {
   EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));
 }
 
-// A forced home writes at most forced_home_blocks: a PG whose records
+// A forced home writes at most forced_home_bytes: a PG whose records
 // stayed in the stream long goes home over several transactions, its
 // oldest whole blocks first and its partial block with the last; its
 // entries read right at every step and after a reopen.
 TEST_P(ForcedHomeTest, ForcedHomesWriteAtMostTheirBudget) {
   options_.tail_block_policy = GetParam();
   options_.stream.max_chunks = 2;  // 128 KiB
-  options_.stream.home_blocks = 0;  // homed only by force
+  options_.stream.home_bytes = 0;  // homed only by force
   options_.stream.force_home_percent = 50;
   options_.stream.max_forced_homes = 1;
-  options_.stream.forced_home_blocks = 2;
+  options_.stream.forced_home_bytes = 2 * 4096;
   MkfsAndOpenStream();
   ASSERT_OK(Create(Pg(1)));
   ASSERT_OK(Create(Pg(2)));
@@ -602,7 +604,7 @@ void ExpectChunksAddUp(Store* store, const StoreStats& st, std::vector<PgId> pgs
 // the partition, all but the one holding its tail.
 TEST_F(LogStreamTest, StreamGivesBackTheChunksItsHeadPassed) {
   options_.stream.max_chunks = 0;   // room for what PG 1 pins
-  options_.stream.home_blocks = 0;  // and nothing homed but by force
+  options_.stream.home_bytes = 0;  // and nothing homed but by force
   MkfsAndOpenStream();
   ASSERT_OK(Create(Pg(1)));
   ASSERT_OK(Create(Pg(2)));
@@ -766,7 +768,7 @@ TEST_P(HomeToTailTest, FullStreamNeverRewritesABlock) {
 // chunk is taken past the one holding the tail (fsck's chunk-beyond-tail).
 TEST_F(LogStreamTest, NeverRewriteRecordsLeaveRoomForTheirPad) {
   options_.tail_block_policy = TailBlockPolicy::kNeverRewrite;
-  options_.stream.home_blocks = 1;
+  options_.stream.home_bytes = 4096;
   MkfsAndOpenStream();
   ASSERT_OK(Create(Pg(1)));
   // Untrimmed, the ring's bytes in use run from lpos 0 to the tail.
@@ -922,51 +924,152 @@ TEST_F(LogStreamTest, IdleStreamIsBypassed) {
 
 // Stream options out of their ranges are refused at open, naming the option
 // and its range; the ends of each range open, and 0 where it means a default.
+// The byte sizes are 64-bit: a value past 4 GiB is refused, not cut to its
+// low 32 bits (2^32 + 4096 would be one block).
 TEST_F(LogStreamTest, StreamOptionsOutOfRangeAreRefused) {
   Mkfs();
+  using Set = void (*)(StreamOptions*, uint64_t);
   struct Case {
-    uint32_t StreamOptions::*field;
-    uint32_t lo, hi;
+    Set set;
+    uint64_t lo, hi;
     const char* name;
     const char* zero = "";  // the message's words for 0, where 0 is allowed below lo
+    bool bytes = false;
   };
-  for (const Case& c : {Case{&StreamOptions::max_chunks, 2, 4096, "stream.max_chunks",
-                             "0 (a quarter of the partition) or "},
-                        Case{&StreamOptions::home_blocks, 0, 65536, "stream.home_blocks"},
-                        Case{&StreamOptions::resident_blocks, 1, 65536, "stream.resident_blocks"},
-                        Case{&StreamOptions::force_home_percent, 1, 100,
-                             "stream.force_home_percent"},
-                        Case{&StreamOptions::max_forced_homes, 1, 1024,
-                             "stream.max_forced_homes"},
-                        Case{&StreamOptions::forced_home_blocks, 1, 65536,
-                             "stream.forced_home_blocks"}}) {
-    std::vector<uint32_t> bad = {c.hi + 1};
+  constexpr uint64_t kMaxBytes = 256 << 20;
+  for (const Case& c :
+       {Case{[](StreamOptions* o, uint64_t v) { o->max_chunks = static_cast<uint32_t>(v); }, 2,
+             4096, "stream.max_chunks", "0 (a quarter of the partition) or "},
+        Case{[](StreamOptions* o, uint64_t v) { o->home_bytes = v; }, 512, kMaxBytes,
+             "stream.home_bytes", "0 (never home by count) or ", true},
+        Case{[](StreamOptions* o, uint64_t v) { o->resident_bytes = v; }, 512, kMaxBytes,
+             "stream.resident_bytes", "", true},
+        Case{[](StreamOptions* o, uint64_t v) { o->force_home_percent = static_cast<uint32_t>(v); },
+             1, 100, "stream.force_home_percent"},
+        Case{[](StreamOptions* o, uint64_t v) { o->max_forced_homes = static_cast<uint32_t>(v); },
+             1, 1024, "stream.max_forced_homes"},
+        Case{[](StreamOptions* o, uint64_t v) { o->forced_home_bytes = v; }, 512, kMaxBytes,
+             "stream.forced_home_bytes", "", true}}) {
+    std::vector<uint64_t> bad = {c.hi + 1};
     if (c.lo > 0) bad.push_back(c.lo - 1);
-    for (uint32_t b : bad) {
+    if (c.bytes) {
+      bad.push_back((uint64_t{1} << 32) + 4096);
+      bad.push_back(UINT64_MAX);
+    }
+    for (uint64_t b : bad) {
       Options o = options_;
-      o.stream.*c.field = b;
+      c.set(&o.stream, b);
       auto st = Open(o);
       EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << c.name << " " << b;
       EXPECT_THAT(std::string(st.message()),
                   HasSubstr(absl::StrCat(c.name, " is ", b, "; it must be ", c.zero, "in [", c.lo,
                                          ", ", c.hi, "]")));
     }
-    for (uint32_t good : {0u, c.lo, c.hi}) {
-      if (good == 0 && c.lo != 0 && *c.zero == '\0') continue;
+    std::vector<uint64_t> good = {c.lo, c.hi};
+    if (*c.zero != '\0') good.push_back(0);
+    if (c.bytes) good.push_back(4097);  // not whole blocks: rounded down
+    for (uint64_t g : good) {
       Options o = options_;
-      o.stream.*c.field = good;
-      EXPECT_OK(Open(o));  // the range's ends open
+      c.set(&o.stream, g);
+      const absl::Status st = Open(o);
+      EXPECT_TRUE(st.ok()) << c.name << " " << g << ": " << st;  // the range's ends open
       store_.reset();
     }
   }
 }
 
+class StreamBytesTest : public LogStreamTest {
+ protected:
+  // A fresh store on a memory partition of `block`-byte logical blocks,
+  // with its own RocksDB.
+  void MkfsAndOpenWithBlock(uint32_t block) {
+    store_.reset();
+    device_ = std::make_shared<MemoryBlockDevice>(kDeviceSize, block);
+    db_path_ = dir_.Join(absl::StrCat("db-", block));
+    MkfsAndOpenStream();
+  }
+};
+
+// The default home_bytes homes a PG's records in 8 KiB writes on a
+// partition of 512-byte blocks as on one of 4096: the same workload makes
+// the same home writes of the same size (in block units, 512-byte blocks
+// would make 1 KiB homes and eight times as many).
+TEST_F(StreamBytesTest, DefaultHomesAreTheSameBytesAtEitherBlockSize) {
+  struct Homes {
+    uint64_t writes, bytes;
+  };
+  auto run = [&](uint32_t block) -> Homes {
+    MkfsAndOpenWithBlock(block);
+    EXPECT_OK(Create(Pg(1)));
+    const StoreStats before = Stats();
+    for (uint64_t v = 1; v <= 200; ++v) EXPECT_OK(One(Pg(1), v, 300));
+    const StoreStats after = Stats();
+    EXPECT_EQ(after.forced_homes, before.forced_homes) << block;
+    // What is left: less than home_bytes past the last block homed, and
+    // the block the tail is in.
+    EXPECT_LT(Unhomed(Pg(1)), 8192u + block) << block;
+    Reopen();
+    EXPECT_EQ(VersionsOf(Pg(1), 300), Range(1, 200)) << block;
+    return {after.home_writes - before.home_writes,
+            after.home_bytes_written - before.home_bytes_written};
+  };
+  const Homes big = run(4096);
+  const Homes small = run(512);
+  // ~200 records of ~330 bytes = ~66 KB: one home per 8 KiB.
+  EXPECT_GE(big.writes, 7u);
+  EXPECT_LE(big.writes, 8u);
+  // Each home is 8 KiB of whole blocks at either size; where the tail
+  // stops in the last home's blocks may differ by a home.
+  EXPECT_LE(small.writes, big.writes + 1);
+  EXPECT_GE(small.writes + 1, big.writes);
+  EXPECT_EQ(big.bytes, big.writes * 8192);
+  EXPECT_EQ(small.bytes, small.writes * 8192);
+}
+
+// The default resident_bytes and forced_home_bytes are bytes too: on either
+// block size a PG keeps its newest 64 KiB of unhomed bytes in memory, and a
+// forced home of a PG with more writes 32 KiB.
+TEST_F(StreamBytesTest, DefaultResidentAndForcedHomeBytesAtEitherBlockSize) {
+  for (uint32_t block : {4096u, 512u}) {
+    SCOPED_TRACE(absl::StrCat(block, "-byte blocks"));
+    options_.stream.home_bytes = 0;  // homed only by force
+    options_.stream.max_forced_homes = 1;
+    MkfsAndOpenWithBlock(block);
+    ASSERT_OK(Create(Pg(1)));
+    ASSERT_OK(Create(Pg(2)));
+    // ~106 KB, one stream write (block-padded) each: an eighth of the
+    // stream's bound at 4096-byte blocks.
+    for (uint64_t v = 1; v <= 32; ++v) ASSERT_OK(One(Pg(1), v, 3300));
+    ASSERT_EQ(Stats().forced_homes, 0u);
+    ASSERT_GT(Unhomed(Pg(1)), 96u << 10);
+    const uint64_t resident = store_->GetPgStats(Pg(1))->unhomed_resident_bytes;
+    EXPECT_GE(resident, 64u << 10);
+    EXPECT_LE(resident, (64u << 10) + block);  // and the block the tail is in
+    // PG 2 fills the stream (trimmed as it goes) until PG 1, pinning its
+    // head, is homed by force: its oldest 32 KiB.
+    StoreStats before = Stats();
+    uint64_t v2 = 0;
+    while (Stats().forced_homes == before.forced_homes && v2 < 4000) {
+      before = Stats();
+      ++v2;
+      ASSERT_OK(Do([&](Transaction* t) {
+        t->AppendEntry(Pg(2), V(1, v2), TestPayload(v2, 3000));
+        if (v2 > 10) t->Trim(Pg(2), V(1, v2 - 10));
+      }));
+    }
+    const StoreStats after = Stats();
+    ASSERT_EQ(after.forced_homes - before.forced_homes, 1u);
+    EXPECT_EQ(after.home_bytes_written - before.home_bytes_written, 32u << 10);
+    EXPECT_EQ(VersionsOf(Pg(1), 3300), Range(1, 32));
+  }
+}
+
 // An idle transaction on a PG with whole blocks waiting in the stream does
 // not home them early: it joins the stream, and the blocks go home once
-// home_blocks of them are there, as under load.
+// home_bytes of them are there, as under load.
 TEST_F(LogStreamTest, IdleBypassLeavesWholeBlocksInTheStream) {
   options_.stream.bypass_when_idle = true;
-  options_.stream.home_blocks = 4;
+  options_.stream.home_bytes = 4 * 4096;
   auto gated = std::make_shared<GatedDevice>(device_);
   device_ = gated;
   MkfsAndOpenStream();

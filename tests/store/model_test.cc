@@ -33,8 +33,8 @@ TEST_P(ModelTest, RandomOperationsMatchTheModel) {
   // forced homes within the short form; one block kept in memory of the
   // three that wait, so reads and homes read bytes back from the stream.
   options_.stream.max_chunks = 2;
-  options_.stream.home_blocks = 3;
-  options_.stream.resident_blocks = 1;
+  options_.stream.home_bytes = 3 * 4096;
+  options_.stream.resident_bytes = 4096;
   SCOPED_TRACE("seed " + std::to_string(seed));
   options_.limits.max_entries_per_pg = 200;
   options_.limits.max_dups_per_pg = 150;

@@ -190,7 +190,7 @@ Options StreamLayoutOptions() {
   Options o;
   o.log_layout = LogLayout::kStream;
   o.stream.max_chunks = 2;
-  o.stream.home_blocks = 1;
+  o.stream.home_bytes = 4096;  // one block of the partition file
   o.stream.bypass_when_idle = false;  // the tests commit one at a time
   return o;
 }

@@ -68,11 +68,11 @@ Options CrashStoreOptions(const CrashConfig& c) {
   // one block kept in memory, so homes read bytes back from the stream.
   o.log_layout = c.layout;
   o.stream.max_chunks = 2;
-  o.stream.home_blocks = 2;
-  o.stream.resident_blocks = 1;
+  o.stream.home_bytes = 2 * uint64_t{c.block_size};
+  o.stream.resident_bytes = c.block_size;
   o.stream.force_home_percent = 5;
   o.stream.max_forced_homes = 2;
-  o.stream.forced_home_blocks = 1;
+  o.stream.forced_home_bytes = c.block_size;
   o.stream.bypass_when_idle = false;  // the stream takes every transaction
   return o;
 }

@@ -158,8 +158,8 @@ std::string EngineConfig::StoreSignature() const {
       "backend=", BackendName(backend), " db=", EffectiveDbPath(), " mkfs=", mkfs,
       " chunk_size=", chunk_size, " durability=", DurabilityName(durability),
       " tail_policy=", TailPolicyName(tail_policy), " layout=", LayoutName(layout),
-      " stream_chunks=", stream_chunks, " home_blocks=", home_blocks,
-      " resident_blocks=", resident_blocks, " force_home_percent=", force_home_percent,
+      " stream_chunks=", stream_chunks, " home_bytes=", home_bytes,
+      " resident_bytes=", resident_bytes, " force_home_percent=", force_home_percent,
      
       " stream_bypass=", stream_bypass, " io_engine=", IoEngineName(io_engine),
       " shared_flush=", share_flush, " sync_covers=", sync_covers_partition,

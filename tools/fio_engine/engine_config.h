@@ -29,8 +29,8 @@ struct EngineConfig {
   TailBlockPolicy tail_policy = TailBlockPolicy::kRewriteTailBlock;   // pgring_tail_policy
   LogLayout layout = LogLayout::kStream;      // pgring_layout
   uint32_t stream_chunks = 16;                // pgring_stream_chunks
-  uint32_t home_blocks = 2;                   // pgring_home_blocks
-  uint32_t resident_blocks = 16;              // pgring_resident_blocks
+  uint64_t home_bytes = 8192;                 // pgring_home_bytes
+  uint64_t resident_bytes = 65536;            // pgring_resident_bytes
   uint32_t force_home_percent = 50;           // pgring_force_home_percent
   bool stream_bypass = true;                  // pgring_stream_bypass
   IoEngine io_engine = IoEngine::kIoUring;  // pgring_io_engine (log partition and data file)

@@ -76,8 +76,8 @@ struct PgringOptions {
   unsigned int tail_policy;
   unsigned int layout;
   unsigned int stream_chunks;
-  unsigned int home_blocks;
-  unsigned int resident_blocks;
+  unsigned long long home_bytes;   // FIO_OPT_STR_VAL
+  unsigned long long resident_bytes;
   unsigned int force_home_percent;
   int stream_bypass;
   unsigned int io_engine;
@@ -340,13 +340,25 @@ fio_option g_options[] = {
     IntOption("pgring_stream_chunks", "pgring stream chunks", PGRING_OFF(stream_chunks), 0,
               "The log stream's size bound in chunks (pgring_layout=stream); 0: a quarter of "
               "the partition", "16"),
-    IntOption("pgring_home_blocks", "pgring home blocks", PGRING_OFF(home_blocks), 0,
-              "Whole blocks a PG keeps unhomed before they go to its ring (pgring_layout=stream); "
-              "0: only when the stream needs the room", "2"),
-    IntOption("pgring_resident_blocks", "pgring resident blocks", PGRING_OFF(resident_blocks), 1,
-              "Newest unhomed blocks a PG keeps in memory; older ones are read back from the "
-              "stream (pgring_layout=stream)",
-              "16"),
+    {.name = "pgring_home_bytes",
+     .lname = "pgring home bytes",
+     .type = FIO_OPT_STR_VAL,
+     .off1 = PGRING_OFF(home_bytes),
+     .help = "Unhomed bytes a PG gathers before they go to its ring in one write, rounded down "
+             "to whole blocks of the partition (pgring_layout=stream; 512..256m); 0: only when "
+             "the stream needs the room",
+     .def = "8k",
+     .category = kCategory,
+     .group = kGroup},
+    {.name = "pgring_resident_bytes",
+     .lname = "pgring resident bytes",
+     .type = FIO_OPT_STR_VAL,
+     .off1 = PGRING_OFF(resident_bytes),
+     .help = "Newest unhomed bytes a PG keeps in memory, rounded down to whole blocks; older "
+             "ones are read back from the stream (pgring_layout=stream; 512..256m)",
+     .def = "64k",
+     .category = kCategory,
+     .group = kGroup},
     IntOption("pgring_force_home_percent", "pgring force home percent",
               PGRING_OFF(force_home_percent), 1,
               "How full the log stream is (percent of its bound) when transactions start homing "
@@ -484,8 +496,8 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.tail_policy = static_cast<pgring::TailBlockPolicy>(o.tail_policy);
   c.layout = static_cast<pgring::LogLayout>(o.layout);
   c.stream_chunks = o.stream_chunks;
-  c.home_blocks = o.home_blocks;
-  c.resident_blocks = o.resident_blocks;
+  c.home_bytes = o.home_bytes;
+  c.resident_bytes = o.resident_bytes;
   c.force_home_percent = o.force_home_percent;
   c.stream_bypass = o.stream_bypass != 0;
   c.io_engine = static_cast<pgring::IoEngine>(o.io_engine);

@@ -66,8 +66,8 @@ Options StoreOptions(const EngineConfig& c) {
   o.tail_block_policy = c.tail_policy;
   o.log_layout = c.layout;
   o.stream.max_chunks = c.stream_chunks;
-  o.stream.home_blocks = c.home_blocks;
-  o.stream.resident_blocks = c.resident_blocks;
+  o.stream.home_bytes = c.home_bytes;
+  o.stream.resident_bytes = c.resident_bytes;
   o.stream.force_home_percent = c.force_home_percent;
   o.stream.bypass_when_idle = c.stream_bypass;
   o.io_engine = c.io_engine;

@@ -54,6 +54,13 @@ void ForEachRecovering(size_t n, const std::function<void(size_t)>& fn) {
   for (auto& t : pool) t.join();
 }
 
+// A StreamOptions size in whole blocks: rounded down, and at least one
+// block unless it is 0 (allowed where 0 means "never").
+uint64_t WholeBlocks(uint64_t bytes, uint32_t block_size) {
+  if (bytes == 0) return 0;
+  return std::max<uint64_t>(bytes - bytes % block_size, block_size);
+}
+
 }  // namespace
 
 // What one transaction does to one PG, and how to undo it.
@@ -97,6 +104,9 @@ RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<Metada
       alloc_(label.chunk_count),
       meta_(meta),
       stream_layout_(options.log_layout == LogLayout::kStream),
+      stream_home_bytes_(WholeBlocks(options.stream.home_bytes, geo_.block_size)),
+      stream_resident_bytes_(WholeBlocks(options.stream.resident_bytes, geo_.block_size)),
+      stream_forced_home_bytes_(WholeBlocks(options.stream.forced_home_bytes, geo_.block_size)),
       stream_(device_.get(), geo_, &alloc_,
               LogStream::MaxChunksFor(options.stream.max_chunks, label.chunk_count), &seeks_,
               [this](std::vector<std::shared_ptr<CommitPipeline::Txn>> txns, absl::Status s) {
@@ -116,18 +126,23 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
         options.limits.max_chunks_per_pg, label.chunk_size));
   }
   const StreamOptions& so = options.stream;
+  // The byte sizes: from the smallest logical block pgring supports to
+  // 65536 blocks of 4096 bytes; the store rounds them to whole blocks.
+  constexpr uint64_t kMinStreamBytes = 512, kMaxStreamBytes = uint64_t{65536} * 4096;
   struct Bound {
     const char* name;
-    uint32_t value, lo, hi;
+    uint64_t value, lo, hi;
     const char* zero = nullptr;  // what 0 means, where it is allowed below lo
   };
-  for (const Bound& b : {Bound{"stream.max_chunks", so.max_chunks, 2, 4096,
-                               "a quarter of the partition"},
-                         Bound{"stream.home_blocks", so.home_blocks, 0, 65536},
-                         Bound{"stream.resident_blocks", so.resident_blocks, 1, 65536},
-                         Bound{"stream.force_home_percent", so.force_home_percent, 1, 100},
-                         Bound{"stream.max_forced_homes", so.max_forced_homes, 1, 1024},
-                         Bound{"stream.forced_home_blocks", so.forced_home_blocks, 1, 65536}}) {
+  for (const Bound& b :
+       {Bound{"stream.max_chunks", so.max_chunks, 2, 4096, "a quarter of the partition"},
+        Bound{"stream.home_bytes", so.home_bytes, kMinStreamBytes, kMaxStreamBytes,
+              "never home by count"},
+        Bound{"stream.resident_bytes", so.resident_bytes, kMinStreamBytes, kMaxStreamBytes},
+        Bound{"stream.force_home_percent", so.force_home_percent, 1, 100},
+        Bound{"stream.max_forced_homes", so.max_forced_homes, 1, 1024},
+        Bound{"stream.forced_home_bytes", so.forced_home_bytes, kMinStreamBytes,
+              kMaxStreamBytes}}) {
     if (b.zero != nullptr && b.value == 0) continue;
     if (b.value < b.lo || b.value > b.hi) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -235,8 +250,7 @@ absl::Status RingStore::Recover() {
   RETURN_IF_ERROR(RecoverRingPgs(
       device_.get(), geo_, logs,
       has_stream ? StreamSource{&stream_ptr, &stream_chunks} : StreamSource{},
-      uint64_t{options_.stream.resident_blocks} * geo_.block_size, ForEachRecovering,
-      &outcome, &stream_damage));
+      stream_resident_bytes_, ForEachRecovering, &outcome, &stream_damage));
   if (!stream_damage.ok()) {
     // It cost the PGs whose bytes lay in what cannot be read (they fail,
     // named, with it); with none, nothing committed is lost.
@@ -418,8 +432,7 @@ absl::Status RingStore::UnhomedBytes(const RingPg& pg, uint64_t from, uint64_t t
 }
 
 void RingStore::EvictOldUnhomed(RingPg* pg) {
-  pg->EvictUnhomed(uint64_t{options_.stream.resident_blocks} * geo_.block_size,
-                   stream_.written());
+  pg->EvictUnhomed(stream_resident_bytes_, stream_.written());
 }
 
 absl::StatusOr<std::shared_ptr<RingPg>> RingStore::NewPg(const PgId& id) {
@@ -568,13 +581,13 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
       std::all_of(changes.begin(), changes.end(), [&](const auto& t) {
         // Homing writes only the blocks this record touches, as per-PG
         // rings would; a PG with whole blocks waiting keeps them in the
-        // stream until home_blocks of them are there.
+        // stream until home_bytes of them are there.
         return t->removed || t->pg->ImageStart() >= geo_.AlignDown(t->record_pos);
       })) {
     return home_all();
   }
   // Each PG keeps in the stream what is not a whole block past the ones
-  // its ring holds, once home_blocks of them are there.
+  // its ring holds, once home_bytes of them are there.
   RecordBodyBuilder body;
   for (size_t i = 0; i < changes.size(); ++i) {
     const PgChange* t = changes[i].get();
@@ -582,9 +595,9 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     const RingPg* pg = t->pg.get();
     const uint64_t pos = t->record_pos;
     const uint64_t tail = pos + records[i].size();
-    const uint64_t home_bytes = uint64_t{options_.stream.home_blocks} * geo_.block_size;
     uint64_t homed = pg->bounds.homed;
-    if (home_bytes != 0 && geo_.AlignDown(tail) >= pg->ImageStart() + home_bytes) {
+    if (stream_home_bytes_ != 0 &&
+        geo_.AlignDown(tail) >= pg->ImageStart() + stream_home_bytes_) {
       homed = geo_.AlignDown(tail);
     }
     plan->homed_after[i] = homed;
@@ -781,7 +794,6 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
   const bool full_enough =
       !stream_layout_ || stream_.PressesPartition() ||
       stream_.bytes_used() * 100 >= stream_.capacity() * options_.stream.force_home_percent;
-  const uint64_t forced_home_bytes = uint64_t{options_.stream.forced_home_blocks} * geo_.block_size;
   for (uint32_t n = 0; full_enough && n < options_.stream.max_forced_homes &&
                        !stream_.pins().empty();
        ++n) {
@@ -791,7 +803,7 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
     const uint64_t old_pin = pg->StreamPos();
     // A PG with more to go than the budget: its oldest whole blocks (the
     // next forced home goes on from there). Else all of it, to its tail.
-    const uint64_t budget_end = pg->ImageStart() + forced_home_bytes;
+    const uint64_t budget_end = pg->ImageStart() + stream_forced_home_bytes_;
     if (budget_end < geo_.AlignUp(pg->bounds.tail)) {
       writes->push_back(HomeWrite(owner, budget_end, budget_end));
     } else {

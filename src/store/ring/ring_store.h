@@ -85,7 +85,7 @@ class RingStore final : public PgStore<RingPg> {
                       std::vector<std::shared_ptr<RingWrite>>* writes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Homes the PGs pinning the stream's head, max_forced_homes of them and
-  // each at most forced_home_blocks (the rest of a PG at a later home; its
+  // each at most forced_home_bytes (the rest of a PG at a later home; its
   // partial block with its last), once the stream is full enough (in
   // kPerPgRings, whenever a stream is left); drops a stream nothing pins in
   // kPerPgRings.
@@ -109,7 +109,7 @@ class RingStore final : public PgStore<RingPg> {
   absl::Status UnhomedBytes(const RingPg& pg, uint64_t from, uint64_t to, std::string* out) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Lets pg's oldest unhomed bytes leave memory, whole blocks whose stream
-  // write has completed, until resident_blocks are left.
+  // write has completed, until resident_bytes are left.
   void EvictOldUnhomed(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps the stream's pins in step with pg's first unhomed byte.
   void Repin(RingPg* pg, bool was_pinned, uint64_t old_pos) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -142,6 +142,12 @@ class RingStore final : public PgStore<RingPg> {
 
   StoreMeta meta_ ABSL_GUARDED_BY(mu_);
   const bool stream_layout_;
+  // StreamOptions' home_bytes, resident_bytes and forced_home_bytes in
+  // whole blocks of the partition (rounded down, at least one block; a
+  // home_bytes of 0 stays 0).
+  const uint64_t stream_home_bytes_;
+  const uint64_t stream_resident_bytes_;
+  const uint64_t stream_forced_home_bytes_;
   SeekCounter seeks_;
   // Every ring and stream write, until its completion has returned.
   WritesInFlight writes_in_flight_;
