@@ -203,6 +203,27 @@ class LogStreamTest : public StoreFixture {
 // trims also its PG's pointer, however many entries it carries; and the
 // keys are the store's, the PGs' and the stream's, nothing per entry.
 // Counted by RocksDB's own ticker, and by reading every key back.
+// A PG whose records all go to the stream keeps its pointer until its ring
+// takes a chunk (its chunk list changes): many transactions later it lags
+// them, and a reopen reads the records past its tail from the stream, then
+// appends after them with the right sequence.
+TEST_F(LogStreamTest, APointerManyGroupsOlderThanItsRecordsReadsThemAll) {
+  options_.stream.home_bytes = 0;  // nothing goes home by count
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  constexpr uint64_t kRecords = 300;
+  for (uint64_t v = 1; v <= kRecords; ++v) ASSERT_OK(One(Pg(1), v, 100));
+  auto ptr = PgPointer::Decode(DumpDb().at(PgPointerKey(Pg(1))));  // closes the store
+  ASSERT_OK(ptr);
+  EXPECT_LT(ptr->tail_seq + 20, kRecords + 1) << "the pointer lags the PG's last 20 records";
+  ASSERT_OK(Open(options_));
+  EXPECT_EQ(VersionsOf(Pg(1), 100), Range(1, kRecords));
+  EXPECT_GT(store_->GetPgStats(Pg(1))->ring_bytes_used, ptr->tail);
+  ASSERT_OK(One(Pg(1), kRecords + 1, 100));
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 100), Range(1, kRecords + 1));
+}
+
 TEST_F(LogStreamTest, RocksDbHoldsOnlyPointers) {
   options_.stream.home_bytes = 0;  // every record stays in the stream
   MkfsAndOpenStream();
