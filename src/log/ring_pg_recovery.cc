@@ -65,12 +65,17 @@ absl::Status RingPgRecovery::Feed(std::string_view bytes, const UnhomedRun& run)
     extended_ = true;
   }
   // The image keeps what the PG keeps in memory with every byte up to its
-  // tail there (all of them are on the device): the bytes before that are
-  // cold as they arrive, and those a moved tail leaves behind go cold too.
-  const uint64_t resident_from = pg_->ResidentFrom(pg_->bounds.tail, resident_);
-  if (from < resident_from) pg_->image.AppendCold(std::min(run.ring_end, resident_from) - from);
-  if (run.ring_end > resident_from) {
-    pg_->image.Append(bytes.substr(std::max(from, resident_from) - from));
+  // tail there (all of them are on the device): up to the pointer's tail
+  // the bytes before that are cold as they arrive; past it, where the tail
+  // moves with each run, the oldest go cold once the newer ones are in.
+  if (extended_) {
+    pg_->image.Append(bytes);
+  } else {
+    const uint64_t resident_from = pg_->ResidentFrom(pg_->bounds.tail, resident_);
+    if (from < resident_from) pg_->image.AppendCold(std::min(run.ring_end, resident_from) - from);
+    if (run.ring_end > resident_from) {
+      pg_->image.Append(bytes.substr(std::max(from, resident_from) - from));
+    }
   }
   pg_->unhomed_runs.push_back(run);
   if (extended_) pg_->EvictUnhomed(resident_, /*written=*/UINT64_MAX);
