@@ -61,6 +61,10 @@ def cell(mode, pgs, qd):
             "rdb_seeks": pw.get("rocksdb_seeks"),
             "groups": (st["commit_groups"] / st["transactions_committed"]
                        if st.get("transactions_committed") else None),
+            # RocksDB keys and context switches per client write.
+            "keys": (((rep or {}).get("rocksdb") or {}).get("run") or {}).get(
+                "keys_written_per_write"),
+            "ctxsw": (pw.get("context_switches") or {}).get("total"),
         })
     if not rows:
         return None
@@ -139,6 +143,39 @@ def hdd_table():
 
 if any(cell(m, pgs, qd) for pgs in pgs_list for qd in qds for m in modes):
     hdd_table()
+
+
+# The log's cost over the floor (no PG log) beside the RocksDB backend's:
+# CPU µs, context switches and RocksDB keys per client write (issue 32's
+# targets are stated against these differences).
+def cost_table():
+    print()
+    print("Per client write, and the log's cost over the floor (medians over rounds):")
+    print()
+    print("| PGs | qd | mode | CPU µs | over floor | context switches | over floor | "
+          "RocksDB keys | over floor | CPU over floor vs RocksDB backend's |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for pgs in pgs_list:
+        for qd in qds:
+            cells = {m: cell(m, pgs, qd) for m in modes}
+            floor, rdb = cells.get("floor"), cells.get("rocksdb")
+            for m in modes:
+                c = cells[m]
+                if not c:
+                    continue
+
+                def over(k):
+                    return (c[k] - floor[k]) if floor and None not in (c.get(k), floor.get(k)) else None
+                ratio = None
+                if rdb and over("cpu") is not None and rdb.get("cpu") and floor["cpu"] != rdb["cpu"]:
+                    ratio = over("cpu") / (rdb["cpu"] - floor["cpu"])
+                print(f"| {pgs} | {qd} | {m} | {f(c.get('cpu'), '.1f')} | {f(over('cpu'), '+.1f')} | "
+                      f"{f(c.get('ctxsw'), '.3f')} | {f(over('ctxsw'), '+.3f')} | "
+                      f"{f(c.get('keys'), '.2f')} | {f(over('keys'), '+.2f')} | {f(ratio, '.2f')} |")
+
+
+if "floor" in modes and any(cell(m, pgs, qd) for pgs in pgs_list for qd in qds for m in modes):
+    cost_table()
 
 # Where the CPU goes: a column per thread name that spent at least 0.05 µs
 # per client write in some cell.
