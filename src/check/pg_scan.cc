@@ -98,13 +98,6 @@ class Scanner final : public RingReader::Reporter {
         options_.progress(rec.lpos - p.head);
         last_progress = rec.lpos;
       }
-      if (extended && rec.lpos < p.tail && rec.lpos + rec.size() > p.tail) {
-        (void)reader_.Damage(rec.lpos,
-                             absl::StrFormat("the pointer's tail lpos %u lies inside this "
-                                             "record, which ends at %u",
-                                             p.tail, rec.lpos + rec.size()),
-                             "tail-inside-record");
-      }
       if (rec.is_txn()) Apply(rec);
     }
     // Every problem has been reported; only the end of the log reads as

@@ -38,7 +38,8 @@ absl::StatusOr<StreamRead> ReadStreamForPgs(BlockDevice* device, const Geometry&
   StreamRead out;
   std::vector<PgId> ids;
   std::vector<UnhomedWant> wants;
-  const bool usable = stream.present() && CheckStreamKeys(stream, g).ok();
+  const absl::Status keys = stream.present() ? CheckStreamKeys(stream, g) : absl::OkStatus();
+  const bool usable = stream.present() && keys.ok();
   for (const auto& [id, k] : pgs) {
     const PgPointer& p = *k->pointer;
     // A pointer with nothing unhomed counts every record.
@@ -49,7 +50,7 @@ absl::StatusOr<StreamRead> ReadStreamForPgs(BlockDevice* device, const Geometry&
   if (!usable) {
     const std::string why =
         stream.present()
-            ? std::string(CheckStreamKeys(stream, g).message())
+            ? std::string(keys.message())
             : absl::StrCat("the store has no log stream (no ", std::string(kStreamPointerKey),
                            " key)");
     for (size_t i = 0; i < ids.size(); ++i) {

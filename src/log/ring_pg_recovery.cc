@@ -29,7 +29,6 @@ absl::Status RingPgRecovery::Start() {
         "PG %s: pointer's homed position %u (tail %u less %u unhomed bytes) is before its head "
         "%u", pg_->name, p.homed, p.tail, p.tail - p.homed, p.head));
   }
-  pointer_tail_ = p.tail;
   reader_.emplace(device_, geo_, pg_->chunks, pg_->name, pg_->stamp, p.head, p.tail);
   reader_->SetAvailable(p.homed);
   RETURN_IF_ERROR(ReplayAvailable());
@@ -140,14 +139,6 @@ absl::Status RingPgRecovery::ReplayAvailable() {
       return absl::OkStatus();
     }
     if (!s.ok()) return s;
-    if (rec.lpos < pointer_tail_ && rec.lpos + rec.size() > pointer_tail_) {
-      // Only a damaged pointer ends inside a record.
-      return reader_->Damage(rec.lpos,
-                             absl::StrFormat("the pointer's tail lpos %u lies inside this record, "
-                                             "which ends at %u",
-                                             pointer_tail_, rec.lpos + rec.size()),
-                             "tail-inside-record");
-    }
     if (!rec.is_txn()) continue;  // skippable, of a kind this version does not read
     s = ReplayRecord(rec.body, rec.lpos, pg_);
     if (!s.ok()) return reader_->Damage(rec.lpos, std::string(s.message()));

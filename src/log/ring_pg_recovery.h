@@ -2,12 +2,12 @@
 // "Open"): its records on its ring up to homed, then its unhomed bytes as
 // the one pass over the log stream reaches them, each record replayed as
 // soon as its last byte arrives. The pointer's tail is where the PG's log
-// ends at least: its records may continue in the stream past it (the
-// store writes a pointer only when something only the pointer says
-// changes; docs/FORMAT.md, "A pointer that lags its records"). Only the bytes of a record still being
-// read and the newest unhomed bytes (the resident bound) are kept, so an
-// open holds about as much of a PG as the running store does, not every
-// unhomed byte at once.
+// ends at least: its records may continue in the stream past it (the store
+// writes a pointer only when something only the pointer says changes;
+// docs/FORMAT.md, "A pointer that lags its records"). Only the bytes of a
+// record still being read and the newest unhomed bytes (the resident bound)
+// are kept, so an open holds about as much of a PG as the running store
+// does, not every unhomed byte at once.
 #ifndef PGRING_LOG_RING_PG_RECOVERY_H_
 #define PGRING_LOG_RING_PG_RECOVERY_H_
 
@@ -69,8 +69,7 @@ class RingPgRecovery {
   // The bytes [reader_->position(), covered()) when they are not where
   // Feed's caller holds them: the start of the record the reader waits for.
   std::string pending_;
-  // The pointer's tail, and whether the stream moved the tail past it.
-  uint64_t pointer_tail_ = 0;
+  // The stream moved the tail past the pointer's.
   bool extended_ = false;
 };
 
@@ -87,10 +86,11 @@ struct StreamSource {
 // each PG's ring up to homed (Start, through `for_each`); then, with a
 // stream, one sequential pass over it feeding each PG its bytes as the pass
 // reaches them, those up to its pointer's tail and those that continue it;
-// then the checks that end each replay (Finish, through `for_each`). `outcome[i]`: OK, or pgs[i]'s error (kDataLoss naming it;
-// a device error reading its ring). Returns a device error of the stream's
-// pass; its damage, which costs only the PGs whose bytes lay in it (they
-// fail with it), goes to `stream_damage`.
+// then the checks that end each replay (Finish, through `for_each`).
+// `outcome[i]`: OK, or pgs[i]'s error (kDataLoss naming it; a device error
+// reading its ring). Returns a device error of the stream's pass; its
+// damage, which costs only the PGs whose bytes lay or may have lain in it
+// (ReadUnhomed says which; they fail with it), goes to `stream_damage`.
 absl::Status RecoverRingPgs(BlockDevice* device, const Geometry& geo,
                             const std::vector<RingPgLog*>& pgs, const StreamSource& stream,
                             uint64_t resident, const ForEachPg& for_each,

@@ -119,6 +119,7 @@ void RingReader::SetAvailable(uint64_t end) {
 
 void RingReader::ExtendLimit(uint64_t limit) {
   assert(limit >= limit_);
+  if (pointer_tail_ == UINT64_MAX) pointer_tail_ = limit_;
   // Without SetAvailable everything up to the limit is available.
   if (available_ == limit_) available_ = limit;
   limit_ = limit;
@@ -216,6 +217,13 @@ absl::Status RingReader::NextRecord(RingRecord* out) {
     if (expected_seq != 0 && h.seq != expected_seq) {
       broken.emplace_back("record-seq",
                           absl::StrFormat("sequence %u, expected %u", h.seq, expected_seq));
+    }
+    if (pos < pointer_tail_ && pos + size > pointer_tail_) {
+      // Only a damaged pointer ends inside a record.
+      broken.emplace_back("tail-inside-record",
+                          absl::StrFormat("the pointer's tail lpos %u lies inside this record, "
+                                          "which ends at %u",
+                                          pointer_tail_, pos + size));
     }
     if (!broken.empty()) {
       absl::Status first;

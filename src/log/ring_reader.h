@@ -53,8 +53,9 @@ struct RingRecord {
 struct RingDamage {
   // Short, stable name of the check (docs/TOOL.md): "record-short",
   // "record-length", "record-crc", "read-error", "record-type", "record-pg",
-  // "record-lap", "record-seq", "tail-seq"; and what callers report through
-  // Damage ("record-body", "entry-order", "dup-order").
+  // "record-lap", "record-seq", "tail-inside-record", "tail-seq"; and what
+  // callers report through Damage ("record-body", "entry-order",
+  // "dup-order").
   std::string_view kind;
   uint64_t lpos = 0;
   ChunkPos where;
@@ -100,7 +101,9 @@ class RingReader {
   void SetAvailable(uint64_t end);
   // Moves the limit out to `limit` (>= the current one): a PG whose
   // pointer lags its records, which continue in the log stream
-  // (docs/FORMAT.md, "A pointer that lags its records").
+  // (docs/FORMAT.md, "A pointer that lags its records"). The first limit
+  // stays a record's end: a record that starts before it and ends past it
+  // is damage ("tail-inside-record", like a rule a record breaks).
   void ExtendLimit(uint64_t limit);
   // The sequence the next record must have (0 before the first, when the
   // reader was given none).
@@ -162,6 +165,8 @@ class RingReader {
   const uint64_t align_;
   uint64_t pos_;
   uint64_t limit_;
+  // The limit before ExtendLimit first moved it (none: UINT64_MAX).
+  uint64_t pointer_tail_ = UINT64_MAX;
   uint64_t available_;
   bool waiting_ = false;
   uint64_t next_seq_;

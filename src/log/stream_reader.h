@@ -80,8 +80,8 @@ using UnhomedSink =
 // it: a gap after it shows those, and a want none of whose items lies past
 // the damage, and whose records may start before its end (stream_pos), may
 // have had its newest records there (its pointer cannot say), so it fails
-// too. Returns the stream's first damage
-// (which only costs the wants whose bytes lay in it) or a device error.
+// too. Returns the stream's first damage (which costs only those wants) or
+// a device error.
 absl::Status ReadUnhomed(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                          const StreamPointer& p, const std::vector<UnhomedWant>& wants,
                          const UnhomedSink& sink, std::vector<UnhomedOutcome>* outcomes,

@@ -22,7 +22,11 @@ std::string RefusalReason(const VerifyProblem& p) {
   const std::string& k = p.kind;
   // The log stream (stream mode): repair writes neither the stream nor any
   // pointer's unhomed/stream_pos, so nothing here has a safe fix.
-  if (k == "unhomed-missing" || k == "unhomed-unknown-end" || k == "tail-inside-record") {
+  if (k == "tail-inside-record") {
+    return "the PG's pointer ends inside a record: where its committed log ends cannot be "
+           "trusted; the PG can only be removed (pgring-tool remove-pg)";
+  }
+  if (k == "unhomed-missing" || k == "unhomed-unknown-end") {
     return "the PG's newest committed bytes are not in the log stream as its pointer says: "
            "they cannot be rebuilt; the PG can only be removed (pgring-tool remove-pg)";
   }

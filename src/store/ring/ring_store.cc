@@ -252,8 +252,9 @@ absl::Status RingStore::Recover() {
       has_stream ? StreamSource{&stream_ptr, &stream_chunks} : StreamSource{},
       stream_resident_bytes_, ForEachRecovering, &outcome, &stream_damage));
   if (!stream_damage.ok()) {
-    // It cost the PGs whose bytes lay in what cannot be read (they fail,
-    // named, with it); with none, nothing committed is lost.
+    // It cost the PGs whose bytes lay, or may have lain, in what cannot be
+    // read (they fail, named, with it); with none, nothing committed is
+    // lost.
     log_->Log(LogLevel::kWarning, std::string(stream_damage.message()));
   }
   for (size_t i = 0; i < order.size(); ++i) {

@@ -56,8 +56,8 @@ class RingStore final : public PgStore<RingPg> {
   // Open.
   absl::Status Recover();
   // Before the stream's first record: the label and pgring.meta say format
-  // version 3 (kStreamFormatVersion), so an older pgring refuses the store instead of misreading
-  // its pointers.
+  // version 3 (kStreamFormatVersion), so an older pgring refuses the store
+  // instead of misreading its pointers.
   absl::Status MarkStreamFormat() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The stream's keys (both or neither), claimed; false when there is none.
   absl::StatusOr<bool> LoadStreamKeys(RingClaims* claims, StreamPointer* p, PgChunkList* c)
