@@ -124,7 +124,9 @@ class Store {
   // one notification of the disk for the batch instead of one per write.
   // Nothing waits on a plugged write: call UnplugWrites() before waiting
   // for any commit (Commit(), Sync(), Close(), or a callback). Calls nest.
-  // The RocksDB backend writes nothing to the partition and ignores both.
+  // The RocksDB backend writes nothing to the partition and ignores both;
+  // so does the ring backend in LogLayout::kStream, where the commit thread
+  // issues every partition write, each commit group's in one system call.
   //
   //   store->PlugWrites();
   //   for (auto& op : ready_ops) store->Submit(BuildTxn(op), Done(op));

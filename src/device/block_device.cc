@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -45,32 +46,46 @@ absl::Status BlockDevice::Write(uint64_t offset, absl::Span<const char> data) {
 
 namespace {
 
-// Each write through WriteAsync; Wait waits for their callbacks (on the
-// device's thread, or inline).
+// Each write through WriteAsync at once; Wait waits for their callbacks (on
+// the device's thread, or inline), then runs the caller's.
 class CallbackCallerWrites final : public CallerWrites {
  public:
   explicit CallbackCallerWrites(BlockDevice* device) : device_(device) {}
   ~CallbackCallerWrites() override { Wait().IgnoreError(); }
 
-  void Start(uint64_t offset, std::shared_ptr<AlignedBuffer> buf) override {
+  void Start(uint64_t offset, std::shared_ptr<AlignedBuffer> buf, IoCallback done) override {
+    size_t index;
     {
       std::lock_guard<std::mutex> lock(state_->mu);
+      index = state_->statuses.size();
+      state_->statuses.emplace_back();
       ++state_->pending;
     }
-    device_->WriteAsync(offset, std::move(buf), [state = state_](absl::Status s) {
+    dones_.push_back(std::move(done));
+    device_->WriteAsync(offset, std::move(buf), [state = state_, index](absl::Status s) {
       std::lock_guard<std::mutex> lock(state->mu);
-      if (!s.ok() && state->status.ok()) state->status = std::move(s);
+      state->statuses[index] = std::move(s);
       if (--state->pending == 0) state->cv.notify_all();
     });
   }
 
   absl::Status Wait() override {
-    std::unique_lock<std::mutex> lock(state_->mu);
-    state_->cv.wait(lock, [&] { return state_->pending == 0; });
-    // Moved out, not copied (see Write above).
-    absl::Status s = std::move(state_->status);
-    state_->status = absl::OkStatus();
-    return s;
+    std::vector<absl::Status> statuses;
+    {
+      std::unique_lock<std::mutex> lock(state_->mu);
+      state_->cv.wait(lock, [&] { return state_->pending == 0; });
+      // Moved out, not copied (see Write above).
+      statuses = std::move(state_->statuses);
+      state_->statuses.clear();
+    }
+    std::vector<IoCallback> dones = std::move(dones_);
+    dones_.clear();
+    absl::Status first;
+    for (size_t i = 0; i < statuses.size(); ++i) {
+      if (!statuses[i].ok() && first.ok()) first = statuses[i];
+      if (dones[i]) dones[i](std::move(statuses[i]));
+    }
+    return first;
   }
 
  private:
@@ -79,11 +94,12 @@ class CallbackCallerWrites final : public CallerWrites {
   struct State {
     std::mutex mu;
     std::condition_variable cv;
-    int pending = 0;      // guarded by mu
-    absl::Status status;  // guarded by mu
+    int pending = 0;                    // guarded by mu
+    std::vector<absl::Status> statuses;  // one per write since Wait; guarded by mu
   };
   BlockDevice* const device_;
   const std::shared_ptr<State> state_ = std::make_shared<State>();
+  std::vector<IoCallback> dones_;  // the caller's, one per write since Wait
 };
 
 }  // namespace

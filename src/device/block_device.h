@@ -42,18 +42,26 @@ class Device;
 using IoCallback = std::function<void(absl::Status)>;
 
 // Writes one thread issues and later reaps itself, so that no other thread
-// wakes for them: the commit thread's log stream writes, issued before a
-// group's flush and RocksDB sync and reaped after (docs/DESIGN.md, "Who
-// runs what"). FileBlockDevice gives each an io_uring of its own; other
-// devices start each write with WriteAsync and Wait waits for the
-// callbacks. One thread at a time; the device outlives it.
+// wakes for them: the commit thread's writes (the log stream's records and
+// the PGs' home writes), issued before a group's flush and RocksDB sync and
+// reaped after (docs/DESIGN.md, "Who runs what"). FileBlockDevice gives each
+// an io_uring of its own; other devices start each write with WriteAsync and
+// Wait waits for the callbacks. One thread at a time; the device outlives
+// it.
 class CallerWrites {
  public:
   virtual ~CallerWrites() = default;
-  // Starts writing `buf` at `offset`, with WriteAsync's contract.
-  virtual void Start(uint64_t offset, std::shared_ptr<AlignedBuffer> buf) = 0;
-  // Waits for every write started since the last Wait; returns the first
-  // error. Must be called before the object is destroyed if any was started.
+  // Queues a write of `buf` at `offset`, with WriteAsync's contract; it
+  // reaches the device by Submit (or Wait) at the latest. `done`, if given,
+  // runs with this write's status in Wait, on the calling thread.
+  virtual void Start(uint64_t offset, std::shared_ptr<AlignedBuffer> buf,
+                     IoCallback done = nullptr) = 0;
+  // Sends every queued write to the device, in one system call where the
+  // device can: call it before waiting for anything else.
+  virtual void Submit() {}
+  // Waits for every write started since the last Wait, runs their `done`
+  // callbacks in the order they were started, and returns the first error.
+  // Must be called before the object is destroyed if any was started.
   [[nodiscard]] virtual absl::Status Wait() = 0;
 };
 

@@ -577,15 +577,17 @@ class UringEngine final : public WriteEngine {
   std::deque<std::unique_ptr<WriteOp>> pending_;
 };
 
-// CallerWrites on an io_uring of the caller's own: Start submits (one
-// io_uring_enter), Wait reaps on the same thread, with no system call when
-// the completions are already in the CQ ring; nothing else touches the
-// ring, so no thread is woken for these writes. Where the kernel refuses
-// io_uring, Start writes with pwrite at once. A short write or a transient
-// error is finished with pwrite in Wait.
+// CallerWrites on an io_uring of the caller's own: Start queues, Submit
+// sends every queued write in one io_uring_enter, Wait reaps on the same
+// thread, with no system call when the completions are already in the CQ
+// ring; nothing else touches the ring, so no thread is woken for these
+// writes. Where the kernel refuses io_uring, Start writes with pwrite at
+// once. A short write or a transient error is finished with pwrite in Wait.
 class UringCallerWrites final : public CallerWrites {
  public:
-  static constexpr uint32_t kEntries = 16;
+  // A commit group's round: its stream write (an extent or two) and the
+  // home writes staged with it; more wait for room (ReapOne).
+  static constexpr uint32_t kEntries = 64;
 
   // `use_ring` false (the device writes with psync): pwrite in Start.
   UringCallerWrites(int fd, const std::string& path, uint64_t size, uint32_t block_size,
@@ -604,18 +606,24 @@ class UringCallerWrites final : public CallerWrites {
     }
   }
 
-  void Start(uint64_t offset, std::shared_ptr<AlignedBuffer> buf) override {
+  void Start(uint64_t offset, std::shared_ptr<AlignedBuffer> buf, IoCallback done) override {
     const uint64_t length = buf == nullptr ? 0 : buf->size();
+    const size_t index = finished_.size() + in_flight_.size();
     absl::Status s = BlockDevice::CheckIoArgs(path_, "write", offset, length,
                                               buf == nullptr ? nullptr : buf->data(),
                                               block_size_, size_);
-    if (!s.ok() || length == 0) return Note(std::move(s));
+    if (!s.ok() || length == 0) return Finished(index, std::move(s), std::move(done));
     auto op = std::make_unique<WriteOp>();
     op->offset = offset;
     op->buf = std::move(buf);
-    if (!ready_) return Note(PwriteAll(fd_, path_, *op, bytes_, writes_));
+    op->done = std::move(done);
+    if (!ready_) {
+      absl::Status w = PwriteAll(fd_, path_, *op, bytes_, writes_);
+      return Finished(index, std::move(w), std::move(op->done));
+    }
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     while (sqe == nullptr) {
+      Submit();
       ReapOne();  // the ring is full: one of ours must finish first
       sqe = io_uring_get_sqe(&ring_);
     }
@@ -623,25 +631,49 @@ class UringCallerWrites final : public CallerWrites {
                         static_cast<unsigned>(std::min(length, kMaxBytesPerSqe)),
                         op->offset);
     io_uring_sqe_set_data(sqe, op.get());
-    in_flight_.push_back(std::move(op));
+    ++unsubmitted_;
+    in_flight_.push_back({index, std::move(op)});
+  }
+
+  void Submit() override {
+    if (unsubmitted_ == 0) return;
     int r;
     do {
       r = io_uring_submit(&ring_);
     } while (r == -EINTR || r == -EAGAIN);
-    // The SQE stays in the ring: it cannot be taken back and rewritten.
+    // The SQEs stay in the ring: they cannot be taken back and rewritten.
     if (r < 0) Fatal(absl::StrCat("io_uring_submit: ", ErrnoText(-r)));
+    unsubmitted_ = 0;
   }
 
   absl::Status Wait() override {
+    Submit();
     while (!in_flight_.empty()) ReapOne();
-    absl::Status s = std::move(status_);
-    status_ = absl::OkStatus();
-    return s;
+    std::sort(finished_.begin(), finished_.end(),
+              [](const Done& a, const Done& b) { return a.index < b.index; });
+    std::vector<Done> finished = std::move(finished_);
+    finished_.clear();
+    absl::Status first;
+    for (Done& d : finished) {
+      if (!d.status.ok() && first.ok()) first = d.status;
+      if (d.done) d.done(std::move(d.status));
+    }
+    return first;
   }
 
  private:
-  void Note(absl::Status s) {
-    if (!s.ok() && status_.ok()) status_ = std::move(s);
+  struct InFlight {
+    size_t index;  // in Start order since the last Wait
+    std::unique_ptr<WriteOp> op;
+  };
+  struct Done {
+    size_t index;
+    absl::Status status;
+    IoCallback done;
+  };
+
+  void Finished(size_t index, absl::Status s, IoCallback done) {
+    finished_.push_back(Done{index, std::move(s), std::move(done)});
   }
 
   [[noreturn]] void Fatal(const std::string& what) {
@@ -663,12 +695,14 @@ class UringCallerWrites final : public CallerWrites {
     const int res = cqe->res;
     io_uring_cqe_seen(&ring_, cqe);
     auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
-                           [raw](const std::unique_ptr<WriteOp>& o) { return o.get() == raw; });
+                           [raw](const InFlight& f) { return f.op.get() == raw; });
     if (it == in_flight_.end()) Fatal("a caller's ring completed a write it did not start");
-    std::unique_ptr<WriteOp> op = std::move(*it);
+    const size_t index = it->index;
+    std::unique_ptr<WriteOp> op = std::move(it->op);
     in_flight_.erase(it);
     if (res < 0 && res != -EINTR && res != -EAGAIN) {
-      return Note(ErrnoError(-res, IoWhat("write", path_, op->offset, op->buf->size())));
+      return Finished(index, ErrnoError(-res, IoWhat("write", path_, op->offset, op->buf->size())),
+                      std::move(op->done));
     }
     if (res > 0) {
       op->written += static_cast<uint64_t>(res);
@@ -676,9 +710,11 @@ class UringCallerWrites final : public CallerWrites {
     }
     if (op->written < op->buf->size()) {
       // Short, or a transient error: the rest here.
-      return Note(PwriteAll(fd_, path_, *op, bytes_, writes_));
+      absl::Status w = PwriteAll(fd_, path_, *op, bytes_, writes_);
+      return Finished(index, std::move(w), std::move(op->done));
     }
     writes_->fetch_add(1, std::memory_order_relaxed);
+    Finished(index, absl::OkStatus(), std::move(op->done));
   }
 
   const int fd_;
@@ -689,8 +725,9 @@ class UringCallerWrites final : public CallerWrites {
   std::atomic<uint64_t>* const writes_;
   io_uring ring_{};
   bool ready_ = false;
-  std::vector<std::unique_ptr<WriteOp>> in_flight_;
-  absl::Status status_;
+  uint32_t unsubmitted_ = 0;
+  std::vector<InFlight> in_flight_;
+  std::vector<Done> finished_;
 };
 
 }  // namespace

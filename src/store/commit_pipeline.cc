@@ -130,13 +130,10 @@ void CommitPipeline::IoDone(Txn* t, const absl::Status& s) {
     work_cv_.Signal();
   }
   const int left = t->pending_ios.fetch_sub(1) - 1;
-  if (left == 1 && t->awaits_log.load()) {
-    // Only its log record left, which the committer writes: wake it. (If
-    // the committer finished the record meanwhile, it wakes for nothing.)
-    MutexLock l(&mu_);
-    log_wanted_ = true;
-    work_cv_.Signal();
-    return;
+  if (left > 0 && left == t->log_writes.load()) {
+    // Only writes the committer makes left: wake it. (If it finished them
+    // meanwhile, it wakes for nothing.)
+    return LogWanted();
   }
   if (left != 0) return;
   MutexLock l(&mu_);
@@ -151,6 +148,12 @@ void CommitPipeline::IoDone(Txn* t, const absl::Status& s) {
   // kUnsynced: acknowledged once its writes are done, by the acker, never
   // here: this may be an I/O completion thread (see the header comment).
   if (mode_ == DurabilityMode::kUnsynced) ack_cv_.Signal();
+}
+
+void CommitPipeline::LogWanted() {
+  MutexLock l(&mu_);
+  log_wanted_ = true;
+  work_cv_.Signal();
 }
 
 void CommitPipeline::AckLoop() {
@@ -354,13 +357,14 @@ void CommitPipeline::Run() {
       committed_txns_.fetch_add(group.size());
       group_size_.Record(group.size());
     }
+    // The log write WriteGroup started (its transactions may make the next
+    // group), reaped before the callbacks: a callback may Submit, and wait
+    // for the staging lock behind a reader that waits for one of its writes.
+    if (log_writer_) log_writer_->FinishWrite();
     for (auto& t : group) {
       if (status.ok() && t->on_durable) t->on_durable();
       if (mode_ != DurabilityMode::kUnsynced) Finish(t.get(), status);
     }
-    // The log write WriteGroup started: its transactions may make the next
-    // group.
-    if (log_writer_) log_writer_->FinishWrite();
     mu_.Lock();
     if (mode_ == DurabilityMode::kUnsynced) {
       for (auto& t : group) {

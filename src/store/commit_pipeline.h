@@ -6,16 +6,17 @@
 // synced write for many transactions: group commit. The durability mode
 // decides the group size and when the callback fires (see pgring/options.h).
 //
-// With a LogWriter (the log stream) the committer writes the log itself:
-// a transaction whose gates and ring writes are done and whose log record
-// is all it still waits for wakes the committer, which writes every record
-// staged by then in one write and waits for it, then commits the ready
-// prefix (flushing the partition itself: no flusher thread). While it
-// commits a group, it starts the write of the records staged since before
-// the group's flush and reaps it after the group's RocksDB sync, so the
-// write overlaps the sync and its transactions make the next group. The
-// committer is woken by what wakes it with no log at all (the gates), and
-// no device thread wakes for the log (docs/DESIGN.md, "Who runs what").
+// With a LogWriter (the log stream layout) the committer writes the log
+// itself, and the ring writes staged with it: a transaction whose gates are
+// done and whose writes are all the committer's (Txn::log_writes) wakes the
+// committer, which starts every write staged by then in one round and waits
+// for it, then commits the ready prefix (flushing the partition itself: no
+// flusher thread). While it commits a group, it starts the round of what
+// was staged since before the group's flush and reaps it after the group's
+// RocksDB sync, before the group's callbacks, so the round overlaps the sync
+// and its transactions make the next group. The committer is woken by what
+// wakes it with no log at all (the gates), and no device thread wakes for
+// the log (docs/DESIGN.md, "Who runs what").
 //
 // The records a group's pointers cover must be durable before that RocksDB
 // write. In the durable modes a flusher thread flushes the partition as soon
@@ -108,10 +109,11 @@ class CommitPipeline {
     // Ring writes alone still running (RingWriteDone), set before the first
     // starts.
     std::atomic<int> pending_writes{0};
-    // Its log record waits for the LogWriter (set before Enqueue; cleared
-    // before the write that finished it is reported): when it is all the
-    // transaction still waits for, the committer is woken to write it.
-    std::atomic<bool> awaits_log{false};
+    // Of its writes, those the LogWriter issues (its stream record, and in
+    // the stream layout its ring writes), still to finish: set before
+    // Enqueue, each dropped before its RingWriteDone. Once they are all the
+    // transaction still waits for, the committer is woken to write them.
+    std::atomic<int> log_writes{0};
     // The partition must be flushed before the commit: the transaction has
     // ring writes, or gates whose writes the flush covers
     // (Options::gated_writes_share_flush).
@@ -135,18 +137,19 @@ class CommitPipeline {
   };
 
   // The log's writer, driven by the committer thread alone, under none of
-  // the pipeline's locks (the ring backend's log stream): the thread that
+  // the pipeline's locks (the ring backend's CommitWriter): the thread that
   // commits a group writes its log, as RocksDB's WAL writer does, and no
   // other thread wakes for it.
   class LogWriter {
    public:
     virtual ~LogWriter() = default;
-    // Starts one write of every log record staged so far, unless one is in
-    // flight; true if it started one (or failed the staged records).
+    // Starts the writes of every log record (and ring write) staged so far,
+    // unless a round is in flight; true if it started any (or failed the
+    // staged records).
     virtual bool StartWrite() = 0;
-    // Waits for the write StartWrite started and reports each transaction
-    // whose record it finished (RingWriteDone) before it returns; false if
-    // none was in flight.
+    // Waits for the round StartWrite started and reports each write's
+    // transaction (RingWriteDone) before it returns; false if none was in
+    // flight.
     virtual bool FinishWrite() = 0;
   };
 
@@ -168,6 +171,10 @@ class CommitPipeline {
   void IoDone(Txn* t, const absl::Status& s);
   // One of `t`'s ring writes finished (counts for IoDone too).
   void RingWriteDone(Txn* t, const absl::Status& s);
+  // The LogWriter has writes queued whose transactions wait for nothing
+  // else (a PG's next ring write, queued when the one before it finished):
+  // the committer writes again.
+  void LogWanted();
 
   // Waits until every transaction enqueued before the call has committed or
   // failed, forcing the commit of acknowledged ones (kUnsynced).

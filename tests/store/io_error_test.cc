@@ -774,6 +774,9 @@ TEST_P(QueuedWriteErrorTest, ReadsOfAFailedWriteFailWithItsError) {
       n2.Notify();
     }));
   }
+  // Issued by Submit in per-PG rings, by the commit thread in the stream
+  // layout.
+  holder->WaitUntilHeld();
   holder->FailHeldWrite(InjectedEio());
   n1.WaitForNotification();
   n2.WaitForNotification();

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -924,7 +925,9 @@ TEST_F(LogStreamTest, IdleStreamIsBypassed) {
   EXPECT_EQ(Unhomed(Pg(1)), 0u);
   EXPECT_EQ(Stats().device_writes - before.device_writes, 1u);
   // The first finds nothing in flight (its ring write is then held); the
-  // second finds the first in flight and goes to the stream.
+  // second finds the first in flight and goes to the stream. (The commit
+  // thread writes both: in one round when the second came before it
+  // started one, else the stream record once the ring write is let go.)
   gated->Close();
   InFlight txns;
   for (uint32_t p = 1; p <= 2; ++p) {
@@ -932,7 +935,7 @@ TEST_F(LogStreamTest, IdleStreamIsBypassed) {
     t.AppendEntry(Pg(p), V(1, 2), TestPayload(2));
     ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
   }
-  EXPECT_EQ(gated->WaitHeld(2), 2u);
+  EXPECT_GE(gated->WaitHeld(1), 1u);
   gated->Open();
   ASSERT_OK(txns.Wait());
   EXPECT_EQ(Stats().stream_records - before.stream_records, 1u);
@@ -941,6 +944,60 @@ TEST_F(LogStreamTest, IdleStreamIsBypassed) {
   Reopen();
   EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));
   EXPECT_EQ(VersionsOf(Pg(2), 200), Range(2, 2));
+}
+
+// The stream layout's home writes are the commit thread's, as its stream
+// writes are: issued and reaped by it (CommitWriter), so the partition's
+// completion thread never wakes for them, and a group's critical path wakes
+// no thread the floor does not. Per-PG rings, whose ring writes complete on
+// that thread, are the control that shows the count sees it wake.
+TEST_F(LogStreamTest, HomeWritesWakeNoDeviceThread) {
+  UseFileDevice();
+  auto partition_switches = [] {
+    uint64_t n = 0;
+    for (const auto& [name, switches] : ThreadSwitches()) {
+      if (name == "io:partition") n += switches;
+    }
+    return n;
+  };
+  Mkfs();
+  uint32_t first = 1;  // each layout its own PGs
+  for (LogLayout layout : {LogLayout::kStream, LogLayout::kPerPgRings}) {
+    SCOPED_TRACE(layout == LogLayout::kStream ? "stream" : "per-PG rings");
+    store_.reset();
+    options_.log_layout = layout;
+    options_.stream.bypass_when_idle = true;
+    options_.stream.home_bytes = 4096;  // a home write every block
+    ASSERT_OK(Open(options_));
+    for (uint32_t p = first; p < first + 4; ++p) ASSERT_OK(Create(Pg(p)));
+    // Settled: the device's thread has started and waits.
+    uint64_t before = partition_switches();
+    for (int settle = 0; settle < 100; ++settle) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      const uint64_t now = partition_switches();
+      if (now == before) break;
+      before = now;
+    }
+    const StoreStats start = Stats();
+    for (uint64_t v = 2; v < 42; ++v) {
+      InFlight txns;
+      for (uint32_t p = first; p < first + 4; ++p) {
+        Transaction t;
+        t.AppendEntry(Pg(p), V(1, v), TestPayload(v, 1000));
+        ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
+      }
+      ASSERT_OK(txns.Wait());
+    }
+    const uint64_t woke = partition_switches() - before;
+    if (layout == LogLayout::kStream) {
+      EXPECT_GT(Stats().home_writes - start.home_writes, 20u);
+      EXPECT_LE(woke, 2u) << "the partition's thread woke for the commit thread's writes";
+    } else {
+      EXPECT_GT(woke, 20u) << "the control: per-PG rings' writes complete on that thread";
+    }
+    for (uint32_t p = first; p < first + 4; ++p) EXPECT_EQ(VersionsOf(Pg(p), 1000), Range(2, 41));
+    first += 4;
+  }
 }
 
 // Stream options out of their ranges are refused at open, naming the option

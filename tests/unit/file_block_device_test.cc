@@ -186,30 +186,6 @@ std::vector<std::string> ThreadNames() {
   return names;
 }
 
-// Each thread's name and its context switches so far (voluntary and not).
-std::vector<std::pair<std::string, uint64_t>> ThreadSwitches() {
-  std::vector<std::pair<std::string, uint64_t>> out;
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return out;
-  while (dirent* e = readdir(dir)) {
-    if (e->d_name[0] == '.') continue;
-    const std::string base = absl::StrCat("/proc/self/task/", e->d_name);
-    std::ifstream comm(base + "/comm");
-    std::string name;
-    std::getline(comm, name);
-    std::ifstream status(base + "/status");
-    uint64_t switches = 0;
-    for (std::string line; std::getline(status, line);) {
-      if (line.rfind("voluntary_ctxt_switches:", 0) == 0 ||
-          line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
-        switches += std::strtoull(line.c_str() + line.find(':') + 1, nullptr, 10);
-      }
-    }
-    out.emplace_back(name, switches);
-  }
-  closedir(dir);
-  return out;
-}
 
 // A device's threads say which file they serve ("io:" + its name for
 // io_uring's completion thread, "iow:" for psync's workers), so top -H,
@@ -507,7 +483,7 @@ TEST_P(FileBlockDeviceEngineTest, CallerWritesAreReapedByTheirCaller) {
   // The device's threads: io:<file> (io_uring's reaper) or iow:<file>.
   auto device_switches = [&] {
     uint64_t n = 0;
-    for (const auto& [name, switches] : ThreadSwitches()) {
+    for (const auto& [name, switches] : testing::ThreadSwitches()) {
       if (name.find(":callerdev") != std::string::npos) n += switches;
     }
     return n;
@@ -527,6 +503,48 @@ TEST_P(FileBlockDeviceEngineTest, CallerWritesAreReapedByTheirCaller) {
   }
   EXPECT_LE(device_switches(), before + 2) << "the device's threads woke for the caller's writes";
   EXPECT_EQ(dev->writes(), 42u);
+}
+
+// Each write's own callback runs in Wait, on the caller's thread, in the
+// order the writes were started, with that write's status; Start only
+// queues a write on the caller's ring, and Submit (or Wait) sends it.
+TEST_P(FileBlockDeviceEngineTest, CallerWritesReportEachWriteInWait) {
+  const std::string path = dir_.Join("callerdone");
+  MakeFile(path, 1 << 20);
+  OPEN_OR_SKIP(dev, path);
+  std::unique_ptr<CallerWrites> w = dev->NewCallerWrites();
+  std::vector<std::pair<int, absl::StatusCode>> seen;
+  const std::thread::id me = std::this_thread::get_id();
+  auto note = [&](int i) {
+    return [&, i](absl::Status s) {
+      EXPECT_EQ(std::this_thread::get_id(), me);
+      seen.emplace_back(i, s.code());
+    };
+  };
+  w->Start(0, Pattern(kBlock, 1), note(0));
+  w->Start(kBlock + 1, Pattern(kBlock, 2), note(1));  // misaligned
+  w->Start(2 * kBlock, Pattern(kBlock, 3));            // no callback
+  w->Start(1 << 20, Pattern(kBlock, 4), note(3));      // past the end
+  w->Start(4 * kBlock, Pattern(2 * kBlock, 5), note(4));
+  w->Submit();
+  EXPECT_TRUE(seen.empty()) << "a callback ran before Wait";
+  EXPECT_CODE(w->Wait(), kInvalidArgument);  // the first error
+  const std::vector<std::pair<int, absl::StatusCode>> want = {
+      {0, absl::StatusCode::kOk},
+      {1, absl::StatusCode::kInvalidArgument},
+      {3, absl::StatusCode::kOutOfRange},
+      {4, absl::StatusCode::kOk}};
+  EXPECT_EQ(seen, want);
+  EXPECT_EQ(dev->writes(), 3u);
+  AlignedBuffer back(2 * kBlock);
+  ASSERT_OK(dev->Read(4 * kBlock, back.span()));
+  EXPECT_EQ(std::memcmp(back.data(), Pattern(2 * kBlock, 5)->data(), 2 * kBlock), 0);
+  // More writes than the caller's ring has entries: each still reported.
+  seen.clear();
+  for (int i = 0; i < 200; ++i) w->Start(static_cast<uint64_t>(i % 64) * kBlock, Pattern(kBlock, i), note(i));
+  ASSERT_OK(w->Wait());
+  ASSERT_EQ(seen.size(), 200u);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(seen[i].first, i);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, FileBlockDeviceEngineTest,

@@ -1,11 +1,13 @@
 #include "util/test_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 namespace pgring::testing {
 
@@ -31,6 +33,30 @@ void MakeFile(const std::string& path, uint64_t size) {
   ASSERT_GE(fd, 0) << "open " << path;
   ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
   ::close(fd);
+}
+
+std::vector<std::pair<std::string, uint64_t>> ThreadSwitches() {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return out;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string base = std::string("/proc/self/task/") + e->d_name;
+    std::ifstream comm(base + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    std::ifstream status(base + "/status");
+    uint64_t switches = 0;
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0 ||
+          line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
+        switches += std::strtoull(line.c_str() + line.find(':') + 1, nullptr, 10);
+      }
+    }
+    out.emplace_back(name, switches);
+  }
+  closedir(dir);
+  return out;
 }
 
 }  // namespace pgring::testing

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -63,6 +66,10 @@ class TempDir {
 
 // Creates (or truncates) a file of `size` bytes, zero-filled.
 void MakeFile(const std::string& path, uint64_t size);
+
+// Each thread's name and its context switches so far (voluntary and not),
+// from /proc/self/task; empty where /proc is not readable.
+std::vector<std::pair<std::string, uint64_t>> ThreadSwitches();
 
 }  // namespace pgring::testing
 

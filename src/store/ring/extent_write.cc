@@ -82,13 +82,32 @@ void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
 }
 
 void StartExtents(CallerWrites* writes, const std::vector<Extent>& extents,
-                  std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks) {
+                  std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks,
+                  std::function<void(absl::Status)> done) {
+  // Every callback runs on the thread that waits (CallerWrites::Wait): no
+  // lock; the last extent's reports the first error.
+  struct Pending {
+    size_t left;
+    absl::Status status;
+    std::function<void(absl::Status)> done;
+  };
+  auto p = std::make_shared<Pending>();
+  p->left = extents.size();
+  p->done = std::move(done);
+  if (extents.empty()) {  // nothing to write: done in Wait all the same
+    p->left = 1;
+    writes->Start(0, nullptr, [p](absl::Status s) { p->done(std::move(s)); });
+    return;
+  }
   uint64_t buf_off = 0;
   for (const Extent& e : extents) {
     std::shared_ptr<AlignedBuffer> piece = Piece(buffer, extents.size(), buf_off, e.length);
     buf_off += e.length;
     seeks->Issued(e.device_offset, e.length);
-    writes->Start(e.device_offset, std::move(piece));
+    writes->Start(e.device_offset, std::move(piece), [p](absl::Status s) {
+      if (!s.ok() && p->status.ok()) p->status = std::move(s);
+      if (--p->left == 0 && p->done) p->done(std::move(p->status));
+    });
   }
 }
 

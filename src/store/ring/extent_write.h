@@ -56,9 +56,11 @@ void WriteExtents(BlockDevice* device, const std::vector<Extent>& extents,
                   std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks,
                   WritesInFlight* in_flight, std::function<void(absl::Status)> done);
 
-// The same through `writes`, whose owner reaps them (CallerWrites::Wait).
+// The same through `writes`, whose owner reaps them: `done` runs in its
+// CallerWrites::Wait, on the owner's thread.
 void StartExtents(CallerWrites* writes, const std::vector<Extent>& extents,
-                  std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks);
+                  std::shared_ptr<AlignedBuffer> buffer, SeekCounter* seeks,
+                  std::function<void(absl::Status)> done);
 
 }  // namespace pgring
 

@@ -12,15 +12,13 @@
 
 namespace pgring {
 
-LogStream::LogStream(BlockDevice* device, const Geometry& geo, ChunkAllocator* alloc,
-                     uint32_t max_chunks, SeekCounter* seeks, WrittenFn written)
-    : device_(device),
-      geo_(geo),
+LogStream::LogStream(const Geometry& geo, ChunkAllocator* alloc, uint32_t max_chunks,
+                     SeekCounter* seeks, WrittenFn written)
+    : geo_(geo),
       alloc_(alloc),
       max_chunks_(max_chunks),
       seeks_(seeks),
-      on_written_(std::move(written)),
-      io_(device->NewCallerWrites()) {}
+      on_written_(std::move(written)) {}
 
 void LogStream::Load(const StreamPointer& p, PgChunkList chunks, std::string tail_block_prefix) {
   exists_ = true;
@@ -140,7 +138,7 @@ void LogStream::HeadDurable(uint64_t head) {
   }
 }
 
-bool LogStream::StartWrite() {
+bool LogStream::StartWrite(CallerWrites* io) {
   if (in_flight_) return false;
   std::vector<Extent> extents;
   std::shared_ptr<AlignedBuffer> buffer;
@@ -184,21 +182,15 @@ bool LogStream::StartWrite() {
   }
   writes_.fetch_add(1);
   bytes_written_.fetch_add(buffer->size());
-  StartExtents(io_.get(), extents, std::move(buffer), seeks_);
   in_flight_ = true;
-  in_flight_end_ = end;
-  return true;
-}
-
-bool LogStream::FinishWrite() {
-  if (!in_flight_) return false;
-  absl::Status s = io_->Wait();
-  in_flight_ = false;
-  std::vector<std::shared_ptr<CommitPipeline::Txn>> done = WriteDone(in_flight_end_, s);
-  if (!s.ok()) {
-    s = absl::Status(s.code(), absl::StrCat("log stream write: ", s.message()));
-  }
-  on_written_(std::move(done), s);
+  StartExtents(io, extents, std::move(buffer), seeks_, [this, end](absl::Status s) {
+    in_flight_ = false;
+    std::vector<std::shared_ptr<CommitPipeline::Txn>> done = WriteDone(end, s);
+    if (!s.ok()) {
+      s = absl::Status(s.code(), absl::StrCat("log stream write: ", s.message()));
+    }
+    on_written_(std::move(done), s);
+  });
   return true;
 }
 

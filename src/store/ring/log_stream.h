@@ -7,11 +7,13 @@
 // fraction of a device write, where per-PG rings make one per PG.
 //
 // Staged state (chunks, head, tail, pins) belongs to the store's staging
-// lock, as a PG's does; the I/O state has its own lock, taken by Submit's
-// staging (Place, Queue) and by the commit thread's writes (StartWrite,
-// FinishWrite).
-// Only the commit thread writes, one write at a time, so the block holding
-// the stream's tail is never written by two I/Os at once.
+// lock, as a PG's does; the staged bytes have their own lock, taken by
+// Submit's staging (Place, Queue) and by the commit thread when it takes
+// them for a write (StartWrite) and when the write is done. The writer is
+// the commit thread's CommitWriter (commit_writer.h): it starts the stream
+// write on its own CallerWrites, with the home writes staged by then, and
+// reaps it. One stream write at a time, so the block holding the stream's
+// tail is never written by two I/Os at once.
 #ifndef PGRING_STORE_RING_LOG_STREAM_H_
 #define PGRING_STORE_RING_LOG_STREAM_H_
 
@@ -39,16 +41,16 @@ namespace pgring {
 
 struct RingPg;
 
-class LogStream final : public CommitPipeline::LogWriter {
+class LogStream {
  public:
   // Called once per completed stream write with the transactions whose
   // records it finished (in order) and its status; on the thread that
-  // calls StartWrite and FinishWrite.
+  // reaps it (the commit thread).
   using WrittenFn =
       std::function<void(std::vector<std::shared_ptr<CommitPipeline::Txn>>, absl::Status)>;
 
   // `max_chunks` as StreamOptions::max_chunks gives it (0: MaxChunksFor).
-  LogStream(BlockDevice* device, const Geometry& geo, ChunkAllocator* alloc, uint32_t max_chunks,
+  LogStream(const Geometry& geo, ChunkAllocator* alloc, uint32_t max_chunks,
             SeekCounter* seeks, WrittenFn written);
 
   // The size bound StreamOptions::max_chunks sets on a partition of
@@ -116,23 +118,17 @@ class LogStream final : public CommitPipeline::LogWriter {
   void HeadDurable(uint64_t head);
 
   // --- I/O (the commit thread alone) ---
-  // Starts one write of every record queued so far, unless a write is in
-  // flight or nothing is queued; true if it started one (or, the stream
-  // having failed, failed what was queued). Issued on the calling thread
-  // through its own CallerWrites and reaped by FinishWrite on the same
-  // thread: the commit thread starts it before a group's flush and RocksDB
-  // sync and reaps it after, so no other thread wakes for it and the write
-  // overlaps the sync (CommitPipeline::LogWriter). A write that ends inside
-  // a block with every placed record in it ends the block with a pad record
-  // (the next sequence number): if the next record is placed after it, it
-  // goes past the pad, and the next write starts on a fresh block instead
-  // of writing this one again; if a record was placed first, it lies over
-  // the pad and the next write rewrites the block as kRewriteTailBlock does.
-  bool StartWrite() override ABSL_LOCKS_EXCLUDED(io_mu_);
-  // Waits for the write StartWrite started, if any, and reports the
-  // transactions whose records it finished (WrittenFn) before it returns;
-  // false when none was in flight.
-  bool FinishWrite() override ABSL_LOCKS_EXCLUDED(io_mu_);
+  // Starts, through `io`, one write of every record queued so far, unless a
+  // stream write is in flight or nothing is queued; true if it started one
+  // (or, the stream having failed, failed what was queued). The caller
+  // reaps it (CallerWrites::Wait), which reports the transactions whose
+  // records it finished (WrittenFn). A write that ends inside a block with
+  // every placed record in it ends the block with a pad record (the next
+  // sequence number): if the next record is placed after it, it goes past
+  // the pad, and the next write starts on a fresh block instead of writing
+  // this one again; if a record was placed first, it lies over the pad and
+  // the next write rewrites the block as kRewriteTailBlock does.
+  bool StartWrite(CallerWrites* io) ABSL_LOCKS_EXCLUDED(io_mu_);
 
   // Every stream byte before it is on the device: written by a write that
   // succeeded (a PG's bytes there may leave memory; RingImage).
@@ -153,17 +149,14 @@ class LogStream final : public CommitPipeline::LogWriter {
   std::vector<std::shared_ptr<CommitPipeline::Txn>> WriteDone(uint64_t end, const absl::Status& s)
       ABSL_LOCKS_EXCLUDED(io_mu_);
 
-  BlockDevice* const device_;
   const Geometry geo_;
   ChunkAllocator* const alloc_;
   const uint32_t max_chunks_;
   SeekCounter* const seeks_;
   const WrittenFn on_written_;
 
-  // The commit thread's alone: its writes, and the one in flight.
-  std::unique_ptr<CallerWrites> io_;
+  // The commit thread's alone: a stream write is in flight.
   bool in_flight_ = false;
-  uint64_t in_flight_end_ = 0;  // lpos just past the records it carries
 
   // Staged (the store's staging lock).
   bool exists_ = false;

@@ -33,6 +33,10 @@ struct RingWrite {
   // Set when the bytes could not be had (a read of the stream failed): the
   // write is not issued and fails with it.
   absl::Status failure;
+  // Issued (the stream layout): by the commit thread's round, or by a
+  // reader that waits for it (RingStore::WaitWritten), whichever comes
+  // first.
+  std::atomic<bool> issued{false};
 };
 
 struct RingPg : RingPgLog {

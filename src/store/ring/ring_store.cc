@@ -107,11 +107,13 @@ RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<Metada
       stream_home_bytes_(WholeBlocks(options.stream.home_bytes, geo_.block_size)),
       stream_resident_bytes_(WholeBlocks(options.stream.resident_bytes, geo_.block_size)),
       stream_forced_home_bytes_(WholeBlocks(options.stream.forced_home_bytes, geo_.block_size)),
-      stream_(device_.get(), geo_, &alloc_,
+      stream_(geo_, &alloc_,
               LogStream::MaxChunksFor(options.stream.max_chunks, label.chunk_count), &seeks_,
               [this](std::vector<std::shared_ptr<CommitPipeline::Txn>> txns, absl::Status s) {
                 StreamWritten(std::move(txns), s);
-              }) {}
+              }),
+      commit_writer_(device_.get(), &stream_,
+                     [this](CallerWrites* io) { return StartCommitThreadWrites(io); }) {}
 
 RingStore::~RingStore() { Close().IgnoreError(); }
 
@@ -162,7 +164,7 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
   // The stream's writes are the commit thread's (docs/DESIGN.md, "Who runs
   // what"); per-PG rings write from Submit and complete on the device's
   // thread.
-  CommitPipeline::LogWriter* log_writer = s->stream_layout_ ? &s->stream_ : nullptr;
+  CommitPipeline::LogWriter* log_writer = s->stream_layout_ ? &s->commit_writer_ : nullptr;
   s->StartPipeline(s->device_.get(), log_writer);
   return std::unique_ptr<Store>(std::move(s));
 }
@@ -761,7 +763,8 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
   ctxn->needs_flush = n_writes > 0 ||
                       (options_.gated_writes_share_flush && !txn->gates().empty());
   ctxn->pending_writes.store(n_writes);
-  ctxn->awaits_log.store(stream_record);
+  // In the stream layout the commit thread issues them all (StartWrite).
+  ctxn->log_writes.store(stream_layout_ ? n_writes : (stream_record ? 1 : 0));
   txns_in_flight_.fetch_add(1);
   ctxn->pending_ios.store(n_writes + static_cast<int>(txn->gates().size()) + 1);
   ctxn->on_durable = [this, to_free = std::move(to_free), heads = std::move(heads),
@@ -867,14 +870,35 @@ void RingStore::StartWrites(const std::vector<std::shared_ptr<RingWrite>>& write
 
 void RingStore::StartWrite(const std::shared_ptr<RingWrite>& w) {
   if (!w->failure.ok()) return WriteDone(w, w->failure);
+  if (stream_layout_) {
+    // The commit thread's next round issues it (StartCommitThreadWrites).
+    MutexLock l(&commit_thread_writes_mu_);
+    commit_thread_writes_.push_back(w);
+    return;
+  }
   WriteExtents(device_.get(), w->extents, w->buffer, &seeks_, &writes_in_flight_,
                [this, w](absl::Status s) { WriteDone(w, s); });
+}
+
+bool RingStore::StartCommitThreadWrites(CallerWrites* io) {
+  std::vector<std::shared_ptr<RingWrite>> writes;
+  {
+    MutexLock l(&commit_thread_writes_mu_);
+    writes.swap(commit_thread_writes_);
+  }
+  bool started = false;
+  for (const auto& w : writes) {
+    if (w->issued.exchange(true)) continue;  // a reader issued it
+    StartExtents(io, w->extents, w->buffer, &seeks_, [this, w](absl::Status s) { WriteDone(w, s); });
+    started = true;
+  }
+  return started;
 }
 
 void RingStore::StreamWritten(std::vector<std::shared_ptr<CommitPipeline::Txn>> txns,
                               const absl::Status& s) {
   for (const auto& t : txns) {
-    t->awaits_log.store(false);
+    t->log_writes.fetch_sub(1);
     pipeline_->RingWriteDone(t.get(), s);
   }
 }
@@ -906,8 +930,14 @@ void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Statu
     }
     w->pg->written_cv.SignalAll();
   }
+  if (stream_layout_) w->txn->log_writes.fetch_sub(1);
   pipeline_->RingWriteDone(w->txn.get(), failure);
-  if (next) StartWrite(next);
+  if (next) {
+    StartWrite(next);
+    // Queued for the commit thread, whose round may have been the last its
+    // transaction woke it for.
+    if (stream_layout_) pipeline_->LogWanted();
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -915,7 +945,27 @@ void RingStore::WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Statu
 
 absl::Status RingStore::WaitWritten(RingPg* pg, uint64_t lpos) const {
   MutexLock io(&pg->io_mu);
-  while (pg->written_upto <= lpos && pg->io_failure.ok()) pg->written_cv.Wait(&pg->io_mu);
+  while (pg->written_upto <= lpos && pg->io_failure.ok()) {
+    // The stream layout: the PG's next write may still wait for the commit
+    // thread's next round, and the commit thread for the staging lock this
+    // reader holds (a callback that submits). So the reader issues it on
+    // the device itself; it completes on the device's thread.
+    std::shared_ptr<RingWrite> w;
+    if (stream_layout_ && !pg->write_queue.empty() && !pg->write_queue.front()->issued.load()) {
+      w = pg->write_queue.front();
+    }
+    if (w != nullptr && !w->issued.exchange(true)) {
+      // A read is const; the write it issues is the store's own (the one
+      // the commit thread would have issued).
+      RingStore* self = const_cast<RingStore*>(this);
+      pg->io_mu.Unlock();
+      WriteExtents(device_.get(), w->extents, w->buffer, &seeks_, &writes_in_flight_,
+                   [self, w](absl::Status s) { self->WriteDone(w, s); });
+      pg->io_mu.Lock();
+      continue;
+    }
+    pg->written_cv.Wait(&pg->io_mu);
+  }
   return pg->written_upto > lpos ? absl::OkStatus() : pg->io_failure;
 }
 

@@ -25,6 +25,7 @@
 #include "store/commit_pipeline.h"
 #include "store/metadata_db.h"
 #include "store/pg_map.h"
+#include "store/ring/commit_writer.h"
 #include "store/ring/log_stream.h"
 #include "store/ring/ring_pg.h"
 #include "store/pg_store.h"
@@ -119,7 +120,12 @@ class RingStore final : public PgStore<RingPg> {
   // The stream write that finished these transactions' records.
   void StreamWritten(std::vector<std::shared_ptr<CommitPipeline::Txn>> txns,
                      const absl::Status& s);
+  // Starts w: on the device (kPerPgRings; it completes on the device's
+  // thread), or queued for the commit thread (the stream layout).
   void StartWrite(const std::shared_ptr<RingWrite>& w);
+  // The commit thread's round (CommitWriter): starts every queued ring write
+  // through `io`; true if there was any.
+  bool StartCommitThreadWrites(CallerWrites* io) ABSL_LOCKS_EXCLUDED(commit_thread_writes_mu_);
   void WriteDone(const std::shared_ptr<RingWrite>& w, const absl::Status& s);
   void WaitForWrites() override { writes_in_flight_.WaitNone(); }
   absl::Status WaitWritten(RingPg* pg, uint64_t lpos) const;
@@ -148,12 +154,21 @@ class RingStore final : public PgStore<RingPg> {
   const uint64_t stream_home_bytes_;
   const uint64_t stream_resident_bytes_;
   const uint64_t stream_forced_home_bytes_;
-  SeekCounter seeks_;
-  // Every ring and stream write, until its completion has returned.
-  WritesInFlight writes_in_flight_;
+  // Mutable: a reader issues a ring write it waits for (WaitWritten).
+  mutable SeekCounter seeks_;
+  // Every ring write issued on the device's thread, until its completion
+  // has returned.
+  mutable WritesInFlight writes_in_flight_;
   // The log stream: used in LogLayout::kStream; in kPerPgRings only what a
   // store opened with one still has in it, until it is homed.
   LogStream stream_;
+  // The stream layout's writes, issued and reaped by the commit thread.
+  CommitWriter commit_writer_;
+  // Ring writes at the front of their PG's queue, for the commit thread's
+  // next round (the stream layout). Taken alone.
+  Mutex commit_thread_writes_mu_;
+  std::vector<std::shared_ptr<RingWrite>> commit_thread_writes_
+      ABSL_GUARDED_BY(commit_thread_writes_mu_);
 
   std::atomic<uint64_t> record_bytes_{0};
   std::atomic<uint64_t> payload_bytes_{0};
