@@ -48,12 +48,17 @@ done
 : "${OUT:=$ROOT/build/bench-blockdev/$(date +%Y%m%d-%H%M%S)}"
 : "${WORK:=$ROOT/build/bench-blockdev-work}"
 skip() { echo "blockdev.sh: SKIPPED: $*"; exit 0; }
-[[ $(id -u) -eq 0 ]] || skip "needs root (loop devices, mounts)"
-bash scripts/install-deps.sh
-for c in losetup sfdisk mkfs.ext4 mount umount mknod; do
-  command -v "$c" >/dev/null 2>&1 || skip "$c is not installed"
+# The layouts: bench/loopdev.sh (shared with bench/modes.sh, bench/report.sh
+# and scripts/main-job.sh), with this script's sizes.
+# shellcheck source=bench/loopdev.sh
+source "$ROOT/bench/loopdev.sh"
+for layout in $LAYOUTS; do
+  for sector in $SECTORS; do
+    loopdev_parse "$layout:$sector" || { echo "blockdev.sh: $LOOPDEV_WHY" >&2; exit 2; }
+  done
 done
-[[ -e /dev/loop-control ]] || skip "no /dev/loop-control"
+loopdev_usable || skip "$LOOPDEV_WHY"
+bash scripts/install-deps.sh
 
 if [[ -z "$ENGINE" ]]; then
   cmake -S "$ROOT" -B "$ROOT/build/main-job" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -63,55 +68,9 @@ if [[ -z "$ENGINE" ]]; then
 fi
 mkdir -p "$OUT" "$WORK"
 
-LOOPS=() MOUNTS=() NODES=()
-cleanup() {
-  set +e
-  for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
-  for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
-  for n in "${NODES[@]}"; do rm -f "$n"; done
-  MOUNTS=() LOOPS=() NODES=()
-}
-trap cleanup EXIT
-
-# A loop device with direct I/O and the given logical sector size over the
-# backing file NAME.img of SIZE, its path in the variable VAR (not printed:
-# a command substitution's subshell would lose it from LOOPS). The backing
-# file is written with zeros once and kept in the work directory for the
-# next run: not fallocate, whose unwritten extents the host's file system
-# converts on their first write, a cost the first job of a cell would pay
-# and the next ones not.
-make_loop() {  # VAR NAME SIZE SECTOR [-P]
-  local img=$WORK/$2.img dev want
-  want=$(numfmt --from=iec "$3")
-  if [[ $(stat -c %s "$img" 2>/dev/null || echo 0) -ne $want || -e $img.partial ]]; then
-    echo "blockdev.sh: writing $img ($3 of zeros, once)"
-    touch "$img.partial"
-    dd if=/dev/zero of="$img" bs=4M count="$want" iflag=count_bytes oflag=direct status=none
-    rm -f "$img.partial"
-  fi
-  dev=$(losetup --find --show --direct-io=on --sector-size "$4" ${5:-} "$img") ||
-    skip "losetup --direct-io=on --sector-size $4 failed"
-  LOOPS+=("$dev")
-  printf -v "$1" '%s' "$dev"
-}
-# /dev/<name> from /sys/class/block/<name>/dev (no udev here).
-make_node() {  # NAME
-  local n=$1 majmin
-  [[ -b /dev/$n ]] && return 0
-  majmin=$(cat "/sys/class/block/$n/dev")
-  mknod "/dev/$n" b "${majmin%%:*}" "${majmin##*:}"
-  NODES+=("/dev/$n")
-}
-# ext4 on DEV, mounted at DIR.
-make_fs() {  # DEV DIR
-  mkfs.ext4 -q -F "$1"
-  mkdir -p "$2"
-  mount "$1" "$2"
-  MOUNTS+=("$2")
-}
-# The write count fields of /sys/class/block/NAME/stat: requests, 512-byte
-# sectors, flushes (the 16th field, since Linux 5.5; 0 where there is none).
-dev_stat() { awk '{print $5, $7, ($16 == "" ? 0 : $16)}' "/sys/class/block/$1/stat"; }
+LOOPDEV_DATA_SIZE=2G LOOPDEV_LOG_SIZE=2G LOOPDEV_DB_SIZE=4G
+trap loopdev_cleanup EXIT
+dev_stat() { loopdev_stat "$@"; }
 
 # One job: runs fio and saves the devices' counts before and after.
 run_job() {  # TAG MODE RUNTIME DATA LOG DB DEVICES...
@@ -134,45 +93,22 @@ run_job() {  # TAG MODE RUNTIME DATA LOG DB DEVICES...
 
 for layout in $LAYOUTS; do
   for sector in $SECTORS; do
-    cleanup
-    case $layout in
-      separate)
-        make_loop data data 2G "$sector"
-        make_loop logdev log 2G "$sector"
-        make_loop dbdev db 4G "$sector"
-        make_fs "$dbdev" "$WORK/db-$sector"
-        devices=("${data#/dev/}" "${logdev#/dev/}" "${dbdev#/dev/}")
-        printf 'data %s\nlog %s\ndb %s\n' "${devices[@]}" >"$OUT/$layout-$sector.devices"
-        log=$logdev ;;
-      shared)
-        make_loop data data 2G "$sector"
-        make_loop meta meta 6G "$sector" -P
-        # Log first (raw, 2 GiB), RocksDB after it, as ceph-volume puts a
-        # DB partition beside the WAL/block ones.
-        printf 'label: gpt\n,2GiB\n,\n' | sfdisk -q "$meta" >/dev/null
-        partx -u "$meta" 2>/dev/null || partx -a "$meta" 2>/dev/null || true
-        m=${meta#/dev/}
-        for p in "${m}p1" "${m}p2"; do
-          for _ in $(seq 50); do [[ -e /sys/class/block/$p ]] && break; sleep 0.1; done
-          [[ -e /sys/class/block/$p ]] || skip "no partition $p after partx"
-          make_node "$p"
-        done
-        make_fs "/dev/${m}p2" "$WORK/db-$sector"
-        devices=("${data#/dev/}" "${m}p1" "${m}p2" "$m")
-        printf 'data %s\nlog %s\ndb %s\ndisk %s\n' "${devices[@]}" >"$OUT/$layout-$sector.devices"
-        log=/dev/${m}p1 ;;
-      *) echo "blockdev.sh: unknown layout $layout" >&2; exit 2 ;;
-    esac
+    loopdev_cleanup
+    loopdev_make "$layout" "$sector" "$WORK" || skip "$LOOPDEV_WHY"
+    devices=("${LOOPDEV_NAMES[@]}")
+    for i in "${!LOOPDEV_NAMES[@]}"; do
+      echo "${LOOPDEV_ROLES[$i]} ${LOOPDEV_NAMES[$i]}"
+    done >"$OUT/$layout-$sector.devices"
     echo "blockdev.sh: $layout, ${sector}-byte sectors: ${devices[*]}"
     for mode in $MODES; do
       for len in short long; do
         rt=$SHORT; [[ $len == long ]] && rt=$LONG
-        run_job "$layout-$sector-$mode-$len" "$mode" "$rt" "$data" "$log" "$WORK/db-$sector" \
-          "${devices[@]}"
+        run_job "$layout-$sector-$mode-$len" "$mode" "$rt" "$LOOPDEV_DATA" "$LOOPDEV_LOG" \
+          "$LOOPDEV_DB" "${devices[@]}"
       done
     done
   done
 done
-cleanup
+loopdev_cleanup
 python3 "$ROOT/bench/blockdev.py" "$OUT" | tee "$OUT/table.txt"
 echo "blockdev.sh: results in $OUT"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/modes.py OUT PGS QDS MODES ROUNDS — the table bench/modes.sh prints:
+"""bench/modes.py OUT PGS QDS MODES ROUNDS [DEVICES] — the table bench/modes.sh prints:
 per cell the medians over rounds of IOPS and p99 (fio), and the engine's
 per-client-write counts (CPU µs, log-partition writes, seeks and bytes,
 RocksDB bytes); then each mode's ratios to per-PG rings and the floor;
@@ -9,7 +9,10 @@ cpu_us_by_thread: fio's job thread, pgring-commit, io:<file> for each
 device's completions, RocksDB's threads); and, when bench/modes.sh ran
 with --restart, the restart column: per PG count and mode the medians of
 restart_bench's open time and RSS growth, and the open time against the
-RocksDB backend's."""
+RocksDB backend's. With DEVICES ("ROLE:NAME ...", bench/modes.sh --devices),
+also each device's write requests, bytes and flushes per client write as
+/sys/class/block/*/stat counted them over the engine's timed run (the
+engine's block_devices), beside the engine's own counts."""
 import json
 import os
 import statistics
@@ -19,6 +22,7 @@ from hdd_model import rates as hdd_rates
 
 out, pgs_list, qds, modes, rounds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), \
     sys.argv[4].split(), int(sys.argv[5])
+devices = [d.split(":", 1) for d in (sys.argv[6].split() if len(sys.argv) > 6 else [])]
 
 
 def load(path):
@@ -65,7 +69,22 @@ def cell(mode, pgs, qd):
             "keys": (((rep or {}).get("rocksdb") or {}).get("run") or {}).get(
                 "keys_written_per_write"),
             "ctxsw": (pw.get("context_switches") or {}).get("total"),
+            "syscalls": pw.get("syscalls"),
+            "log_bytes_engine": pw.get("log_partition_bytes"),
+            "data_bytes_engine": ((rep or {}).get("data_file") or {}).get("bytes_written", 0)
+                                 / max(1, ((rep or {}).get("writes") or {}).get("committed") or 0),
+            "engine_flushes": ((((rep or {}).get("data_file") or {}).get("flushes", 0)
+                                + st.get("device_flushes", 0)
+                                + ((((rep or {}).get("rocksdb") or {}).get("run") or {}).get("syncs") or 0))
+                               / max(1, ((rep or {}).get("writes") or {}).get("committed") or 0)),
         })
+        # The devices, as the engine read them over its timed run.
+        bd = (((rep or {}).get("block_devices") or {}).get("devices") or {})
+        for _, name in devices:
+            p = (bd.get(name) or {}).get("per_write") or {}
+            rows[-1][f"dev_{name}_req"] = p.get("write_requests")
+            rows[-1][f"dev_{name}_bytes"] = p.get("bytes")
+            rows[-1][f"dev_{name}_flushes"] = p.get("flushes")
     if not rows:
         return None
     med = {}
@@ -153,8 +172,8 @@ def cost_table():
     print("Per client write, and the log's cost over the floor (medians over rounds):")
     print()
     print("| PGs | qd | mode | CPU µs | over floor | context switches | over floor | "
-          "RocksDB keys | over floor | CPU over floor vs RocksDB backend's |")
-    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+          "syscalls | over floor | RocksDB keys | over floor | CPU over floor vs RocksDB backend's |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for pgs in pgs_list:
         for qd in qds:
             cells = {m: cell(m, pgs, qd) for m in modes}
@@ -171,11 +190,59 @@ def cost_table():
                     ratio = over("cpu") / (rdb["cpu"] - floor["cpu"])
                 print(f"| {pgs} | {qd} | {m} | {f(c.get('cpu'), '.1f')} | {f(over('cpu'), '+.1f')} | "
                       f"{f(c.get('ctxsw'), '.3f')} | {f(over('ctxsw'), '+.3f')} | "
+                      f"{f(c.get('syscalls'), '.2f')} | {f(over('syscalls'), '+.2f')} | "
                       f"{f(c.get('keys'), '.2f')} | {f(over('keys'), '+.2f')} | {f(ratio, '.2f')} |")
 
 
 if "floor" in modes and any(cell(m, pgs, qd) for pgs in pgs_list for qd in qds for m in modes):
     cost_table()
+
+# The devices, as /sys/class/block/*/stat counted them (the engine's
+# reading after setup and at its final sync), beside what the engine asked
+# for: data writes and bytes, log-partition writes and bytes, RocksDB's file
+# appends and bytes (before its file system), and flushes (data flushes +
+# partition flushes + RocksDB syncs). A partition counts no flushes: in the
+# shared layout its disk's row has them.
+def device_table():
+    eng = {"data": ("data_writes", "data_bytes_engine"), "log": ("writes", "log_bytes_engine"),
+           "db": ("rdb_writes", "rdb")}
+    whole = [n for r, n in devices if r not in ("log", "db")] if any(r == "disk" for r, _ in devices) \
+        else [n for _, n in devices]
+    print()
+    print("Devices (" + ", ".join(f"{r} {n}" for r, n in devices) + "), per client write: write requests, "
+          "bytes and flushes as /sys/class/block/*/stat counted them over the engine's timed run (after "
+          "setup: mkfs, PG creation, prefill; to the final sync), and in brackets what the engine asked for "
+          "(data writes; log-partition writes; RocksDB's file appends, before ext4; flushes: data flushes "
+          "+ partition flushes + RocksDB syncs); medians over rounds. Each flush is also counted as a "
+          "0-byte write request, so a device's requests exceed the engine's by about its flushes; a "
+          "partition counts no flushes (the shared layout's disk column has them):")
+    print()
+    hdr = ["PGs", "qd", "mode"]
+    for r, n in devices:
+        hdr += [f"{r} {n} requests", f"{r} {n} bytes"]
+    hdr.append("flushes")
+    print("| " + " | ".join(hdr) + " |")
+    print("|---:|---:|---|" + "---:|" * (len(hdr) - 3))
+    for pgs in pgs_list:
+        for qd in qds:
+            for m in modes:
+                c = cell(m, pgs, qd)
+                if not c:
+                    continue
+                cells = [pgs, qd, m]
+                for r, n in devices:
+                    er, eb = (c.get(eng[r][0]), c.get(eng[r][1])) if r in eng else (None, None)
+                    if r == "log" and m in ("floor", "rocksdb"):
+                        er, eb = 0.0, 0.0
+                    cells.append(f(c.get(f"dev_{n}_req"), ".3f") + (f" ({f(er, '.3f')})" if r in eng else ""))
+                    cells.append(f(c.get(f"dev_{n}_bytes"), ",.0f") + (f" ({f(eb, ',.0f')})" if r in eng else ""))
+                fl = [c.get(f"dev_{n}_flushes") for n in whole]
+                cells.append(f(None if None in fl else sum(fl), ".3f") + f" ({f(c.get('engine_flushes'), '.3f')})")
+                print("| " + " | ".join(str(x) for x in cells) + " |")
+
+
+if devices and any(cell(m, pgs, qd) for pgs in pgs_list for qd in qds for m in modes):
+    device_table()
 
 # Where the CPU goes: a column per thread name that spent at least 0.05 µs
 # per client write in some cell.

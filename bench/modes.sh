@@ -28,7 +28,19 @@
 #   opens a closed store of PGs x E entries, page cache dropped; E is Ceph's
 #   osd_target_pg_log_entries_per_osd 300000 over the PGs, at most
 #   osd_max_pg_log_entries 10000 and at least 3000, the dups a PG keeps anyway;
-#   the floor has no log to load and is skipped), --restart-only (no fio runs).
+#   the floor has no log to load and is skipped), --restart-only (no fio runs),
+#   --devices LAYOUT:SECTOR (separate:512, separate:4096, shared:512,
+#   shared:4096: the fio runs on loop devices with direct I/O, made by
+#   bench/loopdev.sh, instead of files: separate = data, log and RocksDB's
+#   ext4 each on its own device, shared = data on one, log and RocksDB as two
+#   partitions of another; then a table of every device's write requests,
+#   bytes and flushes per client write from /sys/class/block/*/stat, read by
+#   the engine after setup and at its final sync (the timed run only),
+#   beside the engine's own counts. Needs root: otherwise "SKIPPED: why",
+#   exit 0. Backing files (data PGRING_SIZE, log PGRING_LOG_SIZE, RocksDB
+#   PGRING_DB_DEV_SIZE 4G) are kept in --device-work DIR
+#   (build/bench-modes-devices); every loop device, node and mount is
+#   removed on exit. restart_bench always runs on files).
 # Counts per client write hold on a noisy machine; IOPS and p99 do not (the
 # rounds alternate modes so each meets the same load).
 set -euo pipefail
@@ -39,7 +51,7 @@ cd "$ROOT"
 source "$ROOT/bench/lib.sh"
 
 RUNTIME=10 PGS_LIST="8 128 1024" QDS="1 16 32" MODES="perpg stream rocksdb" ROUNDS=1
-RESTART=0 FIO=1
+RESTART=0 FIO=1 DEVICES="" DEVICE_WORK=$ROOT/build/bench-modes-devices
 OUT=$ROOT/build/bench-modes/$(date -u +%Y%m%d-%H%M%S) BUILD=$ROOT/build/bench BUILD_IT=1
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -53,10 +65,18 @@ while [[ $# -gt 0 ]]; do
     --no-build) BUILD_IT=0; shift ;;
     --restart) RESTART=1; shift ;;
     --restart-only) RESTART=1 FIO=0; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --devices) DEVICES=$2; shift 2 ;;
+    --device-work) DEVICE_WORK=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) bench_die "unknown option $1 (see --help)" ;;
   esac
 done
+if [[ -n $DEVICES ]]; then
+  # shellcheck source=bench/loopdev.sh
+  source "$ROOT/bench/loopdev.sh"
+  loopdev_parse "$DEVICES" || bench_die "--devices: $LOOPDEV_WHY"
+  loopdev_usable || { echo "modes.sh: SKIPPED: --devices $DEVICES: $LOOPDEV_WHY"; exit 0; }
+fi
 mkdir -p "$OUT"
 bench_need fio fio
 bench_need python3 python3
@@ -75,6 +95,19 @@ export PGRING_DIR=$OUT/work PGRING_RUNTIME=$RUNTIME
 export PGRING_SIZE PGRING_LOG_SIZE
 
 read -r -a modes <<<"$MODES"
+
+DEVICE_LIST=""
+if [[ -n $DEVICES && $FIO == 1 ]]; then
+  trap loopdev_cleanup EXIT
+  LOOPDEV_DATA_SIZE=$PGRING_SIZE LOOPDEV_LOG_SIZE=$PGRING_LOG_SIZE
+  LOOPDEV_DB_SIZE=${PGRING_DB_DEV_SIZE:-4G}
+  loopdev_make "$LOOPDEV_LAYOUT" "$LOOPDEV_SECTOR" "$DEVICE_WORK" ||
+    { echo "modes.sh: SKIPPED: --devices $DEVICES: $LOOPDEV_WHY"; exit 0; }
+  export PGRING_DATA=$LOOPDEV_DATA PGRING_LOG=$LOOPDEV_LOG PGRING_DB=$LOOPDEV_DB
+  for i in "${!LOOPDEV_NAMES[@]}"; do DEVICE_LIST+="${LOOPDEV_ROLES[$i]}:${LOOPDEV_NAMES[$i]} "; done
+  bench_log "on loop devices, $DEVICES: data $PGRING_DATA, log $PGRING_LOG, RocksDB $PGRING_DB" \
+            "(counted: $DEVICE_LIST)"
+fi
 
 # restart_bench's arguments for a mode, the same layouts as the fio cells.
 restart_args() {
@@ -134,4 +167,6 @@ for ((r = 1; r <= ROUNDS && RESTART; r++)); do
 done
 # The partitions (a 4 GiB log and a 2 GiB data file) are not results.
 rm -rf "$OUT/restart-work" "$OUT/work"
-python3 "$ROOT/bench/modes.py" "$OUT" "$PGS_LIST" "$QDS" "$MODES" "$ROUNDS" | tee "$OUT/modes.md"
+[[ -z $DEVICE_LIST ]] || loopdev_cleanup
+python3 "$ROOT/bench/modes.py" "$OUT" "$PGS_LIST" "$QDS" "$MODES" "$ROUNDS" "$DEVICE_LIST" |
+  tee "$OUT/modes.md"

@@ -20,6 +20,9 @@ Inputs (any may be missing; the tables then show "-"):
   data/tail-{rewrite,never}.*                      per-PG rings, both tail policies
   data/long-{ring,stream,rocksdb,floor}.*, data/long-{ring,stream,rocksdb}-own.*
   data/restart-{ring,stream,rocksdb}-PxE.json, data/ring_space_bench.json
+  data/*.devstat.{before,after}      with --devices: every device's stat line
+                                     (ROLE NAME REQUESTS SECTORS FLUSHES) around
+                                     the whole fio run (raw's device counts)
 """
 import json
 import os
@@ -57,6 +60,21 @@ def get(d, *path, default=None):
     return d
 
 
+def devstat(prefix):
+    """report.sh's reading of the devices around a whole fio run (--devices):
+    name -> [write requests, sectors, flushes]; None without one."""
+    def read(path):
+        try:
+            return {f[1]: [int(x) for x in f[2:5]] for f in (l.split() for l in open(path)) if f}
+        except (OSError, ValueError, IndexError):
+            return None
+    a = read(os.path.join(DATA, prefix + ".devstat.before"))
+    b = read(os.path.join(DATA, prefix + ".devstat.after"))
+    if not a or not b:
+        return None
+    return {d: [y - x for x, y in zip(a[d], b[d])] for d in b if d in a}
+
+
 def fio_run(prefix):
     """IOPS and latency from fio's JSON, and the engine's report if any."""
     fio = load(prefix + ".fio.json")
@@ -72,6 +90,15 @@ def fio_run(prefix):
         r["loadavg1"] = float(open(os.path.join(DATA, prefix + ".loadavg")).read().split()[0])
     except (OSError, ValueError, IndexError):
         pass
+    # With --devices: each device's writes per client write. The engine's
+    # reading (after setup to the final sync) where there is an engine
+    # report, else (raw) report.sh's around the whole fio run, per fio write.
+    ds = devstat(prefix)
+    if ds and r.get("writes"):
+        n = r["writes"]
+        r["devices"] = {d: {"write_requests": v[0] / n, "bytes": v[1] * 512 / n, "flushes": v[2] / n}
+                        for d, v in ds.items()}
+        r["devices_from"] = "script"
     rep = load(prefix + ".report.json")
     if rep:
         run = get(rep, "rocksdb", "run", default={})
@@ -134,7 +161,19 @@ def fio_run(prefix):
             "mapping_table_bytes": get(rep, "store", "at_end", "mapping_table_bytes"),
             "live_items": (get(rep, "store", "at_end", "live_entries", default=0) or 0)
                           + (get(rep, "store", "at_end", "live_dups", default=0) or 0),
+            "ctx_per_write": get(pw, "context_switches", "total"),
+            "syscalls_per_write": pw.get("syscalls"),
+            "syscalls_why_not": get(rep, "run", "syscalls", "why_not"),
+            "data_bytes_per_write": (get(rep, "data_file", "bytes_written", default=0) or 0) / committed
+                                    if committed else None,
+            "engine_flushes_per_write": ((get(rep, "data_file", "flushes", default=0) or 0)
+                                         + (st.get("device_flushes") or 0) + (run.get("syncs") or 0))
+                                        / committed if committed else None,
         })
+        bd = get(rep, "block_devices", "devices")
+        if bd is not None:
+            r["devices"] = {d: v.get("per_write") or {} for d, v in bd.items()}
+            r["devices_from"] = "engine"
     return r
 
 
@@ -235,8 +274,16 @@ md = []
 s = settings
 md.append("# pgring benchmark report\n")
 md.append(f"- date: {s['date']}; command: `{s['command'].strip()}` (mode {s['mode']}); git {s['git']}")
+DEVICES = [d.split(":", 1) for d in s.get("device_list") or []]
+if DEVICES:
+    where = (f"the fio runs' partitions are loop devices with direct I/O, layout {s['devices']} "
+             f"(bench/loopdev.sh: " + ", ".join(f"{r} {d}" for r, d in DEVICES) +
+             f"; backing files on {s['fs']}): data {s['data_size']}, log {s['log_size']}; restart_bench "
+             f"uses files in {s['work']}")
+else:
+    where = f"partitions are files on {s['fs']} ({s['work']}): data {s['data_size']}, log {s['log_size']}"
 md.append(f"- machine: {s['host']}, {s['cpus']} CPUs ({s['cpu'].strip()}), {s['mem']} RAM, kernel {s['kernel']}; "
-          f"partitions are files on {s['fs']} ({s['work']}): data {s['data_size']}, log {s['log_size']}; {s['fio']}")
+          f"{where}; {s['fio']}")
 md.append(f"- fio: 4 KiB random writes as OSD writes, {s['runtime']} s per run, durable group commit "
           f"(pgring_durability=group), Ceph's defaults otherwise (fio-jobs/*-randwrite.fio). "
           f"raw = fio's io_uring engine on the data partition alone (no metadata, no flushes).")
@@ -456,9 +503,10 @@ md.append("Counts over each run (setup excluded), divided by the client writes i
           "whose bytes the stream and home columns split. PG-log "
           "metadata: log-partition bytes plus RocksDB bytes, less the floor's RocksDB bytes per write at "
           "the same queue depth (what the same write with no PG log puts in RocksDB).\n")
-table(["qd", "PGs", "backend", "CPU us/write", "CPU /floor", "log-partition writes/write",
+table(["qd", "PGs", "backend", "CPU us/write", "CPU /floor", "context switches/write", "syscalls/write",
+       "log-partition writes/write",
        "log-partition B/write", "stream B/write", "home B/write", "PG-log metadata B/write",
-       "PG-log metadata /rocksdb"], ["---:", "---:", "---"] + ["---:"] * 8)
+       "PG-log metadata /rocksdb"], ["---:", "---:", "---"] + ["---:"] * 10)
 for q in QDS:
     fl = cell("floor", q, 0)
     for p in PGS:
@@ -468,12 +516,70 @@ for q in QDS:
             st = b == "stream"
             row([str(q), str(p), LABEL[b], F(x.get("cpu_us_per_write"), ".1f"),
                  R(x.get("cpu_us_per_write"), fl.get("cpu_us_per_write")),
+                 F(x.get("ctx_per_write"), ".3f"), F(x.get("syscalls_per_write"), ".2f"),
                  F(x.get("log_writes_per_write"), ".3f"), F(x.get("log_bytes_per_write"), ".0f"),
                  F(x.get("stream_bytes_per_write"), ".0f") if st else "",
                  F(x.get("home_bytes_per_write"), ".0f") if st else "",
                  F(x.get("pg_log_meta"), ".0f"),
                  R(x.get("pg_log_meta"), rd.get("pg_log_meta")) if b != "rocksdb" else ""])
 md.append("")
+
+why_not = sorted({x.get("syscalls_why_not") for x in results["fio"].values()
+                  if x and x.get("syscalls_why_not")})
+md.append("Context switches: getrusage (voluntary + involuntary). Syscalls: system call entries of every "
+          "thread of the fio process (perf tracepoint raw_syscalls:sys_enter, one counter per thread; "
+          "the engine report's run.syscalls says what is counted)"
+          + (": **not counted here**: " + "; ".join(why_not) if why_not else "") + ".\n")
+
+# --- the devices, as /sys/class/block counted them (--devices) ---
+if DEVICES:
+    md.append(f"## Devices per client write (fio matrix; loop devices, {s['devices']})\n")
+    md.append("Each device's write requests, bytes and flushes as `/sys/class/block/<dev>/stat` counted "
+              "them, per client write, and in brackets what the engine asked of it (data: the data "
+              "writes; log: log-partition writes; db: RocksDB's file appends and bytes, before ext4 and "
+              "its journal; flushes: data flushes + log-partition flushes + RocksDB syncs). Engine runs: "
+              "the engine's own reading after setup (mkfs, PG creation, prefill and their sync) and at "
+              "its final sync, the timed run only; raw (no engine, no setup): report.sh's reading around "
+              "the whole fio run, per fio write. Each flush is also counted as a write request of 0 bytes "
+              "(block layer), so a device's requests exceed the engine's by about its flushes. A partition "
+              "counts no flushes: in the shared layout its disk's column has them (and the sum of its "
+              "partitions' requests and bytes).\n")
+    whole = ([d for r, d in DEVICES if r not in ("log", "db")] if any(r == "disk" for r, _ in DEVICES)
+             else [d for _, d in DEVICES])
+    eng = {"data": ("data_writes_per_write", "data_bytes_per_write"),
+           "log": ("log_writes_per_write", "log_bytes_per_write"),
+           "db": ("rdb_writes_per_write", "rdb_bytes_per_write")}
+    hdr = ["qd", "PGs", "backend"]
+    for r, d in DEVICES:
+        hdr += [f"{r} {d} requests", f"{r} {d} B"]
+    hdr.append("flushes")
+    table(hdr, ["---:", "---:", "---"] + ["---:"] * (len(hdr) - 3))
+
+    def dev_row(q, p, b, x):
+        if not x or not x.get("devices"):
+            return
+        cells = [str(q), str(p) if b not in ("raw", "floor") else "-", LABEL[b]]
+        for r, d in DEVICES:
+            v = x["devices"].get(d) or {}
+            er = eb = None
+            if r in eng and b != "raw":
+                er, eb = x.get(eng[r][0]), x.get(eng[r][1])
+                if r == "log" and b in ("rocksdb", "floor"):
+                    er, eb = 0.0, 0.0
+            cells.append(F(v.get("write_requests"), ".3f") + (f" ({F(er, '.3f')})" if er is not None else ""))
+            cells.append(F(v.get("bytes"), ",.0f") + (f" ({F(eb, ',.0f')})" if eb is not None else ""))
+        fl = [(x["devices"].get(d) or {}).get("flushes") for d in whole]
+        ef = x.get("engine_flushes_per_write") if b != "raw" else None
+        cells.append(F(None if None in fl else sum(fl), ".3f") + (f" ({F(ef, '.3f')})" if ef is not None else ""))
+        row(cells)
+
+    for q in QDS:
+        dev_row(q, 0, "raw", cell("raw", q, 0))
+        dev_row(q, 0, "floor", cell("floor", q, 0))
+        for p in PGS:
+            for b in ENGINE_KINDS:
+                dev_row(q, p, b, cell(b, q, p))
+    md.append("")
 
 # --- write requests and seeks per client write: the HDD model ---
 def hdd_model(x, b):

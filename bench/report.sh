@@ -68,6 +68,21 @@
 #                       (build/bench-report/work; --smoke: OUT/work)
 #   --build-dir DIR     where to build / find the binaries (build/bench)
 #   --no-build          use the binaries already in --build-dir
+#   --devices LAYOUT:SECTOR  the fio runs on loop devices with direct I/O instead
+#                       of files (bench/loopdev.sh): separate (data, log and
+#                       RocksDB's ext4 each on its own device) or shared (data
+#                       on one; log and RocksDB as two partitions of another),
+#                       at 512 or 4096-byte sectors, e.g. separate:4096; the
+#                       report then adds each device's write requests, bytes
+#                       and flushes per client write from /sys/class/block/*/stat
+#                       (engine runs: read by the engine after setup and at its
+#                       final sync, the timed run only; raw: the whole fio run,
+#                       which has no setup) beside the engine's own counts.
+#                       Needs root: otherwise "SKIPPED: why", exit 0. Backing
+#                       files in WORK/loop (data PGRING_SIZE, log
+#                       PGRING_LOG_SIZE, RocksDB PGRING_DB_DEV_SIZE: 4G,
+#                       --smoke 512M), kept; every loop device, node and mount
+#                       is removed on exit. restart_bench still uses files.
 #   --skip-fio, --skip-restart, --skip-long, --skip-space   leave a part out
 #   -h, --help
 #
@@ -116,7 +131,7 @@ source "$ROOT/bench/lib.sh"
 COMMAND="bench/report.sh $*"
 MODE=full
 RUNTIME= LONG_RUNTIME= LONG_PGS=128 ROUNDS= OUT= WORK= BUILD=$ROOT/build/bench BUILD_IT=1
-SKIP_FIO=0 SKIP_RESTART=0 SKIP_LONG=0 SKIP_SPACE=0
+SKIP_FIO=0 SKIP_RESTART=0 SKIP_LONG=0 SKIP_SPACE=0 DEVICES=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --quick) MODE=quick ;;
@@ -136,6 +151,8 @@ while [[ $# -gt 0 ]]; do
     --build-dir) BUILD=$2; shift ;;
     --build-dir=*) BUILD=${1#*=} ;;
     --no-build) BUILD_IT=0 ;;
+    --devices) DEVICES=$2; shift ;;
+    --devices=*) DEVICES=${1#*=} ;;
     --skip-fio) SKIP_FIO=1 ;;
     --skip-restart) SKIP_RESTART=1 ;;
     --skip-long) SKIP_LONG=1 ;;
@@ -157,6 +174,12 @@ case $MODE in
          : "${RUNTIME:=2}" "${LONG_RUNTIME:=0}" "${ROUNDS:=1}" ;;
 esac
 [[ $ROUNDS =~ ^[0-9]+$ ]] || bench_die "--rounds takes a whole number, not '$ROUNDS'"
+if [[ -n $DEVICES ]]; then
+  # shellcheck source=bench/loopdev.sh
+  source "$ROOT/bench/loopdev.sh"
+  loopdev_parse "$DEVICES" || bench_die "--devices: $LOOPDEV_WHY"
+  loopdev_usable || { echo "report.sh: SKIPPED: --devices $DEVICES: $LOOPDEV_WHY"; exit 0; }
+fi
 # The headline cell the targets are about: the highest queue depth, 128 PGs
 # (or the matrix's largest PG count below it).
 ROUND_QD=${QDS##* }
@@ -199,15 +222,21 @@ fi
 
 # One fio run of a kind (see the header): the job file and the engine options
 # that make it that kind, then any extra option lines.
+# With --devices, the devices' counts around the whole fio run are kept too
+# (OUT_PREFIX.devstat.before/after): report.py uses them for raw, which has
+# no engine report.
 run_kind() {  # KIND OUT_PREFIX [extra job-file lines...]
-  local kind=$1 out=$2; shift 2
+  local kind=$1 out=$2 rc=0; shift 2
+  [[ -z $DEVICE_LIST ]] || loopdev_snapshot "$out.devstat.before"
   case $kind in
-    ring) bench_fio ring "$out" "pgring_layout=perpg" "$@" ;;
-    stream) bench_fio ring "$out" "pgring_layout=stream" "$@" ;;
-    floor) bench_fio ring "$out" "pgring_layout=perpg" "pgring_no_pg_log=1" "$@" ;;
-    rocksdb | raw) bench_fio "$kind" "$out" "$@" ;;
+    ring) bench_fio ring "$out" "pgring_layout=perpg" "$@" || rc=$? ;;
+    stream) bench_fio ring "$out" "pgring_layout=stream" "$@" || rc=$? ;;
+    floor) bench_fio ring "$out" "pgring_layout=perpg" "pgring_no_pg_log=1" "$@" || rc=$? ;;
+    rocksdb | raw) bench_fio "$kind" "$out" "$@" || rc=$? ;;
     *) bench_die "run_kind: unknown kind $kind" ;;
   esac
+  [[ -z $DEVICE_LIST ]] || loopdev_snapshot "$out.devstat.after"
+  return $rc
 }
 LOG_KINDS=(ring stream)  # the ring backend's two layouts
 
@@ -224,6 +253,21 @@ else
 fi
 # shellcheck source=fio-jobs/defaults.sh
 source "$ROOT/fio-jobs/defaults.sh"
+
+# --devices: the fio runs' data, log and RocksDB on loop devices.
+DEVICE_LIST=""
+if [[ -n $DEVICES ]]; then
+  trap loopdev_cleanup EXIT
+  LOOPDEV_DATA_SIZE=$PGRING_SIZE LOOPDEV_LOG_SIZE=$PGRING_LOG_SIZE
+  if [[ $MODE == smoke ]]; then LOOPDEV_DB_SIZE=${PGRING_DB_DEV_SIZE:-512M}
+  else LOOPDEV_DB_SIZE=${PGRING_DB_DEV_SIZE:-4G}; fi
+  loopdev_make "$LOOPDEV_LAYOUT" "$LOOPDEV_SECTOR" "$WORK/loop" ||
+    { echo "report.sh: SKIPPED: --devices $DEVICES: $LOOPDEV_WHY"; exit 0; }
+  export PGRING_DATA=$LOOPDEV_DATA PGRING_LOG=$LOOPDEV_LOG PGRING_DB=$LOOPDEV_DB
+  for i in "${!LOOPDEV_NAMES[@]}"; do DEVICE_LIST+="${LOOPDEV_ROLES[$i]}:${LOOPDEV_NAMES[$i]} "; done
+  bench_log "on loop devices, $DEVICES: data $PGRING_DATA, log $PGRING_LOG, RocksDB $PGRING_DB" \
+            "(counted: $DEVICE_LIST)"
+fi
 
 # Record the setting for report.py.
 python3 - "$OUT/settings.json" <<PY
@@ -243,6 +287,7 @@ json.dump({
   "data_size": "$PGRING_SIZE", "log_size": "$PGRING_LOG_SIZE", "work": "$WORK",
   "restart_stream_chunks": $BENCH_STREAM_CHUNKS,
   "restart_home_bytes": int("$RESTART_HOME_BYTES") if "$RESTART_HOME_BYTES" else None,
+  "devices": "$DEVICES", "device_list": "$DEVICE_LIST".split(),
 }, open(sys.argv[1], "w"), indent=2)
 PY
 
@@ -380,7 +425,15 @@ if [[ $MODE == smoke ]]; then
     f=$DATA/fio-$b-qd$ROUND_QD-pgs$ROUND_PGS.report.json
     grep -q "\"pgring_layout\": \"$want\"" "$f" 2>/dev/null \
       || bench_die "smoke: $f missing or not pgring_layout=$want"
+    # On devices, the engine counted every device of the layout.
+    for d in $DEVICE_LIST; do
+      python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))
+sys.exit(0 if sys.argv[2] in r["block_devices"]["devices"] else 1)' "$f" "${d#*:}" \
+        || bench_die "smoke: $f has no block_devices entry for ${d#*:}"
+    done
   done
+  [[ -z $DEVICE_LIST ]] || grep -q "^## Devices" "$OUT/report.md" \
+    || bench_die "smoke: report.md has no Devices section"
 fi
 echo
 cat "$OUT/report.md"

@@ -10,11 +10,16 @@
 #            one stream write for every PG's records, rings in whole blocks)
 #   rocksdb  pgring's fio engine, PG logs in RocksDB the way BlueStore keeps them
 # and prints one table: IOPS, p50/p99 completion latency, and the counts a
-# noisy machine cannot move: CPU time, context switches, log-partition writes and PG-log
+# noisy machine cannot move: CPU time, context switches, system calls, log-partition writes and PG-log
 # metadata bytes (log partition + RocksDB, less the floor's RocksDB bytes)
 # per client write, RocksDB bytes and keys per client write, log bytes per
-# payload byte; then the ratios against the project's targets, for both
-# ring layouts.
+# payload byte; then per client write by thread (fio's job thread,
+# pgring-commit, io:<device>, ...): CPU µs, voluntary and involuntary context
+# switches and system calls (the engine's report: /proc/self/task, and a perf
+# counter per thread on raw_syscalls:sys_enter; "-" and the reason where the
+# kernel does not let it count them); with PGRING_DEVICES, each device's write
+# requests, bytes and flushes per client write; then the ratios against the
+# project's targets, for both ring layouts.
 #
 # It installs what is missing (Debian packages), builds the engine, creates
 # the partitions under the work directory, and can be run again.
@@ -28,6 +33,21 @@
 #   PGRING_SIZE     data partition size (2G)     PGRING_LOG_SIZE  log partition size (2G)
 #   PGRING_WORK     work directory (build/main-job-work)
 #   PGRING_DATA / PGRING_LOG   use these (files or block devices) instead
+#   PGRING_DEVICES  LAYOUT:SECTOR, e.g. separate:4096 or shared:512: run every
+#                   job on loop devices with direct I/O instead of files
+#                   (bench/loopdev.sh: separate = data, log and RocksDB's
+#                   ext4 each on its own device; shared = data on one, log and
+#                   RocksDB as two partitions of another; 512 or 4096-byte
+#                   sectors), and add a table of each device's write
+#                   requests, bytes and flushes per client write from
+#                   /sys/class/block/*/stat beside the engine's own counts
+#                   (the timed run only: the engine reads them after setup
+#                   and at its final sync; raw, which has no setup: fio's
+#                   whole run). Needs root: otherwise prints "SKIPPED: why"
+#                   and exits 0. The backing files (data PGRING_SIZE, log
+#                   PGRING_LOG_SIZE, RocksDB PGRING_DB_DEV_SIZE, 4G) stay in
+#                   PGRING_WORK/loop for the next run; every loop device,
+#                   node and mount is removed on exit.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -38,6 +58,16 @@ cd "$ROOT"
 # shellcheck source=fio-jobs/defaults.sh
 source "$ROOT/fio-jobs/defaults.sh"
 : "${PGRING_WORK:=$ROOT/build/main-job-work}"
+
+DEVICES=${PGRING_DEVICES:-}
+if [[ -n $DEVICES ]]; then
+  [[ -z ${PGRING_DATA:-}${PGRING_LOG:-} ]] ||
+    { echo "main-job: PGRING_DEVICES makes its own devices: unset PGRING_DATA and PGRING_LOG" >&2; exit 2; }
+  # shellcheck source=bench/loopdev.sh
+  source "$ROOT/bench/loopdev.sh"
+  loopdev_parse "$DEVICES" || { echo "main-job: PGRING_DEVICES: $LOOPDEV_WHY" >&2; exit 2; }
+  loopdev_usable || { echo "main-job: SKIPPED: PGRING_DEVICES=$DEVICES: $LOOPDEV_WHY"; exit 0; }
+fi
 
 bash scripts/install-deps.sh
 
@@ -50,6 +80,18 @@ export PGRING_ENGINE=$BUILD/tools/fio_engine/libfio_pgring.so
 
 mkdir -p "$PGRING_WORK"
 export PGRING_DIR=$PGRING_WORK
+DEVICE_LIST=""
+if [[ -n $DEVICES ]]; then
+  trap loopdev_cleanup EXIT
+  LOOPDEV_DATA_SIZE=$PGRING_SIZE LOOPDEV_LOG_SIZE=$PGRING_LOG_SIZE
+  LOOPDEV_DB_SIZE=${PGRING_DB_DEV_SIZE:-4G}
+  loopdev_make "$LOOPDEV_LAYOUT" "$LOOPDEV_SECTOR" "$PGRING_WORK/loop" ||
+    { echo "main-job: SKIPPED: PGRING_DEVICES=$DEVICES: $LOOPDEV_WHY"; exit 0; }
+  export PGRING_DATA=$LOOPDEV_DATA PGRING_LOG=$LOOPDEV_LOG PGRING_DB=$LOOPDEV_DB
+  for i in "${!LOOPDEV_NAMES[@]}"; do DEVICE_LIST+="${LOOPDEV_ROLES[$i]}:${LOOPDEV_NAMES[$i]} "; done
+  echo "main-job: on loop devices, $DEVICES: data $PGRING_DATA, log $PGRING_LOG, RocksDB $PGRING_DB" \
+       "(counted: $DEVICE_LIST)"
+fi
 for job in raw floor ring stream rocksdb; do
   echo "main-job: running $job for ${PGRING_RUNTIME}s (iodepth $PGRING_IODEPTH, $PGRING_PGS PGs)"
   # The floor is the ring job itself with its PG log switched off, and the
@@ -59,14 +101,20 @@ for job in raw floor ring stream rocksdb; do
     floor) jobfile=fio-jobs/ring-randwrite.fio no_pg_log=1 ;;
     stream) jobfile=fio-jobs/ring-randwrite.fio layout=stream ;;
   esac
+  # The devices' counts around the whole fio run too (the table uses them
+  # for raw, which has no engine report; the engine's own cover only its
+  # timed run).
+  rm -f "$PGRING_WORK/$job.devstat."*
+  [[ -z $DEVICES ]] || loopdev_snapshot "$PGRING_WORK/$job.devstat.before"
   PGRING_NO_PG_LOG=$no_pg_log PGRING_LAYOUT=$layout PGRING_STATS=$PGRING_WORK/$job.report.json \
     bash fio-jobs/run.sh "$jobfile" \
       --output-format=json --output="$PGRING_WORK/$job.fio.json"
+  [[ -z $DEVICES ]] || loopdev_snapshot "$PGRING_WORK/$job.devstat.after"
 done
 
-python3 - "$PGRING_WORK" <<'PY'
+python3 - "$PGRING_WORK" "$DEVICES" "$DEVICE_LIST" <<'PY'
 import json, os, sys
-work = sys.argv[1]
+work, devices_spec, device_list = sys.argv[1], sys.argv[2], sys.argv[3].split()
 JOBS = ("raw", "floor", "ring", "stream", "rocksdb")
 
 def load(name):
@@ -88,7 +136,28 @@ for job in JOBS:
         row["rdb_keys"] = run.get("keys_written_per_write")
         pw = rep.get("run", {}).get("per_write") or {}
         row["cpu_us"] = pw.get("cpu_us")
-        row["ctx_sw"] = (pw.get("context_switches") or {}).get("total")
+        cs = pw.get("context_switches") or {}
+        row["ctx_sw"] = cs.get("total")
+        row["ctx_vol"], row["ctx_invol"] = cs.get("voluntary"), cs.get("involuntary")
+        row["syscalls"] = pw.get("syscalls")
+        row["syscalls_why"] = (rep.get("run", {}).get("syscalls") or {}).get("why_not")
+        row["threads"] = {
+            "cpu": pw.get("cpu_us_by_thread") or {},
+            "vol": pw.get("voluntary_switches_by_thread") or {},
+            "invol": pw.get("involuntary_switches_by_thread") or {},
+            "sys": pw.get("syscalls_by_thread")}
+        row["committed"] = rep.get("writes", {}).get("committed")
+        row["data_writes"] = pw.get("data_writes")
+        row["rdb_writes"] = pw.get("rocksdb_writes")
+        row["rdb_bytes_w"] = pw.get("rocksdb_bytes")
+        df = rep.get("data_file") or {}
+        n = row["committed"] or 0
+        row["data_bytes"] = df.get("bytes_written", 0) / n if n else None
+        st0 = rep.get("store", {}).get("run", {})
+        rsync = rep.get("rocksdb", {}).get("run", {}).get("syncs")
+        row["engine_flushes"] = ((df.get("flushes", 0) + st0.get("device_flushes", 0) + (rsync or 0)) / n
+                                 if n else None)
+        row["block_devices"] = (rep.get("block_devices") or {}).get("devices") or {}
         row["log_writes"] = pw.get("log_partition_writes")
         row["log_bytes"] = pw.get("log_partition_bytes")
         row["meta_bytes"] = pw.get("metadata_bytes")
@@ -120,7 +189,7 @@ print(f"4 KiB random writes, iodepth {os.environ['PGRING_IODEPTH']}, {os.environ
       f"{os.environ['PGRING_RUNTIME']} s each, durable group commit; work dir {work}")
 print()
 hdr = ("backend", "IOPS", "p50 ms", "p99 ms", "CPU us/write", "context switches/write",
-       "log-partition writes/write",
+       "syscalls/write", "log-partition writes/write",
        "PG-log metadata B/write", "RocksDB B/write", "RocksDB keys/write",
        "log B/payload B (ring space)", "log B/payload B (device)")
 print("| " + " | ".join(hdr) + " |")
@@ -128,10 +197,111 @@ print("|" + "|".join("---" for _ in hdr) + "|")
 for job, r in rows.items():
     print("| " + " | ".join([job, f(r["iops"], ".0f"), f(r["p50"], ".2f"), f(r["p99"], ".2f"),
                              f(r.get("cpu_us"), ".1f"), f(r.get("ctx_sw"), ".3f"),
-                             f(r.get("log_writes"), ".3f"),
+                             f(r.get("syscalls"), ".2f"), f(r.get("log_writes"), ".3f"),
                              f(r.get("pg_log_meta"), ".0f"),
                              f(r.get("rdb_bytes"), ".0f"), f(r.get("rdb_keys"), ".2f"),
                              f(r.get("log_per_payload"), ".3f"), f(r.get("dev_per_payload"), ".2f")]) + " |")
+
+# Where each client write's CPU, waits and system calls go: per thread name
+# (fio: the job thread, the OSD model and Store::Submit; pgring-commit: the
+# RocksDB write and sync; io:<file>: a device's completions; rocksdb:*), and
+# the process's totals (getrusage; the syscall counters' sum). Threads below
+# 0.05 us, 0.005 switches and 0.005 syscalls per write in every column are
+# summed as "other".
+print()
+print("Per client write, by thread: CPU us, voluntary (waits) and involuntary (preemptions) context")
+print("switches (/proc/self/task), system calls (perf raw_syscalls:sys_enter per thread); the setup excluded:")
+print()
+print("| backend | thread | CPU us | voluntary cs | involuntary cs | syscalls |")
+print("|---|---|---:|---:|---:|---:|")
+why_not = set()
+for job, r in rows.items():
+    t = r.get("threads")
+    if not t:
+        continue
+    sysc = t["sys"]
+    if sysc is None and r.get("syscalls_why"):
+        why_not.add(r["syscalls_why"])
+    names = sorted(set(t["cpu"]) | set(t["vol"]) | set(t["invol"]) | set(sysc or {}),
+                   key=lambda n: -(t["cpu"].get(n) or 0))
+    other = [0.0, 0.0, 0.0, 0.0]
+    for n in names:
+        v = [t["cpu"].get(n, 0.0), t["vol"].get(n, 0.0), t["invol"].get(n, 0.0),
+             (sysc or {}).get(n, 0.0)]
+        if v[0] < 0.05 and v[1] < 0.005 and v[2] < 0.005 and v[3] < 0.005:
+            other = [a + b for a, b in zip(other, v)]
+            continue
+        print(f"| {job} | {n} | {v[0]:.1f} | {v[1]:.3f} | {v[2]:.3f} | "
+              f"{f(v[3] if sysc is not None else None, '.2f')} |")
+    if any(other):
+        print(f"| {job} | other | {other[0]:.1f} | {other[1]:.3f} | {other[2]:.3f} | "
+              f"{f(other[3] if sysc is not None else None, '.2f')} |")
+    print(f"| {job} | **process** | {f(r.get('cpu_us'), '.1f')} | {f(r.get('ctx_vol'), '.3f')} | "
+          f"{f(r.get('ctx_invol'), '.3f')} | {f(r.get('syscalls'), '.2f')} |")
+for w in sorted(why_not):
+    print(f"(syscalls not counted: {w})")
+
+# The devices, as /sys/class/block/*/stat counted them, beside the engine's
+# own counts of what it asked of them.
+if devices_spec:
+    roles = [d.split(":", 1) for d in device_list]
+    def devstat(job):
+        """The script's before/after reading of the whole fio run."""
+        def read(p):
+            try:
+                return {l.split()[1]: [int(x) for x in l.split()[2:5]] for l in open(p) if l.strip()}
+            except (OSError, ValueError, IndexError):
+                return None
+        a = read(os.path.join(work, f"{job}.devstat.before"))
+        b = read(os.path.join(work, f"{job}.devstat.after"))
+        if not a or not b:
+            return None
+        return {d: [y - x for x, y in zip(a[d], b[d])] for d in b if d in a}
+    print()
+    print(f"Devices ({devices_spec}: " + ", ".join(f"{r} {d}" for r, d in roles) +
+          "), per client write: write requests, bytes and flushes as /sys/class/block/*/stat counted them,")
+    print("and in brackets what the engine asked for (data: its data writes and bytes; log: log-partition")
+    print("writes and bytes; db: RocksDB's file appends and bytes, before ext4; flushes: data flushes +")
+    print("partition flushes + RocksDB syncs). Engine jobs: the engine's reading, after setup (mkfs, PG")
+    print("creation, prefill) to the final sync; raw: the whole fio run (it has no setup), per fio write.")
+    print("Each flush is also counted as a 0-byte write request, so a device's requests exceed the")
+    print("engine's by about its flushes. A partition counts no flushes: the shared layout's are its disk's.")
+    print()
+    whole = [d for r, d in roles if r != "log" and r != "db"] if any(r == "disk" for r, _ in roles) \
+        else [d for _, d in roles]
+    eng = {"data": ("data_writes", "data_bytes"), "log": ("log_writes", "log_bytes"),
+           "db": ("rdb_writes", "rdb_bytes_w")}
+    hdr = ["backend"]
+    for r, d in roles:
+        hdr += [f"{r} {d} requests", f"{r} {d} bytes"]
+    hdr += ["flushes"]
+    print("| " + " | ".join(hdr) + " |")
+    print("|---|" + "---:|" * (len(hdr) - 1))
+    for job, r in rows.items():
+        bd = r.get("block_devices")
+        if bd:
+            per = {d: ((bd.get(d) or {}).get("per_write") or {}) for _, d in roles}
+            per = {d: [p.get("write_requests"), p.get("bytes"), p.get("flushes")] for d, p in per.items()}
+        else:
+            ds = devstat(job)
+            fio = load(f"{job}.fio.json")
+            n = fio["jobs"][0]["write"].get("total_ios") if fio else None
+            if not ds or not n:
+                continue
+            per = {d: [ds[d][0] / n, ds[d][1] * 512 / n, ds[d][2] / n] for _, d in roles if d in ds}
+        cells = [job]
+        for role, d in roles:
+            v = per.get(d, [None, None, None])
+            er, eb = (r.get(eng[role][0]), r.get(eng[role][1])) if role in eng and job != "raw" else (None, None)
+            if role == "log" and job in ("floor", "rocksdb"):
+                er = er if er is not None else 0.0  # no log partition writes to compare
+            cells.append(f(v[0], ".3f") + (f" ({f(er, '.3f')})" if er is not None else ""))
+            cells.append(f(v[1], ",.0f") + (f" ({f(eb, ',.0f')})" if eb is not None else ""))
+        fl = [per.get(d, [None, None, None])[2] for d in whole]
+        flv = None if any(x is None for x in fl) else sum(fl)
+        cells.append(f(flv, ".3f") + (f" ({f(r.get('engine_flushes'), '.3f')})"
+                                       if r.get("engine_flushes") is not None else ""))
+        print("| " + " | ".join(cells) + " |")
 
 # None when either side is missing or not positive: a figure less the
 # floor's can come out negative in a short run, and is then no measurement.

@@ -8,6 +8,11 @@
 #   fio_shared_flush_test.* pgring_shared_flush and pgring_sync_covers resolved
 #                          from the library's flush-domain checks
 #   fio_thread_cpu_test.*  the report's CPU time per thread name
+#   fio_syscall_counter_test.* system calls per thread name (perf tracepoint;
+#                          the counting test skips where not permitted), and
+#                          the null path without tracefs
+#   fio_block_stats_test.* /sys/class/block/*/stat parsing, path -> device
+#                          (a partition's disk too), counts from when added
 #   fio_engine_config_test.* EngineConfig::Validate()'s refusals (RocksDB
 #                          under /dev, the dup and onode sizes)
 #   fio_preallocate_test.* pgring_preallocate's layout of partition files
@@ -69,10 +74,13 @@ foreach(_t engine_config preallocate write_requests)
                                   ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
 endforeach()
 
-add_executable(fio_thread_cpu_test ${CMAKE_CURRENT_LIST_DIR}/thread_cpu_test.cc)
-target_link_libraries(fio_thread_cpu_test PRIVATE pgring_fio_core GTest::gtest GTest::gtest_main)
-gtest_discover_tests(fio_thread_cpu_test DISCOVERY_TIMEOUT 60 TEST_PREFIX "fio_thread_cpu_test."
-                     PROPERTIES LABELS "fio;unit")
+foreach(_t thread_cpu syscall_counter block_stats)
+  add_executable(fio_${_t}_test ${CMAKE_CURRENT_LIST_DIR}/${_t}_test.cc)
+  target_link_libraries(fio_${_t}_test PRIVATE pgring_fio_core GTest::gtest GTest::gtest_main)
+  gtest_discover_tests(fio_${_t}_test DISCOVERY_TIMEOUT 60 TEST_PREFIX "fio_${_t}_test."
+                       PROPERTIES LABELS "fio;unit"
+                                  ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
+endforeach()
 
 set(_fio_sanitize "${PGRING_SANITIZE}")
 string(REPLACE ";" "," _fio_sanitize "${_fio_sanitize}")

@@ -56,6 +56,11 @@ absl::StatusOr<DataFile*> EngineJob::OpenFile(const std::string& path) {
                              /*flush_before_commit=*/flush);
   if (!file.ok()) return file.status();
   files_.push_back(std::move(*file));
+  // Its completion and flusher threads were born just now: their system
+  // calls are counted from here, before the file's first write; and its
+  // device's writes, unless another of the store's paths is on it.
+  store_->NoteThreads();
+  store_->NoteDataFile(path);
   return files_.back().get();
 }
 

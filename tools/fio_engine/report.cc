@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "syscall_counter.h"
 
 namespace pgring::fio {
 namespace {
@@ -95,11 +96,37 @@ uint64_t RocksDbBytes(const IoSnapshot& start, const IoSnapshot& end) {
 // bytes of the client writes' metadata, each per client write committed
 // between the two snapshots. A busy machine hardly moves the writes and
 // bytes, as it moves IOPS and latency; it does move the CPU time.
+// System calls over the run (syscall_counter.h): what was counted, or
+// null and why not.
+json SyscallsJson(const IoSnapshot& start, const IoSnapshot& end, const std::string& why) {
+  json j{{"what", "system call entries (perf tracepoint raw_syscalls:sys_enter), one counter per "
+                  "thread of the fio process, from the end of setup to the final sync; a thread "
+                  "born later counted from the engine's next scan of /proc/self/task (a data "
+                  "file's threads: its open, before its first write); io_uring's kernel workers "
+                  "(iou-*) not counted (they make no system calls); the scans' own calls "
+                  "(a few hundred) count on the thread that scans"}};
+  if (!start.have_syscalls || !end.have_syscalls) {
+    j["counted"] = false;
+    j["total"] = nullptr;
+    j["why_not"] = why.empty() ? "the counters were not read" : why;
+    return j;
+  }
+  uint64_t total = 0;
+  for (const auto& [name, count] : SyscallsByName(start.syscalls, end.syscalls)) total += count;
+  j["counted"] = true;
+  j["total"] = total;
+  j["why_not"] = nullptr;
+  j["threads_counted_late"] = end.syscalls.late;  // see "what"
+  j["problems"] = end.syscalls.problems;
+  return j;
+}
+
 json RunJson(const IoSnapshot& start, const IoSnapshot& end, const EngineStats& stats,
-             uint64_t committed, double seconds) {
+             uint64_t committed, double seconds, const std::string& syscalls_why) {
   const uint64_t user = Delta(start.cpu_user_us, end.cpu_user_us);
   const uint64_t sys = Delta(start.cpu_sys_us, end.cpu_sys_us);
   json j{{"seconds", seconds}, {"cpu_us", json{{"user", user}, {"sys", sys}, {"total", user + sys}}}};
+  j["syscalls"] = SyscallsJson(start, end, syscalls_why);
   if (committed == 0) {
     j["per_write"] = nullptr;
     return j;
@@ -138,7 +165,61 @@ json RunJson(const IoSnapshot& start, const IoSnapshot& end, const EngineStats& 
     switches_by_thread[name] = static_cast<double>(count) / n;
   }
   j["per_write"]["context_switches_by_thread"] = switches_by_thread;
+  json voluntary_by_thread = json::object(), involuntary_by_thread = json::object();
+  for (const auto& [name, count] : ThreadVoluntarySwitchesByName(start.threads, end.threads)) {
+    voluntary_by_thread[name] = static_cast<double>(count) / n;
+  }
+  for (const auto& [name, count] : ThreadInvoluntarySwitchesByName(start.threads, end.threads)) {
+    involuntary_by_thread[name] = static_cast<double>(count) / n;
+  }
+  j["per_write"]["voluntary_switches_by_thread"] = voluntary_by_thread;
+  j["per_write"]["involuntary_switches_by_thread"] = involuntary_by_thread;
+  // System calls: null (run.syscalls.why_not says why) when not counted.
+  if (j["syscalls"]["counted"].get<bool>()) {
+    json syscalls_by_thread = json::object();
+    for (const auto& [name, count] : SyscallsByName(start.syscalls, end.syscalls)) {
+      syscalls_by_thread[name] = static_cast<double>(count) / n;
+    }
+    j["per_write"]["syscalls"] = j["syscalls"]["total"].get<uint64_t>() / n;
+    j["per_write"]["syscalls_by_thread"] = syscalls_by_thread;
+  } else {
+    j["per_write"]["syscalls"] = nullptr;
+    j["per_write"]["syscalls_by_thread"] = nullptr;
+  }
   return j;
+}
+
+// The block devices' writes over the run (block_stats.h), as the devices
+// counted them, beside the engine's own counts.
+json BlockDevicesJson(const std::map<std::string, BlockStats::Delta>& devices,
+                      const std::map<std::string, std::string>& unavailable, uint64_t committed) {
+  json devs = json::object();
+  for (const auto& [name, d] : devices) {
+    const uint64_t bytes = d.counts.write_sectors * 512;
+    json dev{{"roles", d.roles},
+             {"disk", d.disk.empty() ? json(nullptr) : json(d.disk)},
+             {"write_requests", d.counts.write_requests},
+             {"bytes_written", bytes},
+             {"flushes", d.counts.has_flushes ? json(d.counts.flushes) : json(nullptr)}};
+    if (committed > 0) {
+      const double n = static_cast<double>(committed);
+      dev["per_write"] = json{
+          {"write_requests", d.counts.write_requests / n},
+          {"bytes", bytes / n},
+          {"flushes", d.counts.has_flushes ? json(d.counts.flushes / n) : json(nullptr)}};
+    } else {
+      dev["per_write"] = nullptr;
+    }
+    devs[name] = dev;
+  }
+  return json{{"what", "/sys/class/block/<device>/stat (write requests completed, sectors x 512, "
+                       "flush requests completed) of the device each path is or lives on (roles: "
+                       "log, db, data; disk: a partition's whole disk, where Linux counts flushes), "
+                       "from the end of setup (mkfs, PG creation, prefill and their sync; a data "
+                       "file's device from the file's open) to the final sync: the timed run only; "
+                       "every writer of the device counts, not only this process"},
+              {"devices", devs},
+              {"unavailable", unavailable}};
 }
 
 json RocksDbJson(const IoSnapshot& start, const IoSnapshot& end, uint64_t writes) {
@@ -252,7 +333,8 @@ json BuildReport(const ReportInputs& in) {
   const int64_t first = s.first_submit_ns.load(), last = s.last_commit_ns.load();
   const double seconds = (first > 0 && last > first) ? (last - first) / 1e9 : 0.0;
   report["setup_seconds"] = in.setup_seconds;
-  report["run"] = RunJson(in.after_setup, in.at_end, s, committed, seconds);
+  report["run"] = RunJson(in.after_setup, in.at_end, s, committed, seconds, in.syscalls_why);
+  report["block_devices"] = BlockDevicesJson(in.block_devices, in.block_unavailable, committed);
   report["writes"] = json{{"submitted", s.writes_submitted.load()},
                           {"committed", committed},
                           {"failed", s.writes_failed.load()},

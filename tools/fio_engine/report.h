@@ -37,8 +37,26 @@
 //                                context_switches (getrusage: voluntary,
 //                                involuntary, total) and
 //                                context_switches_by_thread (both kinds,
-//                                per thread name, /proc/self/task/*/status);
+//                                per thread name, /proc/self/task/*/status),
+//                                voluntary_switches_by_thread and
+//                                involuntary_switches_by_thread (each kind);
+//                                syscalls and syscalls_by_thread (system
+//                                calls per client write, overall and per
+//                                thread name: syscall_counter.h; null when
+//                                they could not be counted);
 //                                null if no write committed
+//   run.syscalls                 how the system calls were counted (what),
+//                                counted, total, why_not (the reason when
+//                                counted is false: no tracefs, not
+//                                permitted), threads_counted_late, problems
+//   block_devices                per device the engine's paths are or live
+//                                on (block_stats.h): roles (log, db, data;
+//                                disk: a partition's whole disk), disk,
+//                                write_requests, bytes_written, flushes (null
+//                                where the kernel has no flush field) and
+//                                per_write, from /sys/class/block/*/stat
+//                                over the same interval as run (the timed
+//                                run only); unavailable: role -> why
 //   writes, reads, syncs, trims  what fio asked for; writes.iops over run.seconds
 //   commit_latency_us            Submit → commit callback over the run: count,
 //                                mean, p50, p90, p99, p99.9, max (since open),
@@ -71,10 +89,12 @@
 #ifndef PGRING_TOOLS_FIO_ENGINE_REPORT_H_
 #define PGRING_TOOLS_FIO_ENGINE_REPORT_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "block_stats.h"
 #include "engine_config.h"
 #include "osd_model.h"
 #include "shared_store.h"
@@ -91,6 +111,12 @@ struct ReportInputs {
   double setup_seconds = 0;
   IoSnapshot after_setup;
   IoSnapshot at_end;
+  // Why system calls were not counted (empty when they were).
+  std::string syscalls_why;
+  // The block devices' writes from the end of setup to at_end, and the
+  // roles whose device could not be counted (why).
+  std::map<std::string, BlockStats::Delta> block_devices;
+  std::map<std::string, std::string> block_unavailable;
   std::vector<PgStats> pgs;
   bool verified = false;     // pgring_verify_log ran
   CheckResult check;

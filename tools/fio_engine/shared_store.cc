@@ -83,6 +83,7 @@ SharedStore::SharedStore(const EngineConfig& config) : config_(config) {}
 SharedStore::~SharedStore() = default;
 
 void SharedStore::NoteThreads() {
+  if (syscalls_) syscalls_->Rescan();
   std::map<pid_t, ThreadCpu> now = ReadThreadCpu();
   std::lock_guard<std::mutex> lock(threads_mu_);
   for (auto& [tid, t] : now) seen_threads_[tid] = std::move(t);
@@ -104,6 +105,10 @@ IoSnapshot SharedStore::Snapshot() {
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
     s.threads = seen_threads_;
+  }
+  if (syscalls_) {
+    s.have_syscalls = true;
+    s.syscalls = syscalls_->Read();
   }
   s.metrics = store_->GetMetrics();
   s.store = s.metrics.stats;
@@ -167,6 +172,17 @@ absl::Status SharedStore::Open() {
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat("pgring engine: creating the PGs: ", s.message()));
   s = store_->Sync();
   if (!s.ok()) return s;
+  // The measured run starts here: the devices' counts, and the system
+  // calls of every thread there is now (a data file's threads are counted
+  // from its open, NoteThreads).
+  block_stats_.Add("log", config_.log_dev);
+  block_stats_.Add("db", config_.EffectiveDbPath());
+  auto counter = SyscallCounter::Start();
+  if (counter.ok()) {
+    syscalls_ = std::move(*counter);
+  } else {
+    syscalls_why_ = std::string(counter.status().message());
+  }
   after_setup_ = Snapshot();
   setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!config_.ack_file.empty()) {
@@ -257,6 +273,8 @@ absl::Status SharedStore::Finish() {
   in.setup_seconds = setup_seconds_;
   in.after_setup = after_setup_;
   in.at_end = Snapshot();
+  in.block_devices = block_stats_.Read(&in.block_unavailable);
+  in.syscalls_why = syscalls_why_;
   in.ack_check = &ack_check_;
   if (ack_check_.ran && !ack_check_.ok()) {
     problems.push_back(absl::StrCat("ack check (", config_.ack_check, "): ", ack_check_.error_count,

@@ -26,10 +26,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ack_record.h"
+#include "block_stats.h"
 #include "engine_config.h"
 #include "osd_model.h"
 #include "pgring/store.h"
 #include "rocksdb_io_counter.h"
+#include "syscall_counter.h"
 #include "thread_cpu.h"
 
 namespace pgring::fio {
@@ -84,6 +86,9 @@ struct IoSnapshot {
   uint64_t involuntary_switches = 0;
   // The same, thread by thread (thread_cpu.h).
   std::map<pid_t, ThreadCpu> threads;
+  // System calls by thread (syscall_counter.h), when they can be counted.
+  bool have_syscalls = false;
+  SyscallReading syscalls;
   uint64_t rocksdb_bytes[RocksDbIoCounter::kKinds] = {};
   uint64_t rocksdb_files[RocksDbIoCounter::kKinds] = {};
   uint64_t rocksdb_syncs = 0;
@@ -117,9 +122,15 @@ class SharedStore {
   EngineStats& stats() { return stats_; }
   // Reads every thread's CPU time now and keeps it, so that the report
   // still counts a thread that ends before the store is released (a data
-  // file's completion thread ends when fio closes the file): called just
-  // before a job closes a data file.
+  // file's completion thread ends when fio closes the file), and starts
+  // counting the system calls of threads born since the last call: called
+  // just after a job opens a data file (its threads are born then) and
+  // just before it closes one.
   void NoteThreads();
+  // Counts the writes of the block device a data file is or lives on from
+  // now (block_stats.h), if no other path of the store is on it already:
+  // called when a job opens the file, before its first write.
+  void NoteDataFile(const std::string& path) { block_stats_.Add("data", path); }
 
  private:
   explicit SharedStore(const EngineConfig& config);
@@ -137,6 +148,12 @@ class SharedStore {
   Backend backend_ = Backend::kRing;  // the opened store's
   IoSnapshot after_setup_;
   double setup_seconds_ = 0;
+  // System calls per thread, from the end of setup on; null, and why, when
+  // the kernel does not let this process count them.
+  std::unique_ptr<SyscallCounter> syscalls_;
+  std::string syscalls_why_;
+  // The block devices under the log partition, RocksDB and the data files.
+  BlockStats block_stats_;
   std::mutex threads_mu_;
   // The latest CPU time read of every thread seen since setup (NoteThreads).
   std::map<pid_t, ThreadCpu> seen_threads_;  // guarded by threads_mu_

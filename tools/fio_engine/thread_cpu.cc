@@ -103,4 +103,14 @@ std::map<std::string, uint64_t> ThreadSwitchesByName(const std::map<pid_t, Threa
                 [](const ThreadCpu& t) { return t.voluntary_switches + t.involuntary_switches; });
 }
 
+std::map<std::string, uint64_t> ThreadVoluntarySwitchesByName(
+    const std::map<pid_t, ThreadCpu>& start, const std::map<pid_t, ThreadCpu>& end) {
+  return ByName(start, end, [](const ThreadCpu& t) { return t.voluntary_switches; });
+}
+
+std::map<std::string, uint64_t> ThreadInvoluntarySwitchesByName(
+    const std::map<pid_t, ThreadCpu>& start, const std::map<pid_t, ThreadCpu>& end) {
+  return ByName(start, end, [](const ThreadCpu& t) { return t.involuntary_switches; });
+}
+
 }  // namespace pgring::fio

@@ -41,6 +41,13 @@ std::map<std::string, uint64_t> ThreadCpuByName(const std::map<pid_t, ThreadCpu>
 std::map<std::string, uint64_t> ThreadSwitchesByName(const std::map<pid_t, ThreadCpu>& start,
                                                      const std::map<pid_t, ThreadCpu>& end);
 
+// ... and each kind alone: the thread waited (voluntary), or was preempted
+// (involuntary).
+std::map<std::string, uint64_t> ThreadVoluntarySwitchesByName(
+    const std::map<pid_t, ThreadCpu>& start, const std::map<pid_t, ThreadCpu>& end);
+std::map<std::string, uint64_t> ThreadInvoluntarySwitchesByName(
+    const std::map<pid_t, ThreadCpu>& start, const std::map<pid_t, ThreadCpu>& end);
+
 }  // namespace pgring::fio
 
 #endif  // PGRING_FIO_ENGINE_THREAD_CPU_H_
