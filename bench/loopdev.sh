@@ -166,3 +166,19 @@ loopdev_snapshot() {  # FILE
     echo "${LOOPDEV_ROLES[$i]} ${LOOPDEV_NAMES[$i]} $(loopdev_stat "${LOOPDEV_NAMES[$i]}")"
   done >"$1"
 }
+
+# The fio jobs on a layout: loopdev_make in WORK with the data and log
+# sizes PGRING_SIZE and PGRING_LOG_SIZE and RocksDB's DB_SIZE, then
+# PGRING_DATA, PGRING_LOG and PGRING_DB exported to it, and
+# LOOPDEV_COUNTED the "role:name" list of the devices counted. 1 with
+# LOOPDEV_WHY when the layout cannot be made. The caller sets the EXIT trap.
+loopdev_use() {  # LAYOUT SECTOR WORK DB_SIZE
+  LOOPDEV_DATA_SIZE=$PGRING_SIZE LOOPDEV_LOG_SIZE=$PGRING_LOG_SIZE LOOPDEV_DB_SIZE=$4
+  loopdev_make "$1" "$2" "$3" || return 1
+  export PGRING_DATA=$LOOPDEV_DATA PGRING_LOG=$LOOPDEV_LOG PGRING_DB=$LOOPDEV_DB
+  LOOPDEV_COUNTED=""
+  local i
+  for i in "${!LOOPDEV_NAMES[@]}"; do
+    LOOPDEV_COUNTED+="${LOOPDEV_ROLES[$i]}:${LOOPDEV_NAMES[$i]} "
+  done
+}

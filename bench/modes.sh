@@ -99,12 +99,9 @@ read -r -a modes <<<"$MODES"
 DEVICE_LIST=""
 if [[ -n $DEVICES && $FIO == 1 ]]; then
   trap loopdev_cleanup EXIT
-  LOOPDEV_DATA_SIZE=$PGRING_SIZE LOOPDEV_LOG_SIZE=$PGRING_LOG_SIZE
-  LOOPDEV_DB_SIZE=${PGRING_DB_DEV_SIZE:-4G}
-  loopdev_make "$LOOPDEV_LAYOUT" "$LOOPDEV_SECTOR" "$DEVICE_WORK" ||
+  loopdev_use "$LOOPDEV_LAYOUT" "$LOOPDEV_SECTOR" "$DEVICE_WORK" "${PGRING_DB_DEV_SIZE:-4G}" ||
     { echo "modes.sh: SKIPPED: --devices $DEVICES: $LOOPDEV_WHY"; exit 0; }
-  export PGRING_DATA=$LOOPDEV_DATA PGRING_LOG=$LOOPDEV_LOG PGRING_DB=$LOOPDEV_DB
-  for i in "${!LOOPDEV_NAMES[@]}"; do DEVICE_LIST+="${LOOPDEV_ROLES[$i]}:${LOOPDEV_NAMES[$i]} "; done
+  DEVICE_LIST=$LOOPDEV_COUNTED
   bench_log "on loop devices, $DEVICES: data $PGRING_DATA, log $PGRING_LOG, RocksDB $PGRING_DB" \
             "(counted: $DEVICE_LIST)"
 fi

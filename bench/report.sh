@@ -258,13 +258,11 @@ source "$ROOT/fio-jobs/defaults.sh"
 DEVICE_LIST=""
 if [[ -n $DEVICES ]]; then
   trap loopdev_cleanup EXIT
-  LOOPDEV_DATA_SIZE=$PGRING_SIZE LOOPDEV_LOG_SIZE=$PGRING_LOG_SIZE
-  if [[ $MODE == smoke ]]; then LOOPDEV_DB_SIZE=${PGRING_DB_DEV_SIZE:-512M}
-  else LOOPDEV_DB_SIZE=${PGRING_DB_DEV_SIZE:-4G}; fi
-  loopdev_make "$LOOPDEV_LAYOUT" "$LOOPDEV_SECTOR" "$WORK/loop" ||
+  db_size=${PGRING_DB_DEV_SIZE:-4G}
+  [[ $MODE == smoke ]] && db_size=${PGRING_DB_DEV_SIZE:-512M}
+  loopdev_use "$LOOPDEV_LAYOUT" "$LOOPDEV_SECTOR" "$WORK/loop" "$db_size" ||
     { echo "report.sh: SKIPPED: --devices $DEVICES: $LOOPDEV_WHY"; exit 0; }
-  export PGRING_DATA=$LOOPDEV_DATA PGRING_LOG=$LOOPDEV_LOG PGRING_DB=$LOOPDEV_DB
-  for i in "${!LOOPDEV_NAMES[@]}"; do DEVICE_LIST+="${LOOPDEV_ROLES[$i]}:${LOOPDEV_NAMES[$i]} "; done
+  DEVICE_LIST=$LOOPDEV_COUNTED
   bench_log "on loop devices, $DEVICES: data $PGRING_DATA, log $PGRING_LOG, RocksDB $PGRING_DB" \
             "(counted: $DEVICE_LIST)"
 fi
