@@ -1,4 +1,13 @@
 // pgring/options.h — settings for making (mkfs) and opening a store.
+//
+// Each field says its default, its range and when an embedder should change
+// it; most embedders should leave most of them alone. Store::Open checks
+// every Options field before it writes anything, and Mkfs its MkfsOptions:
+// a value outside its range is refused with kInvalidArgument and a message
+// that names the field, e.g. "stream.home_bytes is 3; it must be 0 (never
+// home by count) or in [512, 268435456]". What each setting does is in
+// docs/DESIGN.md; the measurements behind the defaults are in
+// docs/BENCHMARKS.md.
 #ifndef PGRING_OPTIONS_H_
 #define PGRING_OPTIONS_H_
 
@@ -79,61 +88,85 @@ enum class LogLayout : uint8_t {
   kStream = 1,
 };
 
-// The log stream's settings (LogLayout::kStream).
+// The log stream's settings (LogLayout::kStream; docs/DESIGN.md §10, "The
+// log stream"). Only the ring backend in the stream layout uses them, but
+// their ranges are checked whatever the backend and layout.
 struct StreamOptions {
-  // The stream's size bound, in chunks of the partition; 0 is a quarter of
-  // the partition's chunks, within [2, 4096]. The stream takes chunks as it
-  // needs them and gives back those its head has passed; a transaction
-  // whose records do not fit writes them to the PGs' rings instead, so a
-  // full stream slows commits and never fails one. Once it holds more
-  // chunks than the partition has free, homing drains it
-  // (force_home_percent), so the PG rings can have them. 0, or 2..4096.
-  uint32_t max_chunks = 16;
-  // home_bytes, resident_bytes and forced_home_bytes are in bytes, so that
-  // a partition of 512-byte logical blocks makes as few and as large home
-  // writes as one of 4096-byte blocks. The store rounds each down to whole
-  // blocks of the partition, and never below one block (a home_bytes of 0
-  // stays 0). Each is in [512, 268435456] (256 MiB: 65536 blocks of 4096),
-  // or 0 for home_bytes.
+  // The most chunks of the partition the stream may hold. It takes chunks
+  // as its tail needs them and gives back those its head has passed. A
+  // transaction whose records do not fit writes them to its PGs' rings
+  // instead, so a full stream slows commits and never fails one; a stream
+  // that holds more chunks than the partition has free is drained by forced
+  // homes, so that the rings can have them.
   //
-  // A PG's records go to its ring once whole blocks of them holding this
-  // many bytes are not there yet: more bytes, fewer and larger ring writes,
-  // and records trimmed before they are homed are never written twice. 0:
+  // Default: 16. Range: 0 (a quarter of the partition's chunks, within
+  // [2, 4096]) or [2, 4096]. Raise it (or set 0) together with home_bytes 0
+  // when the partition has room for about twice the PG logs' live span
+  // (dups included): records are then trimmed before they are homed and
+  // written once. A stream smaller than that with home_bytes 0 force-homes
+  // all the time, reading records back.
+  uint32_t max_chunks = 16;
+
+  // home_bytes, resident_bytes and forced_home_bytes are bytes, so that
+  // they mean the same on partitions of 512- and 4096-byte logical blocks.
+  // The store rounds each down to whole blocks of the partition, and never
+  // below one block (a home_bytes of 0 stays 0).
+
+  // A PG's records are written to its ring ("homed") once whole blocks of
+  // them holding this many bytes are not there yet: larger means fewer and
+  // larger ring writes, and more records trimmed before they are homed. 0:
   // never by count; a PG's records go home only when the stream needs the
-  // room (force_home_percent, or a partition whose free chunks are fewer
-  // than the stream's). With max_chunks 0 that writes most records once while
-  // the stream holds about twice the PG logs' live span (dups included),
-  // and homes them by force, reading them back, once it does not
-  // (docs/BENCHMARKS.md, "A stream homed only for room").
+  // room (force_home_percent, or a partition with fewer free chunks than
+  // the stream holds).
+  //
+  // Default: 8192. Range: 0 or [512, 268435456] (256 MiB). Set 0 only with
+  // a stream large enough to hold the PG logs (see max_chunks).
   uint64_t home_bytes = 8192;
+
   // Of a PG's records not homed yet, the newest this many bytes (whole
-  // blocks) are kept in memory; older ones (their stream write done) are
-  // read back from the stream when they are needed: a read of old entries,
-  // a home that takes them. So memory is bounded per PG, whatever
-  // home_bytes and the stream's size are. Below home_bytes + one block,
-  // whole-block homes read from the stream too.
+  // blocks) stay in memory; older ones are read back from the stream when
+  // they are needed (a read of old entries, a home that takes them). So
+  // memory is bounded by PGs x resident_bytes, whatever home_bytes and
+  // max_chunks are.
+  //
+  // Default: 65536. Range: [512, 268435456]. Lower it to save memory with
+  // many PGs. Below home_bytes + one block, whole-block homes read from the
+  // stream too.
   uint64_t resident_bytes = 65536;
+
   // Once the stream is this full (percent of max_chunks x chunk size), or
   // holds more chunks than the partition has free, each transaction also
-  // homes up to max_forced_homes of the PGs that pin the stream's head (a
-  // PG that stopped writing), with a partial block. 1..100.
+  // homes up to max_forced_homes of the PGs that pin the stream's head (PGs
+  // that stopped writing), with a partial block.
+  //
+  // Default: 50. Range: [1, 100]. Most embedders should leave it alone.
   uint32_t force_home_percent = 50;
-  uint32_t max_forced_homes = 4;  // 1..1024
+
+  // The most PGs one transaction force-homes.
+  //
+  // Default: 4. Range: [1, 1024]. Most embedders should leave it alone.
+  uint32_t max_forced_homes = 4;
+
   // The most bytes (whole blocks) one forced home writes: a PG with more
-  // not homed goes home over several of them, its oldest blocks first
-  // (whole blocks; its partial block once the rest fits, and under
-  // kNeverRewrite the pad record's block that may follow it). So a
-  // transaction's forced homes write, and read back from the stream, at
-  // most max_forced_homes x this many bytes (+1 block each for a pad),
-  // however long the PG's records stayed in the stream; it is also the most
-  // a transaction drains the stream by under partition pressure.
+  // not homed goes home over several transactions, its oldest blocks first.
+  // So a transaction's forced homes write, and read back from the stream,
+  // at most max_forced_homes x forced_home_bytes (+1 block each for a pad
+  // under kNeverRewrite), however long a PG's records stayed in the stream;
+  // that is also the most a transaction drains the stream by when the
+  // partition needs its chunks.
+  //
+  // Default: 32768. Range: [512, 268435456]. Lower it to bound the extra
+  // work of a commit more tightly; raise it to drain a stream faster.
   uint64_t forced_home_bytes = 32768;
-  // A transaction that finds no other transaction in flight (staged and
-  // not yet committed) writes to its PGs' rings instead of the stream: its
-  // stream record would go out alone, one write like a ring write, and the
-  // home write after it. So a queue depth of 1 costs what per-PG rings
-  // cost, and the stream batches as soon as transactions overlap
-  // (docs/BENCHMARKS.md, "The log stream").
+
+  // A transaction that finds no other in flight (staged and not yet
+  // committed) writes to its PGs' rings instead of the stream: alone, its
+  // stream record would cost a write like a ring write, plus the home write
+  // after it. So a queue depth of 1 costs what per-PG rings cost, and the
+  // stream batches as soon as transactions overlap.
+  //
+  // Default: true. Most embedders should leave it alone (tests clear it to
+  // send every transaction through the stream).
   bool bypass_when_idle = true;
 };
 
@@ -150,7 +183,7 @@ enum class RecoveryPolicy : uint8_t {
 
 // How the real block device does I/O.
 enum class IoEngine : uint8_t {
-  kIoUring = 0,  // liburing; the default
+  kIoUring = 0,  // liburing; the default (psync when io_uring is unavailable)
   kPsync = 1,    // pread/pwrite from a small thread pool
 };
 
@@ -161,27 +194,49 @@ enum class IoEngine : uint8_t {
 // transaction changes nothing, and the message names the limit
 // ("limits.max_pgs", ...). The RocksDB backend has no chunks and ignores
 // max_chunks_per_pg; both backends apply the others alike.
+//
+// Every bound is at least 1. Set each above the most the embedder ever
+// keeps (Ceph: osd_max_pg_log_entries, osd_pg_log_dups_tracked, its PG
+// count), so that reaching one means a runaway log, not load.
 struct Limits {
+  // Entries in one PG's log. Default: 2^20. Range: [1, 2^64 - 1].
   uint64_t max_entries_per_pg = 1 << 20;
+  // Dups in one PG's log. Default: 2^20. Range: [1, 2^64 - 1].
   uint64_t max_dups_per_pg = 1 << 20;
-  // Chunks one PG's ring may own (ring backend); with the chunk size, at
-  // most 4 GiB, or open returns kInvalidArgument. An append that needs one
+  // Chunks one PG's ring may own (ring backend). An append that needs one
   // more while no chunk of the ring can be reused is refused.
+  // Default: 4096. Range: [1, 2^32 - 1]; on the ring backend, times the
+  // chunk size, at most 4 GiB (the span of a ring's positions), so a store
+  // made with chunks larger than 1 MiB needs a lower value.
   uint32_t max_chunks_per_pg = 4096;
-  uint64_t max_total_entries = 1ull << 28;  // entries + dups, whole store
-  uint32_t max_payload_bytes = 1 << 20;     // one entry, dup or info
+  // Entries + dups in the whole store. Default: 2^28. Range: [1, 2^64 - 1].
+  uint64_t max_total_entries = 1ull << 28;
+  // Bytes of one entry, dup or info. Default: 2^20. Range: [1, 2^32 - 1].
+  // (The ring backend also refuses a transaction that writes more than
+  // 16,777,215 body bytes to one PG: docs/FORMAT.md.)
+  uint32_t max_payload_bytes = 1 << 20;
+  // PGs in the store. Default: 2^16. Range: [1, 2^64 - 1].
   uint64_t max_pgs = 1 << 16;
 };
 
-// Settings fixed when a store is made.
+// Settings fixed when a store is made. Mkfs checks the geometry against the
+// device (the chunk size, the size) and refuses the RocksDB fields with an
+// embedder's RocksDB, as Open does.
 struct MkfsOptions {
+  // Default: kRing. kRocksDb keeps the log in RocksDB the way BlueStore does
+  // (docs/ROCKSDB_BACKEND.md): for measuring against, not for production.
   Backend backend = Backend::kRing;
-  // Chunk size; a multiple of the device's logical block size and a power
-  // of two between 64 KiB and 256 MiB.
+  // The partition is carved into chunks of this size; a PG's ring is a list
+  // of them. Default: 1 MiB. Range: a power of two in [64 KiB, 256 MiB] and
+  // a multiple of the device's logical block size; the partition must hold
+  // at least 4 chunks (ring backend) and at most 2^32. Lower it when many
+  // PGs share a small partition (each PG's ring holds whole chunks); raise
+  // it for a partition of more than 2^32 chunks.
   uint32_t chunk_size = 1 << 20;
-  // Bytes of the partition to use; 0 = the whole device or file.
+  // Bytes of the partition to use. Default: 0, the whole device or file.
+  // Range: 0, or a multiple of the logical block size up to the device's.
   uint64_t size = 0;
-  // Replace an existing pgring label instead of refusing.
+  // Replace an existing pgring label instead of refusing. Default: false.
   bool force = false;
   // As Options::rocksdb_options, for the RocksDB mkfs creates.
   std::string rocksdb_options = kBlueStoreRocksDbOptions;
@@ -190,21 +245,52 @@ struct MkfsOptions {
   std::shared_ptr<rocksdb::Env> rocksdb_env;
 };
 
-// Settings for an open store. None of them are recorded on disk.
+// Settings for an open store. None of them are recorded on disk: each open
+// may choose its own.
 struct Options {
+  // When a transaction's callback fires, and what a crash can take (see
+  // DurabilityMode). Default: kGroupCommit. Set kUnsynced when losing the
+  // newest acknowledged transactions (at most unsynced_max_delay of them)
+  // on a crash is acceptable; kSyncEach only to measure what group commit
+  // saves.
   DurabilityMode durability = DurabilityMode::kGroupCommit;
+  // Default: kRewriteTailBlock. Set kNeverRewrite for a device that does
+  // not write a logical block whole or not at all (it costs space).
   TailBlockPolicy tail_block_policy = TailBlockPolicy::kRewriteTailBlock;
+  // Default: kStream. kPerPgRings is there to compare against: with
+  // stream.bypass_when_idle, the stream already writes as per-PG rings do
+  // at queue depth 1.
   LogLayout log_layout = LogLayout::kStream;
   StreamOptions stream;
+  // Default: kRefuse. Set kMarkDamaged when the embedder would rather serve
+  // the healthy PGs and rebuild the damaged ones elsewhere (as an OSD
+  // recovers a PG from its peers).
   RecoveryPolicy recovery_policy = RecoveryPolicy::kRefuse;
+  // Default: kIoUring, which falls back to kPsync where io_uring is
+  // unavailable. Set kPsync to compare, or to keep io_uring out. Only for a
+  // device the store opens from a path: a Device the caller opened keeps
+  // its own.
   IoEngine io_engine = IoEngine::kIoUring;
-  // Chunks a PG keeps after trimming instead of returning them.
+  // Chunks a PG's ring keeps after trimming instead of giving them back to
+  // the partition: a PG whose log shrinks and grows again reuses them.
+  // Default: 2. Range: [0, limits.max_chunks_per_pg]. Lower it (0 or 1)
+  // when many PGs share a small partition. The RocksDB backend ignores it.
   uint32_t reserve_chunks_per_pg = 2;
-  // kUnsynced: how long an acknowledged transaction may wait for its commit.
+  // kUnsynced only: how long an acknowledged transaction may wait for its
+  // commit, and so what a crash can take. Default: 50 ms. Range: 0 or more
+  // (0: a group commits as soon as it is ready). Set it to the loss the
+  // embedder can accept.
   std::chrono::milliseconds unsynced_max_delay{50};
-  // Maximum transactions in one commit group.
+  // The most transactions in one commit group (kSyncEach: always 1). A
+  // group takes every transaction ready when the committer gets to it, so
+  // this matters only when more are ready at once; under kUnsynced a group
+  // also commits once this many are waiting. Default: 1024. Range:
+  // [1, 2^32 - 1]. Most embedders should leave it alone.
   uint32_t max_group_size = 1024;
-  // io_uring queue depth / psync threads.
+  // io_uring: writes in flight at once; psync: writes queued at once, served
+  // by min(io_queue_depth, 16) threads. Like io_engine, only for a device
+  // the store opens from a path. Default: 128. Range: [1, 4096]. Most
+  // embedders should leave it alone.
   uint32_t io_queue_depth = 128;
   // One cache flush for the embedder's writes and the log records (ring
   // backend only). Set it when the writes a transaction waits for
@@ -219,8 +305,9 @@ struct Options {
   // covers the embedder's writes: two partitions of one drive, or two files
   // of one file system whose blocks are all allocated, written and not
   // reflinked, written with O_DIRECT that reaches the disk (so the writes
-  // change no file-system metadata). Otherwise a crash can keep a commit
-  // whose data is gone. The RocksDB backend refuses it.
+  // change no file-system metadata); pgring/flush_domain.h checks it.
+  // Otherwise a crash can keep a commit whose data is gone.
+  // Default: false. The RocksDB backend refuses true (unless read_only).
   bool gated_writes_share_flush = false;
   // A synced RocksDB write flushes the disk cache the partition is behind
   // (ring backend, durable modes). Set it when RocksDB's WAL is on the same
@@ -228,35 +315,41 @@ struct Options {
   // metadata (a raw partition, or a file whose blocks are all allocated,
   // written and not reflinked), and a synced WAL write ends with a cache
   // flush of that disk (fdatasync on ext4 or XFS with write barriers, their
-  // default; a disk without a volatile cache needs none). The store then
-  // counts each commit group's synced RocksDB write as a flush of the
-  // partition too: the records of the transactions whose writes had all
-  // completed when that write started are durable once it returns, and the
-  // next group commits them without a partition flush of its own. One cache
-  // flush per commit group on the critical path instead of two (the
-  // partition flush, then the WAL's). With gated_writes_share_flush it covers
-  // the gated writes the same way. Otherwise a crash can keep pointers whose
-  // records are gone. The RocksDB backend refuses it.
+  // default; a disk without a volatile cache needs none);
+  // pgring/flush_domain.h checks it. The store then counts each commit
+  // group's synced RocksDB write as a flush of the partition too: the
+  // records of the transactions whose writes had all completed when that
+  // write started are durable once it returns, and the next group commits
+  // them without a partition flush of its own. One cache flush per commit
+  // group on the critical path instead of two (the partition flush, then
+  // the WAL's).
+  // With gated_writes_share_flush it covers the gated writes the same way.
+  // Otherwise a crash can keep pointers whose records are gone.
+  // Default: false. The RocksDB backend refuses true (unless read_only).
   bool metadata_sync_flushes_partition = false;
   Limits limits;
   // Open without writing anything (the debug tool's read commands).
+  // Default: false.
   bool read_only = false;
-  std::shared_ptr<LogSink> log_sink;  // null: warnings and errors to stderr
+  // Where warnings and errors go. Default: null, stderr.
+  std::shared_ptr<LogSink> log_sink;
   // The Env (and through it the FileSystem) pgring's own RocksDB
   // (MetadataLocation::OwnDb) does its file I/O through: one that counts
   // what RocksDB writes (rocksdb::NewCompositeEnv over a FileSystemWrapper),
   // or rocksdb::NewMemEnv for metadata in memory (then give Mkfs and every
   // Open the same Env: the files live in it). The store holds it until it is
-  // destroyed. Null: rocksdb::Env::Default(). An embedder's RocksDB has the
-  // Env of its own options; Mkfs and Open refuse this one with it.
+  // destroyed. Default: null, rocksdb::Env::Default(). An embedder's
+  // RocksDB has the Env of its own options: Mkfs and Open refuse this one
+  // with it.
   std::shared_ptr<rocksdb::Env> rocksdb_env;
   // The RocksDB options of pgring's own RocksDB (MetadataLocation::OwnDb):
   // RocksDB's "name=value" pairs, separated by ',' (as Ceph writes
   // bluestore_rocksdb_options) or ';', applied over RocksDB's defaults; a
-  // later pair wins. Not recorded: each open applies its own. Options
-  // RocksDB does not know are refused (kInvalidArgument, naming them). An
-  // embedder's RocksDB has the options it was opened with; Mkfs and Open
-  // refuse anything but the default with it.
+  // later pair wins. Each open applies its own. Default:
+  // kBlueStoreRocksDbOptions. Options RocksDB does not know are refused
+  // (kInvalidArgument, naming them). An embedder's RocksDB has the options
+  // it was opened with: Mkfs and Open refuse anything but the default with
+  // it. Change it as an OSD changes bluestore_rocksdb_options:
   //   options.rocksdb_options = std::string(pgring::kBlueStoreRocksDbOptions) +
   //                             ",compression=kLZ4Compression";   // as Squid
   std::string rocksdb_options = kBlueStoreRocksDbOptions;

@@ -1,5 +1,6 @@
-// Mkfs and Store::Open: check that the partition and the RocksDB belong
-// together, then hand over to the backend the label names.
+// Mkfs and Store::Open: check the options (store/options_check.h) and that
+// the partition and the RocksDB belong together, then hand over to the
+// backend the label names.
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
@@ -11,6 +12,7 @@
 #include "pgring/device.h"
 #include "store/metadata_db.h"
 #include "store/open_store.h"
+#include "store/options_check.h"
 #include "store/ring/ring_store.h"
 #include "store/rocksdb/rocksdb_log_store.h"
 #include "util/status_macros.h"
@@ -37,27 +39,10 @@ std::string DeviceName(const std::string& path, const OpenHooks& hooks) {
 }
 
 // The Env pgring's own RocksDB is opened with: the tests' hook, else the
-// embedder's option, else null (RocksDB's default).
-absl::StatusOr<rocksdb::Env*> MetadataEnv(const MetadataLocation& meta,
-                                          const std::shared_ptr<rocksdb::Env>& option,
-                                          const OpenHooks& hooks) {
-  if (option != nullptr && meta.db != nullptr) {
-    return absl::InvalidArgumentError(
-        "rocksdb_env is for the RocksDB pgring opens itself; the embedder's RocksDB does its "
-        "I/O through the Env of its own options");
-  }
+// embedder's option, else null (RocksDB's default). (The option with an
+// embedder's RocksDB was refused by CheckOptions or CheckMkfsOptions.)
+rocksdb::Env* MetadataEnv(const std::shared_ptr<rocksdb::Env>& option, const OpenHooks& hooks) {
   return hooks.env != nullptr ? hooks.env : option.get();
-}
-
-// The embedder's RocksDB was opened with its own options: only the default
-// (nothing asked for) goes with it.
-absl::Status CheckRocksDbOptions(const MetadataLocation& meta, const std::string& options) {
-  if (meta.db != nullptr && options != kBlueStoreRocksDbOptions) {
-    return absl::InvalidArgumentError(
-        "rocksdb_options are for the RocksDB pgring opens itself; the embedder's RocksDB has "
-        "the options it was opened with");
-  }
-  return absl::OkStatus();
 }
 
 // Hooks that put the caller's device under the store, claimed for it.
@@ -92,6 +77,7 @@ absl::StatusOr<std::string> ReadLabelRegion(BlockDevice* dev, std::string_view n
 
 absl::Status MkfsWithHooks(const std::string& device_path, const MetadataLocation& meta,
                            const MkfsOptions& options, const OpenHooks& hooks) {
+  RETURN_IF_ERROR(CheckMkfsOptions(options, /*embedder_db=*/meta.db != nullptr));
   ASSIGN_OR_RETURN(auto dev, OpenDevice(device_path, hooks, false, IoEngine::kPsync, 4));
   const std::string name = DeviceName(device_path, hooks);
   if (!options.force) {
@@ -108,10 +94,9 @@ absl::Status MkfsWithHooks(const std::string& device_path, const MetadataLocatio
   }
   ASSIGN_OR_RETURN(Label label, MakeLabel(dev->size(), dev->logical_block_size(), options.size,
                                           options.chunk_size, options.backend));
-  ASSIGN_OR_RETURN(rocksdb::Env* env, MetadataEnv(meta, options.rocksdb_env, hooks));
-  RETURN_IF_ERROR(CheckRocksDbOptions(meta, options.rocksdb_options));
-  ASSIGN_OR_RETURN(auto db,
-                   MetadataDb::Open(meta, /*create=*/true, false, env, options.rocksdb_options));
+  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, /*create=*/true, false,
+                                             MetadataEnv(options.rocksdb_env, hooks),
+                                             options.rocksdb_options));
   rocksdb::WriteBatch batch;
   // Drop whatever an earlier store left in this DB (only with force).
   std::vector<std::string> old_keys;
@@ -152,10 +137,14 @@ absl::StatusOr<std::unique_ptr<Store>> OpenWithHooks(const std::string& device_p
         "%s has %u-byte logical blocks but the store was made with %u-byte blocks", name,
         dev->logical_block_size(), label.block_size));
   }
+  // Every rule on the options, once, before anything is written (the
+  // metadata of an interrupted expand below is).
+  RETURN_IF_ERROR(CheckOptions(options, OptionsContext{.backend = label.backend,
+                                                       .chunk_size = label.chunk_size,
+                                                       .embedder_db = meta.db != nullptr}));
   // The store's copy of `options` holds the Env while the DB is open.
-  ASSIGN_OR_RETURN(rocksdb::Env* env, MetadataEnv(meta, options.rocksdb_env, hooks));
-  RETURN_IF_ERROR(CheckRocksDbOptions(meta, options.rocksdb_options));
-  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, false, options.read_only, env,
+  ASSIGN_OR_RETURN(auto db, MetadataDb::Open(meta, false, options.read_only,
+                                             MetadataEnv(options.rocksdb_env, hooks),
                                              options.rocksdb_options));
   ASSIGN_OR_RETURN(auto value, db->Get(kMetaKey));
   if (!value) {

@@ -121,37 +121,7 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
                                                        std::unique_ptr<MetadataDb> db,
                                                        const Label& label, const StoreMeta& meta,
                                                        const Options& options) {
-  uint64_t max_span = static_cast<uint64_t>(options.limits.max_chunks_per_pg) * label.chunk_size;
-  if (max_span > (1ull << 32)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "limits.max_chunks_per_pg (%u) x chunk size (%u) exceeds the 4 GiB a ring may span",
-        options.limits.max_chunks_per_pg, label.chunk_size));
-  }
-  const StreamOptions& so = options.stream;
-  // The byte sizes: from the smallest logical block pgring supports to
-  // 65536 blocks of 4096 bytes; the store rounds them to whole blocks.
-  constexpr uint64_t kMinStreamBytes = 512, kMaxStreamBytes = uint64_t{65536} * 4096;
-  struct Bound {
-    const char* name;
-    uint64_t value, lo, hi;
-    const char* zero = nullptr;  // what 0 means, where it is allowed below lo
-  };
-  for (const Bound& b :
-       {Bound{"stream.max_chunks", so.max_chunks, 2, 4096, "a quarter of the partition"},
-        Bound{"stream.home_bytes", so.home_bytes, kMinStreamBytes, kMaxStreamBytes,
-              "never home by count"},
-        Bound{"stream.resident_bytes", so.resident_bytes, kMinStreamBytes, kMaxStreamBytes},
-        Bound{"stream.force_home_percent", so.force_home_percent, 1, 100},
-        Bound{"stream.max_forced_homes", so.max_forced_homes, 1, 1024},
-        Bound{"stream.forced_home_bytes", so.forced_home_bytes, kMinStreamBytes,
-              kMaxStreamBytes}}) {
-    if (b.zero != nullptr && b.value == 0) continue;
-    if (b.value < b.lo || b.value > b.hi) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s is %u; it must be %sin [%u, %u]", b.name, b.value,
-          b.zero ? absl::StrCat("0 (", b.zero, ") or ") : "", b.lo, b.hi));
-    }
-  }
+  // The options were checked by the caller (store/options_check.h).
   std::unique_ptr<RingStore> s(new RingStore(std::move(device), std::move(db), label, meta, options));
   RETURN_IF_ERROR(s->Recover());
   // Version 2 before the stream can hold a record: at open, not in Submit,

@@ -136,23 +136,10 @@ RocksDbLogStore::~RocksDbLogStore() { Close().IgnoreError(); }
 absl::StatusOr<std::unique_ptr<Store>> RocksDbLogStore::Open(
     std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db, const Label& label,
     const StoreMeta& meta, const Options& options) {
-  (void)label;  // checked against `meta` by the caller; nothing else is needed
+  // The caller checked `label` against `meta` and `options` against the
+  // label (store/options_check.h); nothing else of them is needed here.
+  (void)label;
   (void)meta;
-  if (options.gated_writes_share_flush && !options.read_only) {
-    // Its commit is the synced RocksDB write alone: the embedder's writes
-    // must be durable before the write that points at them, so there is no
-    // earlier flush for them to share.
-    return absl::InvalidArgumentError(
-        "Options::gated_writes_share_flush needs the ring backend: the RocksDB backend has no "
-        "partition flush before its commit to share with the embedder's writes");
-  }
-  if (options.metadata_sync_flushes_partition && !options.read_only) {
-    // Nothing of its log is on the partition: there is no partition flush
-    // for its RocksDB sync to stand in for.
-    return absl::InvalidArgumentError(
-        "Options::metadata_sync_flushes_partition needs the ring backend: the RocksDB backend "
-        "writes no records to the partition, so it has no partition flush to leave out");
-  }
   std::unique_ptr<RocksDbLogStore> s(new RocksDbLogStore(std::move(device), std::move(db), options));
   RETURN_IF_ERROR(s->Load());
   s->StartPipeline(nullptr);
