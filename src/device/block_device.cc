@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 
@@ -50,7 +52,7 @@ namespace {
 // the device's thread, or inline), then runs the caller's.
 class CallbackCallerWrites final : public CallerWrites {
  public:
-  explicit CallbackCallerWrites(BlockDevice* device) : device_(device) {}
+  CallbackCallerWrites(BlockDevice* device, bool durable) : device_(device), durable_(durable) {}
   ~CallbackCallerWrites() override { Wait().IgnoreError(); }
 
   void Start(uint64_t offset, std::shared_ptr<AlignedBuffer> buf, IoCallback done) override {
@@ -80,6 +82,17 @@ class CallbackCallerWrites final : public CallerWrites {
     }
     std::vector<IoCallback> dones = std::move(dones_);
     dones_.clear();
+    if (durable_ && !statuses.empty()) {
+      // Durable when done: the flush comes before any callback hears of
+      // its write, and a write it did not make durable fails.
+      absl::Status f = device_->Flush();
+      if (!f.ok()) {
+        f = absl::Status(f.code(), absl::StrCat("write-through flush: ", f.message()));
+        for (absl::Status& st : statuses) {
+          if (st.ok()) st = f;
+        }
+      }
+    }
     absl::Status first;
     for (size_t i = 0; i < statuses.size(); ++i) {
       if (!statuses[i].ok() && first.ok()) first = statuses[i];
@@ -98,14 +111,15 @@ class CallbackCallerWrites final : public CallerWrites {
     std::vector<absl::Status> statuses;  // one per write since Wait; guarded by mu
   };
   BlockDevice* const device_;
+  const bool durable_;
   const std::shared_ptr<State> state_ = std::make_shared<State>();
   std::vector<IoCallback> dones_;  // the caller's, one per write since Wait
 };
 
 }  // namespace
 
-std::unique_ptr<CallerWrites> BlockDevice::NewCallerWrites() {
-  return std::make_unique<CallbackCallerWrites>(this);
+std::unique_ptr<CallerWrites> BlockDevice::NewCallerWrites(bool durable) {
+  return std::make_unique<CallbackCallerWrites>(this, durable);
 }
 
 absl::Status BlockDevice::CheckIoArgs(const std::string& device, const char* op,

@@ -90,7 +90,11 @@ class BlockDevice {
                           IoCallback done) = 0;
 
   // Writes the calling thread issues now and reaps later (CallerWrites).
-  virtual std::unique_ptr<CallerWrites> NewCallerWrites();
+  // `durable`: each of them is durable once it is reported done, as if a
+  // flush had followed it (FileBlockDevice: RWF_DSYNC, a FUA write or a
+  // write and a cache flush in the kernel; other devices: a Flush() in
+  // Wait, whose error each write then reports).
+  virtual std::unique_ptr<CallerWrites> NewCallerWrites(bool durable = false);
 
   // Synchronous write (label writes, tools, tests): copies `data` into an
   // AlignedBuffer, so `data` itself need not be aligned (its offset and

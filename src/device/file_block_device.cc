@@ -590,10 +590,14 @@ class UringCallerWrites final : public CallerWrites {
   static constexpr uint32_t kEntries = 64;
 
   // `use_ring` false (the device writes with psync): pwrite in Start.
+  // `durable` (NewCallerWrites): each write is durable when Wait reports
+  // it: RWF_DSYNC on the ring; a write finished with pwrite is made so by
+  // `flush` (the device's Flush) in Wait.
   UringCallerWrites(int fd, const std::string& path, uint64_t size, uint32_t block_size,
-                    std::atomic<uint64_t>* bytes, std::atomic<uint64_t>* writes, bool use_ring)
+                    std::atomic<uint64_t>* bytes, std::atomic<uint64_t>* writes, bool use_ring,
+                    bool durable, std::function<absl::Status()> flush)
       : fd_(fd), path_(path), size_(size), block_size_(block_size), bytes_(bytes),
-        writes_(writes) {
+        writes_(writes), durable_(durable), flush_(std::move(flush)) {
     if (!use_ring) return;
     std::lock_guard<std::mutex> mapping(RingMappingMutex());
     ready_ = io_uring_queue_init(kEntries, &ring_, 0) == 0;
@@ -619,7 +623,7 @@ class UringCallerWrites final : public CallerWrites {
     op->done = std::move(done);
     if (!ready_) {
       absl::Status w = PwriteAll(fd_, path_, *op, bytes_, writes_);
-      return Finished(index, std::move(w), std::move(op->done));
+      return Finished(index, std::move(w), std::move(op->done), /*pwritten=*/true);
     }
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     while (sqe == nullptr) {
@@ -630,6 +634,7 @@ class UringCallerWrites final : public CallerWrites {
     io_uring_prep_write(sqe, fd_, op->buf->data(),
                         static_cast<unsigned>(std::min(length, kMaxBytesPerSqe)),
                         op->offset);
+    if (durable_) sqe->rw_flags = RWF_DSYNC;
     io_uring_sqe_set_data(sqe, op.get());
     ++unsubmitted_;
     in_flight_.push_back({index, std::move(op)});
@@ -653,6 +658,16 @@ class UringCallerWrites final : public CallerWrites {
               [](const Done& a, const Done& b) { return a.index < b.index; });
     std::vector<Done> finished = std::move(finished_);
     finished_.clear();
+    if (durable_ && pwritten_) {
+      // What pwrite wrote is made durable before its callback hears of it;
+      // if it cannot be, those writes fail.
+      pwritten_ = false;
+      absl::Status f = flush_();
+      if (!f.ok()) f = absl::Status(f.code(), absl::StrCat("write-through flush: ", f.message()));
+      for (Done& d : finished) {
+        if (d.pwritten && d.status.ok() && !f.ok()) d.status = f;
+      }
+    }
     absl::Status first;
     for (Done& d : finished) {
       if (!d.status.ok() && first.ok()) first = d.status;
@@ -670,10 +685,12 @@ class UringCallerWrites final : public CallerWrites {
     size_t index;
     absl::Status status;
     IoCallback done;
+    bool pwritten;  // (in part) by pwrite: durable only after a flush
   };
 
-  void Finished(size_t index, absl::Status s, IoCallback done) {
-    finished_.push_back(Done{index, std::move(s), std::move(done)});
+  void Finished(size_t index, absl::Status s, IoCallback done, bool pwritten = false) {
+    pwritten_ |= pwritten;
+    finished_.push_back(Done{index, std::move(s), std::move(done), pwritten});
   }
 
   [[noreturn]] void Fatal(const std::string& what) {
@@ -711,7 +728,7 @@ class UringCallerWrites final : public CallerWrites {
     if (op->written < op->buf->size()) {
       // Short, or a transient error: the rest here.
       absl::Status w = PwriteAll(fd_, path_, *op, bytes_, writes_);
-      return Finished(index, std::move(w), std::move(op->done));
+      return Finished(index, std::move(w), std::move(op->done), /*pwritten=*/true);
     }
     writes_->fetch_add(1, std::memory_order_relaxed);
     Finished(index, absl::OkStatus(), std::move(op->done));
@@ -723,9 +740,12 @@ class UringCallerWrites final : public CallerWrites {
   const uint32_t block_size_;
   std::atomic<uint64_t>* const bytes_;
   std::atomic<uint64_t>* const writes_;
+  const bool durable_;
+  const std::function<absl::Status()> flush_;
   io_uring ring_{};
   bool ready_ = false;
   uint32_t unsubmitted_ = 0;
+  bool pwritten_ = false;  // a Done since the last Wait has `pwritten`
   std::vector<InFlight> in_flight_;
   std::vector<Done> finished_;
 };
@@ -953,10 +973,11 @@ void FileBlockDevice::WriteAsync(uint64_t offset,
   engine_->Submit(std::move(op));
 }
 
-std::unique_ptr<CallerWrites> FileBlockDevice::NewCallerWrites() {
-  if (read_only_) return BlockDevice::NewCallerWrites();  // refuses each write
+std::unique_ptr<CallerWrites> FileBlockDevice::NewCallerWrites(bool durable) {
+  if (read_only_) return BlockDevice::NewCallerWrites(durable);  // refuses each write
   return std::make_unique<file_block_device_internal::UringCallerWrites>(
-      fd_, path_, size_, block_size_, &bytes_written_, &writes_, using_io_uring_);
+      fd_, path_, size_, block_size_, &bytes_written_, &writes_, using_io_uring_, durable,
+      [this] { return Flush(); });
 }
 
 void FileBlockDevice::Plug() {

@@ -62,7 +62,7 @@ class FileBlockDevice final : public BlockDevice {
   void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf,
                   IoCallback done) override;
   // An io_uring of the caller's own (pwrite where io_uring is refused).
-  std::unique_ptr<CallerWrites> NewCallerWrites() override;
+  std::unique_ptr<CallerWrites> NewCallerWrites(bool durable = false) override;
   // fdatasync(); a no-op returning OK on a read-only device.
   [[nodiscard]] absl::Status Flush() override;
   // See BlockDevice; io_uring only (psync writes start on pool threads).

@@ -22,6 +22,9 @@ CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
                    options.metadata_sync_flushes_partition),
       eager_flush_(device != nullptr && options.durability != DurabilityMode::kUnsynced &&
                    !options.gated_writes_share_flush && !sync_covers_ && !log_writer),
+      durable_log_writes_(device != nullptr && log_writer != nullptr &&
+                          options.durability != DurabilityMode::kUnsynced &&
+                          !options.gated_writes_share_flush),
       log_(log),
       log_writer_(log_writer) {
   thread_ = std::thread([this] {
@@ -70,6 +73,10 @@ void CommitPipeline::RingWriteDone(Txn* t, const absl::Status& s) {
     MutexLock l(&mu_);
     t->written = true;
     t->written_time = absl::Now();
+    // Each of its writes was the LogWriter's, durable when done.
+    if (durable_log_writes_ && s.ok() && !t->written_off_round.load()) {
+      t->records_durable = true;
+    }
     if (eager_flush_) {
       ++unflushed_;
       flush_cv_.Signal();
@@ -244,7 +251,7 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
   // flush and RocksDB sync; the committer reaps them after the sync (Run),
   // or before it where the sync covers them. Not covered by this flush:
   // their transactions are not in the group.
-  if (log_writer_) log_writer_->StartWrite();
+  if (log_writer_) log_writer_->StartWrite(durable_log_writes_);
   // Records first: the pointers must never reach stable storage before the
   // records they cover.
   if (flush && device_ != nullptr) {
@@ -261,8 +268,8 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
   covered_.clear();
   if (sync_covers_) {
     // The write started before the flush, reaped now: its transactions are
-    // covered by the sync too.
-    if (log_writer_) log_writer_->FinishWrite();
+    // covered by the sync too. (Not waited for where it is durable itself.)
+    if (log_writer_ && !durable_log_writes_) log_writer_->FinishWrite();
     MutexLock l(&mu_);
     for (const auto& t : queue_) {
       if (t->ready && NeedsFlush(*t)) covered_.push_back(t);
@@ -306,7 +313,7 @@ void CommitPipeline::Run() {
       // whatever is staged goes before the last groups.
       log_wanted_ = false;
       mu_.Unlock();
-      bool wrote = log_writer_->StartWrite();
+      bool wrote = log_writer_->StartWrite(durable_log_writes_);
       wrote |= log_writer_->FinishWrite();
       mu_.Lock();
       if (wrote) continue;

@@ -134,6 +134,10 @@ class CommitPipeline {
     absl::Time enqueue_time;
     absl::Time written_time;
     size_t gates = 0;
+    // A reader issued one of its log writes (RingStore::WaitWritten) as a
+    // plain write, not one of the LogWriter's durable ones: its records
+    // need the partition flush.
+    std::atomic<bool> written_off_round{false};
   };
 
   // The log's writer, driven by the committer thread alone, under none of
@@ -145,8 +149,9 @@ class CommitPipeline {
     virtual ~LogWriter() = default;
     // Starts the writes of every log record (and ring write) staged so far,
     // unless a round is in flight; true if it started any (or failed the
-    // staged records).
-    virtual bool StartWrite() = 0;
+    // staged records). `durable` (the same on every call): each write is
+    // durable once it is reported done (BlockDevice::NewCallerWrites).
+    virtual bool StartWrite(bool durable) = 0;
     // Waits for the round StartWrite started and reports each write's
     // transaction (RingWriteDone) before it returns; false if none was in
     // flight.
@@ -223,6 +228,13 @@ class CommitPipeline {
   // The flusher thread runs (durable modes with a device to flush, unless
   // the gates share the flush or the RocksDB sync covers it).
   const bool eager_flush_;
+  // The LogWriter's writes are durable when done (LogWriter::StartWrite),
+  // so its transactions' records need no flush of the partition and their
+  // group makes none: with a LogWriter and a device in the durable modes,
+  // unless the gates share the partition's flush (their writes need it).
+  // One write-through write per round in place of a flush in the
+  // committer's path between the records and the RocksDB sync.
+  const bool durable_log_writes_;
   LogSink* const log_;
   // The log's writer, or null (ring writes are issued where they are
   // staged and complete on the device's thread).

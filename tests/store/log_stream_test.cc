@@ -946,6 +946,47 @@ TEST_F(LogStreamTest, IdleStreamIsBypassed) {
   EXPECT_EQ(VersionsOf(Pg(2), 200), Range(2, 2));
 }
 
+// Where the gates do not share the partition's flush, the commit thread's
+// writes are write-through (durable when done), so a group commits with no
+// flush of the partition between its records and its RocksDB sync. With
+// gated_writes_share_flush, the control, every group flushes. Power loss
+// with the writes in the device's volatile cache is the crash tests' part
+// (StreamPowerLossTest and the campaigns run this layout).
+TEST_F(LogStreamTest, GroupsMakeNoFlushWhenTheStreamWritesThrough) {
+  UseFileDevice();
+  Mkfs();
+  uint32_t first = 1;
+  for (bool share : {false, true}) {
+    SCOPED_TRACE(share ? "gates share the flush" : "write-through");
+    store_.reset();
+    options_.gated_writes_share_flush = share;
+    options_.stream.home_bytes = 4096;  // home writes in the rounds too
+    ASSERT_OK(Open(options_));
+    for (uint32_t p = first; p < first + 4; ++p) ASSERT_OK(Create(Pg(p)));
+    const StoreMetrics before = store_->GetMetrics();
+    for (uint64_t v = 2; v < 22; ++v) {
+      InFlight txns;
+      for (uint32_t p = first; p < first + 4; ++p) {
+        Transaction t;
+        t.AppendEntry(Pg(p), V(1, v), TestPayload(v, 1000));
+        ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
+      }
+      ASSERT_OK(txns.Wait());
+    }
+    const StoreMetrics after = store_->GetMetrics();
+    const uint64_t group_flushes = after.flush_latency_ns.count - before.flush_latency_ns.count;
+    EXPECT_GT(after.stats.home_writes - before.stats.home_writes, 10u);
+    if (share) {
+      EXPECT_GE(group_flushes, 20u) << "the control: each group flushes the partition";
+    } else {
+      EXPECT_EQ(group_flushes, 0u) << "a group flushed records its round had made durable";
+    }
+    Reopen();
+    for (uint32_t p = first; p < first + 4; ++p) EXPECT_EQ(VersionsOf(Pg(p), 1000), Range(2, 21));
+    first += 4;
+  }
+}
+
 // The stream layout's home writes are the commit thread's, as its stream
 // writes are: issued and reaped by it (CommitWriter), so the partition's
 // completion thread never wakes for them, and a group's critical path wakes

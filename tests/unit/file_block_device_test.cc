@@ -505,6 +505,42 @@ TEST_P(FileBlockDeviceEngineTest, CallerWritesAreReapedByTheirCaller) {
   EXPECT_EQ(dev->writes(), 42u);
 }
 
+// Durable CallerWrites (the commit thread's in the log stream): each
+// write is durable when Wait reports it. On io_uring the write itself is
+// write-through (RWF_DSYNC) and the device's own flush is not called; with
+// psync the writes are pwrites, and Wait flushes the device once, before
+// any callback runs.
+TEST_P(FileBlockDeviceEngineTest, DurableCallerWritesAreWriteThrough) {
+  const std::string path = dir_.Join("durabledev");
+  MakeFile(path, 1 << 20);
+  OPEN_OR_SKIP(dev, path);
+  std::unique_ptr<CallerWrites> w = dev->NewCallerWrites(/*durable=*/true);
+  std::vector<uint64_t> flushes_seen;
+  for (int i = 0; i < 3; ++i) {
+    w->Start(static_cast<uint64_t>(i) * kBlock, Pattern(kBlock, 10 + i),
+             [&](absl::Status s) {
+               EXPECT_OK(s);
+               flushes_seen.push_back(dev->flushes());
+             });
+  }
+  ASSERT_OK(w->Wait());
+  const uint64_t want = GetParam() == Engine::kIoUring ? 0u : 1u;
+  EXPECT_EQ(dev->flushes(), want);
+  EXPECT_EQ(flushes_seen, std::vector<uint64_t>(3, want)) << "a callback ran before the flush";
+  for (int i = 0; i < 3; ++i) {
+    AlignedBuffer back(kBlock);
+    ASSERT_OK(dev->Read(static_cast<uint64_t>(i) * kBlock, back.span()));
+    std::shared_ptr<AlignedBuffer> want_bytes = Pattern(kBlock, 10 + i);
+    EXPECT_EQ(std::memcmp(back.data(), want_bytes->data(), kBlock), 0) << "block " << i;
+  }
+  EXPECT_EQ(dev->writes(), 3u);
+  // Not durable: no flush of the device's at all.
+  std::unique_ptr<CallerWrites> plain = dev->NewCallerWrites();
+  plain->Start(8 * kBlock, Pattern(kBlock, 20));
+  ASSERT_OK(plain->Wait());
+  EXPECT_EQ(dev->flushes(), want);
+}
+
 // Each write's own callback runs in Wait, on the caller's thread, in the
 // order the writes were started, with that write's status; Start only
 // queues a write on the caller's ring, and Submit (or Wait) sends it.

@@ -29,7 +29,7 @@ class CommitWriter final : public CommitPipeline::LogWriter {
 
   // One round: the stream's staged records and the queued ring writes,
   // unless a round is in flight; true if it started anything.
-  bool StartWrite() override;
+  bool StartWrite(bool durable) override;
   // Waits for the round and runs each write's completion (the stream's
   // WrittenFn, the store's ring write completions) before it returns;
   // false when no round was in flight.

@@ -925,6 +925,8 @@ absl::Status RingStore::WaitWritten(RingPg* pg, uint64_t lpos) const {
       w = pg->write_queue.front();
     }
     if (w != nullptr && !w->issued.exchange(true)) {
+      // A plain write, not one of the commit thread's durable ones.
+      w->txn->written_off_round.store(true);
       // A read is const; the write it issues is the store's own (the one
       // the commit thread would have issued).
       RingStore* self = const_cast<RingStore*>(this);
