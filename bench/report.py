@@ -153,6 +153,7 @@ def fio_run(prefix):
             "forced_homes": st.get("forced_homes"),
             "stream_full_fallbacks": st.get("stream_full_fallbacks"),
             "layout": get(rep, "config", "pgring_layout"),
+            "payload": get(rep, "config", "pgring_payload"),
             "partition_flushes": st.get("device_flushes"),
             "data_flushes": get(rep, "data_file", "flushes"),
             "shared_flush": get(rep, "config", "shared_flush"),
@@ -292,6 +293,17 @@ md.append("- the ring backend in both log layouts: **per-PG rings** = the ring j
           "`pgring_layout=stream`, the library's default (one log stream write for every PG's records, "
           "the rings written later in whole blocks), at the engine's stream defaults. **floor** = the ring "
           "job with `pgring_no_pg_log=1` (the same OSD write with no PG log; `pgring_layout=perpg`).")
+# What the PG-log entries, dups and infos held, as every engine run's report
+# says (PGRING_PAYLOAD, fio-jobs/defaults.sh; the floor writes none).
+payloads = sorted({r["payload"] for group in (results["fio"], results["tail"], results["long"])
+                   for k, r in group.items() if r and r.get("payload") and not k.startswith("floor")}
+                  | {r["payload"] for k, runs in results["rounds"].items() if k != "floor"
+                     for r in runs if r and r.get("payload")})
+md.append(f"- payload: {', '.join(payloads) or '-'} (`pgring_payload` in the engine's reports; "
+          + ("ceph: Ceph 19's encodings of the entries, dups and infos, as an OSD writes them, "
+             "which `pgring-tool log` decodes" if payloads == ["ceph"] else
+             "random: pseudo-random bytes of Ceph's sizes" if payloads == ["random"] else
+             "runs differ: see each run's report") + "; PGRING_PAYLOAD, fio-jobs/defaults.sh).")
 loads = [r["loadavg1"] for group in (results["fio"], results["tail"], results["long"])
          for r in group.values() if r and "loadavg1" in r]
 loads += [r["loadavg1"] for runs in results["rounds"].values() for r in runs if r and "loadavg1" in r]

@@ -18,7 +18,10 @@
 #            the same OSD write with no PG log, which no backend can beat
 #   raw      fio's io_uring engine on the data partition alone
 # The layout is passed to every ring job as an engine option line
-# (bench_fio's extra lines), so what ran is in each run's .fio copy.
+# (bench_fio's extra lines), so what ran is in each run's .fio copy. Every
+# engine run writes Ceph's encodings of the PG log entries, dups and infos
+# (PGRING_PAYLOAD=ceph, fio-jobs/defaults.sh; random: filler bytes), and
+# report.md says which ("- payload:", from the engine's reports).
 #
 # What it measures (docs/BENCHMARKS.md lists the targets):
 #  1. fio, 4 KiB random writes as OSD writes (fio-jobs/*-randwrite.fio through
@@ -100,6 +103,8 @@
 #                     restart_bench takes --home-bytes
 #   PGRING_SIZE       data partition (2G; --smoke 256M)
 #   PGRING_LOG_SIZE   log partition (4G: 1024 PGs need ~3 chunks each; --smoke 256M)
+#   PGRING_PAYLOAD    ceph (default) or random: what the PG log entries, dups
+#                     and infos hold
 #   (the others' defaults: fio-jobs/defaults.sh, shared with fio-jobs/run.sh
 #   and scripts/main-job.sh; this script sets runtime, queue depth and PGs
 #   per run)
@@ -251,6 +256,9 @@ if [[ $MODE == smoke ]]; then
 else
   : "${PGRING_LOG_SIZE:=4G}"
 fi
+# What the caller asked for, before the defaults fill it in (--smoke checks
+# the default).
+PAYLOAD_ASKED=${PGRING_PAYLOAD:-}
 # shellcheck source=fio-jobs/defaults.sh
 source "$ROOT/fio-jobs/defaults.sh"
 
@@ -285,7 +293,7 @@ json.dump({
   "data_size": "$PGRING_SIZE", "log_size": "$PGRING_LOG_SIZE", "work": "$WORK",
   "restart_stream_chunks": $BENCH_STREAM_CHUNKS,
   "restart_home_bytes": int("$RESTART_HOME_BYTES") if "$RESTART_HOME_BYTES" else None,
-  "devices": "$DEVICES", "device_list": "$DEVICE_LIST".split(),
+  "devices": "$DEVICES", "device_list": "$DEVICE_LIST".split(), "payload": "$PGRING_PAYLOAD",
 }, open(sys.argv[1], "w"), indent=2)
 PY
 
@@ -416,14 +424,20 @@ if [[ $MODE == smoke ]]; then
   for f in report.md results.json iops_vs_qd.svg restart.svg; do
     [[ -s $OUT/$f ]] || bench_die "smoke: $OUT/$f was not written"
   done
-  # Each layout ran as itself: its engine report names that layout.
-  for b in "${LOG_KINDS[@]}"; do
+  # Each layout ran as itself: its engine report names that layout. Every
+  # engine run wrote the payload asked for, by default Ceph's encodings (the
+  # default README and fio-jobs/defaults.sh state), and report.md says so.
+  want_payload=${PAYLOAD_ASKED:-ceph}
+  for b in "${LOG_KINDS[@]}" rocksdb; do
     [[ $SKIP_FIO == 0 ]] || break
     want=$b; [[ $b == ring ]] && want=perpg
     f=$DATA/fio-$b-qd$ROUND_QD-pgs$ROUND_PGS.report.json
-    grep -q "\"pgring_layout\": \"$want\"" "$f" 2>/dev/null \
+    [[ $b == rocksdb ]] || grep -q "\"pgring_layout\": \"$want\"" "$f" 2>/dev/null \
       || bench_die "smoke: $f missing or not pgring_layout=$want"
+    grep -q "\"pgring_payload\": \"$want_payload\"" "$f" 2>/dev/null \
+      || bench_die "smoke: $f missing or not pgring_payload=$want_payload"
     # On devices, the engine counted every device of the layout.
+    [[ $b == rocksdb ]] && continue
     for d in $DEVICE_LIST; do
       python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))
 sys.exit(0 if sys.argv[2] in r["block_devices"]["devices"] else 1)' "$f" "${d#*:}" \
@@ -432,6 +446,8 @@ sys.exit(0 if sys.argv[2] in r["block_devices"]["devices"] else 1)' "$f" "${d#*:
   done
   [[ -z $DEVICE_LIST ]] || grep -q "^## Devices" "$OUT/report.md" \
     || bench_die "smoke: report.md has no Devices section"
+  [[ $SKIP_FIO == 1 ]] || grep -q "^- payload: $want_payload " "$OUT/report.md" \
+    || bench_die "smoke: report.md does not say '- payload: $want_payload'"
 fi
 echo
 cat "$OUT/report.md"
