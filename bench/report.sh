@@ -115,9 +115,10 @@
 # Results (in --out): report.md (the tables, and the targets met or not, per
 # layout), results.json (every number the tables show), data/ (fio JSON, the
 # engine's pgring_stats reports, the restart and ring_space_bench JSON, logs),
-# *.svg: iops_vs_qd, iops_vs_pgs, p99_vs_qd, restart (gnuplot; the plot-*.gp
-# beside them hold their data and can be rerun), report.log (this script's
-# output). bench/report.py makes the tables and plot scripts from data/ and
+# *.svg: iops_vs_qd, iops_vs_pgs, p99_vs_qd, restart (gnuplot, bench/plot.py's
+# rule, drawn by bench_plot as scripts/main-job.sh draws its chart; the
+# plot-*.gp beside them hold their data and can be rerun), report.log (this
+# script's output). bench/report.py makes the tables and plot scripts from data/ and
 # can be rerun alone: python3 bench/report.py OUT.
 #
 # Files: bench/lib.sh (build and fio helpers; the fio side is fio-jobs/run.sh,
@@ -414,10 +415,10 @@ fi
 # --- the report ----------------------------------------------------------------
 bench_log "writing $OUT/report.md and the plots"
 python3 "$ROOT/bench/report.py" "$OUT"
-for p in "$OUT"/plot-*.gp; do
-  [[ -e $p ]] || continue
-  gnuplot "$p" || bench_log "gnuplot $p failed"
-done
+shopt -s nullglob
+plots=("$OUT"/plot-*.gp)
+shopt -u nullglob
+bench_plot "${plots[@]}" || bench_log "a plot was not drawn (above); the report goes on"
 if [[ $MODE == smoke ]]; then
   # The work directory stays for the next run: deleting a written 256 MiB
   # partition file can take a minute where the file system discards.
