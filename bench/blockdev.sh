@@ -10,6 +10,10 @@
 #             flush-domain proof must find that)
 # at 512 and 4096-byte logical sectors.
 #
+# The jobs are fio-jobs/*-randwrite.fio through fio-jobs/run.sh, with Ceph's
+# encodings of the PG log (PGRING_PAYLOAD=ceph, from fio-jobs/defaults.sh;
+# an engine built before pgring_payload existed cannot run them).
+#
 # Each job runs twice, --short and --long seconds, on a fresh store, and the
 # counts are the long run's minus the short run's, divided by the client
 # writes committed in between: mkfs, PG creation and prefill cancel out.

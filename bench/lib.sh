@@ -1,4 +1,5 @@
-# bench/lib.sh — shell helpers for bench/report.sh (sourced, not run).
+# bench/lib.sh — shell helpers for bench/report.sh (sourced, not run; bench_plot and
+# bench_need serve scripts/main-job.sh too).
 #
 # The fio side is fio-jobs/run.sh and the fio-jobs/*.fio files, exactly as
 # scripts/main-job.sh uses them: these helpers only set the environment those
@@ -58,6 +59,25 @@ bench_fio() {
     bench_log "fio job $job failed (see $out.log); continuing"
     return 1
   fi
+}
+
+# bench_plot GP... — draws each chart bench/plot.py wrote (DIR/plot-NAME.gp,
+# which draws DIR/NAME.svg) with gnuplot, and checks that the SVG came out
+# whole; says which did not. Returns 1 if any did not. bench/report.sh and
+# scripts/main-job.sh draw their charts with it.
+bench_plot() {
+  local gp svg rc=0
+  for gp in "$@"; do
+    svg=$(dirname "$gp")/$(basename "$gp" .gp).svg
+    svg=${svg/\/plot-//}
+    rm -f "$svg"
+    if ! gnuplot "$gp"; then
+      bench_log "gnuplot $gp failed"; rc=1
+    elif [[ ! -s $svg ]] || ! grep -q '</svg>' "$svg"; then
+      bench_log "gnuplot $gp drew no whole $svg"; rc=1
+    fi
+  done
+  return $rc
 }
 
 # bench_need CMD PACKAGE — fail early with the Debian package to install.

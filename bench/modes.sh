@@ -41,6 +41,8 @@
 #   PGRING_DB_DEV_SIZE 4G) are kept in --device-work DIR
 #   (build/bench-modes-devices); every loop device, node and mount is
 #   removed on exit. restart_bench always runs on files).
+# The jobs write Ceph's encodings of the PG log (PGRING_PAYLOAD=ceph, from
+# fio-jobs/defaults.sh; PGRING_PAYLOAD=random for filler bytes).
 # Counts per client write hold on a noisy machine; IOPS and p99 do not (the
 # rounds alternate modes so each meets the same load).
 set -euo pipefail

@@ -18,7 +18,10 @@
 #            the same OSD write with no PG log, which no backend can beat
 #   raw      fio's io_uring engine on the data partition alone
 # The layout is passed to every ring job as an engine option line
-# (bench_fio's extra lines), so what ran is in each run's .fio copy.
+# (bench_fio's extra lines), so what ran is in each run's .fio copy. Every
+# engine run writes Ceph's encodings of the PG log entries, dups and infos
+# (PGRING_PAYLOAD=ceph, fio-jobs/defaults.sh; random: filler bytes), and
+# report.md says which ("- payload:", from the engine's reports).
 #
 # What it measures (docs/BENCHMARKS.md lists the targets):
 #  1. fio, 4 KiB random writes as OSD writes (fio-jobs/*-randwrite.fio through
@@ -100,6 +103,8 @@
 #                     restart_bench takes --home-bytes
 #   PGRING_SIZE       data partition (2G; --smoke 256M)
 #   PGRING_LOG_SIZE   log partition (4G: 1024 PGs need ~3 chunks each; --smoke 256M)
+#   PGRING_PAYLOAD    ceph (default) or random: what the PG log entries, dups
+#                     and infos hold
 #   (the others' defaults: fio-jobs/defaults.sh, shared with fio-jobs/run.sh
 #   and scripts/main-job.sh; this script sets runtime, queue depth and PGs
 #   per run)
@@ -110,9 +115,10 @@
 # Results (in --out): report.md (the tables, and the targets met or not, per
 # layout), results.json (every number the tables show), data/ (fio JSON, the
 # engine's pgring_stats reports, the restart and ring_space_bench JSON, logs),
-# *.svg: iops_vs_qd, iops_vs_pgs, p99_vs_qd, restart (gnuplot; the plot-*.gp
-# beside them hold their data and can be rerun), report.log (this script's
-# output). bench/report.py makes the tables and plot scripts from data/ and
+# *.svg: iops_vs_qd, iops_vs_pgs, p99_vs_qd, restart (gnuplot, bench/plot.py's
+# rule, drawn by bench_plot as scripts/main-job.sh draws its chart; the
+# plot-*.gp beside them hold their data and can be rerun), report.log (this
+# script's output). bench/report.py makes the tables and plot scripts from data/ and
 # can be rerun alone: python3 bench/report.py OUT.
 #
 # Files: bench/lib.sh (build and fio helpers; the fio side is fio-jobs/run.sh,
@@ -251,6 +257,9 @@ if [[ $MODE == smoke ]]; then
 else
   : "${PGRING_LOG_SIZE:=4G}"
 fi
+# What the caller asked for, before the defaults fill it in (--smoke checks
+# the default).
+PAYLOAD_ASKED=${PGRING_PAYLOAD:-}
 # shellcheck source=fio-jobs/defaults.sh
 source "$ROOT/fio-jobs/defaults.sh"
 
@@ -285,7 +294,7 @@ json.dump({
   "data_size": "$PGRING_SIZE", "log_size": "$PGRING_LOG_SIZE", "work": "$WORK",
   "restart_stream_chunks": $BENCH_STREAM_CHUNKS,
   "restart_home_bytes": int("$RESTART_HOME_BYTES") if "$RESTART_HOME_BYTES" else None,
-  "devices": "$DEVICES", "device_list": "$DEVICE_LIST".split(),
+  "devices": "$DEVICES", "device_list": "$DEVICE_LIST".split(), "payload": "$PGRING_PAYLOAD",
 }, open(sys.argv[1], "w"), indent=2)
 PY
 
@@ -406,24 +415,30 @@ fi
 # --- the report ----------------------------------------------------------------
 bench_log "writing $OUT/report.md and the plots"
 python3 "$ROOT/bench/report.py" "$OUT"
-for p in "$OUT"/plot-*.gp; do
-  [[ -e $p ]] || continue
-  gnuplot "$p" || bench_log "gnuplot $p failed"
-done
+shopt -s nullglob
+plots=("$OUT"/plot-*.gp)
+shopt -u nullglob
+bench_plot "${plots[@]}" || bench_log "a plot was not drawn (above); the report goes on"
 if [[ $MODE == smoke ]]; then
   # The work directory stays for the next run: deleting a written 256 MiB
   # partition file can take a minute where the file system discards.
   for f in report.md results.json iops_vs_qd.svg restart.svg; do
     [[ -s $OUT/$f ]] || bench_die "smoke: $OUT/$f was not written"
   done
-  # Each layout ran as itself: its engine report names that layout.
-  for b in "${LOG_KINDS[@]}"; do
+  # Each layout ran as itself: its engine report names that layout. Every
+  # engine run wrote the payload asked for, by default Ceph's encodings (the
+  # default README and fio-jobs/defaults.sh state), and report.md says so.
+  want_payload=${PAYLOAD_ASKED:-ceph}
+  for b in "${LOG_KINDS[@]}" rocksdb; do
     [[ $SKIP_FIO == 0 ]] || break
     want=$b; [[ $b == ring ]] && want=perpg
     f=$DATA/fio-$b-qd$ROUND_QD-pgs$ROUND_PGS.report.json
-    grep -q "\"pgring_layout\": \"$want\"" "$f" 2>/dev/null \
+    [[ $b == rocksdb ]] || grep -q "\"pgring_layout\": \"$want\"" "$f" 2>/dev/null \
       || bench_die "smoke: $f missing or not pgring_layout=$want"
+    grep -q "\"pgring_payload\": \"$want_payload\"" "$f" 2>/dev/null \
+      || bench_die "smoke: $f missing or not pgring_payload=$want_payload"
     # On devices, the engine counted every device of the layout.
+    [[ $b == rocksdb ]] && continue
     for d in $DEVICE_LIST; do
       python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))
 sys.exit(0 if sys.argv[2] in r["block_devices"]["devices"] else 1)' "$f" "${d#*:}" \
@@ -432,6 +447,8 @@ sys.exit(0 if sys.argv[2] in r["block_devices"]["devices"] else 1)' "$f" "${d#*:
   done
   [[ -z $DEVICE_LIST ]] || grep -q "^## Devices" "$OUT/report.md" \
     || bench_die "smoke: report.md has no Devices section"
+  [[ $SKIP_FIO == 1 ]] || grep -q "^- payload: $want_payload " "$OUT/report.md" \
+    || bench_die "smoke: report.md does not say '- payload: $want_payload'"
 fi
 echo
 cat "$OUT/report.md"

@@ -1,5 +1,6 @@
 # bench/report_tools.cmake — the programs bench/report.sh runs besides fio and
-# the google-benchmark binaries, and its ctest smoke (label "bench").
+# the google-benchmark binaries, and the ctest smokes (label "bench") of the
+# two benchmark scripts, bench/report.sh and scripts/main-job.sh.
 # Included from bench/CMakeLists.txt.
 find_package(nlohmann_json CONFIG REQUIRED)
 
@@ -21,4 +22,19 @@ if(PGRING_BUILD_TESTS AND PGRING_BUILD_FIO_ENGINE)
   set_tests_properties(bench_report_smoke PROPERTIES
                        LABELS bench TIMEOUT 120 RUN_SERIAL TRUE
                        REQUIRED_FILES "$<TARGET_FILE:fio_pgring>;$<TARGET_FILE:restart_bench>")
+endif()
+
+# The main job's smoke test (tests/scripts/main_job_smoke.sh): scripts/main-job.sh
+# with this build's engine (PGRING_ENGINE: nothing installed or built), 2 s a
+# job at 8 PGs, the job defaults as they are; checks the table, the payload
+# (ceph) and layouts the engine's reports name, the chart (main-job.svg,
+# with the table's figures) and that pgring-tool decodes the store's entries.
+if(PGRING_BUILD_TESTS AND PGRING_BUILD_FIO_ENGINE AND PGRING_BUILD_TOOLS)
+  add_test(NAME main_job_smoke
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/scripts/main_job_smoke.sh
+                   $<TARGET_FILE:fio_pgring> $<TARGET_FILE:pgring-tool>
+                   ${CMAKE_CURRENT_BINARY_DIR}/main-job-smoke)
+  set_tests_properties(main_job_smoke PROPERTIES
+                       LABELS bench TIMEOUT 180 RUN_SERIAL TRUE
+                       REQUIRED_FILES "$<TARGET_FILE:fio_pgring>;$<TARGET_FILE:pgring-tool>")
 endif()

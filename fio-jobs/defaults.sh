@@ -20,11 +20,15 @@
 #                        partitions; its own PGRING_DIR (--work).
 #   fio-jobs/ring-plain.fio  no environment at all: its values are in the
 #                        file (small and short: it shows plain fio works).
-# And the engine's own option defaults (tools/fio_engine/README.md) differ
-# from one: PGRING_LAYOUT=perpg here, pgring_layout=stream in the engine
-# (the library's default). The scripts call the per-PG layout "ring" and the
-# stream "stream" and always say which they run (main-job.sh and report.sh
-# pass it explicitly); a ring job run without one is the per-PG rings.
+# The ring job's layout is the library's default (LogLayout::kStream), as
+# the engine's pgring_layout is; PGRING_LAYOUT=perpg runs the per-PG rings.
+# The scripts call the per-PG layout "ring" and the stream "stream" and pass
+# it explicitly (main-job.sh, bench/report.sh, bench/modes.sh,
+# bench/blockdev.sh), so none of them relies on this one.
+# The payload is Ceph's encodings (pgring_payload=ceph: what an OSD writes,
+# which pgring-tool decodes and compression and byte counts are meaningful
+# on); the engine's own default stays random (tools/fio_engine/README.md
+# says why), so these jobs pass it: PGRING_PAYLOAD=random for filler bytes.
 
 : "${PGRING_SIZE:=2G}"            # data partition file (a block device: used as it is)
 : "${PGRING_LOG_SIZE:=2G}"        # log partition file
@@ -34,6 +38,7 @@
 : "${PGRING_SHARED_FLUSH:=auto}"  # ring job: one flush for data and log when provably safe
 : "${PGRING_SYNC_COVERS:=auto}"   # ring job: a RocksDB sync covers the partition when provable
 : "${PGRING_NO_PG_LOG:=0}"        # ring job: 1 is the floor (no PG log)
-: "${PGRING_LAYOUT:=perpg}"       # ring job: perpg or stream (see above)
+: "${PGRING_LAYOUT:=stream}"      # ring job: stream or perpg (see above)
+: "${PGRING_PAYLOAD:=ceph}"       # ring and rocksdb jobs: ceph or random (see above)
 export PGRING_SIZE PGRING_LOG_SIZE PGRING_RUNTIME PGRING_IODEPTH PGRING_PGS PGRING_SHARED_FLUSH \
-       PGRING_SYNC_COVERS PGRING_NO_PG_LOG PGRING_LAYOUT
+       PGRING_SYNC_COVERS PGRING_NO_PG_LOG PGRING_LAYOUT PGRING_PAYLOAD

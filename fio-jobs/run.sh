@@ -8,9 +8,10 @@
 #
 # Defaults (override any of them in the environment): fio-jobs/defaults.sh
 # (PGRING_SIZE, PGRING_LOG_SIZE, PGRING_RUNTIME, PGRING_IODEPTH, PGRING_PGS,
-# PGRING_SHARED_FLUSH, PGRING_SYNC_COVERS, PGRING_NO_PG_LOG, PGRING_LAYOUT:
-# the same for scripts/main-job.sh and bench/report.sh, which say where they
-# differ), and here the paths:
+# PGRING_SHARED_FLUSH, PGRING_SYNC_COVERS, PGRING_NO_PG_LOG, PGRING_LAYOUT —
+# stream, the library's default, or perpg — and PGRING_PAYLOAD — ceph,
+# Ceph's encodings, or random: the same for scripts/main-job.sh and
+# bench/report.sh, which say where they differ), and here the paths:
 #   PGRING_DIR      build/fio-bench in the repository: where the partitions live
 #   PGRING_DATA     $PGRING_DIR/data.part, written with PGRING_SIZE of zeros
 #   PGRING_LOG      $PGRING_DIR/log.part, written with PGRING_LOG_SIZE of zeros

@@ -6,8 +6,9 @@
 #            OSD write (data, onode, flushes, RocksDB sync), which no PG-log
 #            backend can beat
 #   ring     pgring's fio engine, PG logs in per-PG rings (pgring_layout=perpg)
-#   stream   the same, the rings behind the log stream (pgring_layout=stream:
-#            one stream write for every PG's records, rings in whole blocks)
+#   stream   the same, the rings behind the log stream (pgring_layout=stream,
+#            the library's default: one stream write for every PG's records,
+#            rings in whole blocks)
 #   rocksdb  pgring's fio engine, PG logs in RocksDB the way BlueStore keeps them
 # and prints one table: IOPS, p50/p99 completion latency, and the counts a
 # noisy machine cannot move: CPU time, context switches, system calls, log-partition writes and PG-log
@@ -19,7 +20,16 @@
 # counter per thread on raw_syscalls:sys_enter; "-" and the reason where the
 # kernel does not let it count them); with PGRING_DEVICES, each device's write
 # requests, bytes and flushes per client write; then the ratios against the
-# project's targets, for both ring layouts.
+# project's targets, for both ring layouts. Then it draws the first table as
+# a chart, PGRING_WORK/main-job.svg, beside the jobs' JSON (IOPS, p50 and
+# p99 per backend; CPU time and the PG log's bytes per client write: the
+# log partition's and RocksDB's), with bench/plot.py's rule, as
+# bench/report.sh draws its plots, and says where; the gnuplot script beside
+# it (plot-main-job.gp) holds the data and draws it again.
+# The engine's jobs write Ceph's encodings of the PG log entries, dups and
+# infos (pgring_payload=ceph, PGRING_PAYLOAD), so the store the last job
+# leaves in the work directory (the RocksDB backend's) shows them decoded in
+# `pgring-tool log` (the script prints the command).
 #
 # It installs what is missing (Debian packages), builds the engine, creates
 # the partitions under the work directory, and can be run again.
@@ -32,6 +42,10 @@
 #   PGRING_PGS      placement groups (128)
 #   PGRING_SIZE     data partition size (2G)     PGRING_LOG_SIZE  log partition size (2G)
 #   PGRING_WORK     work directory (build/main-job-work)
+#   PGRING_PAYLOAD  what the PG log holds: ceph (Ceph's encodings) or random
+#   PGRING_ENGINE   a libfio_pgring.so already built: run it, and install and
+#                   build nothing (ctest main_job_smoke runs the default
+#                   preset's this way; gnuplot, fio and python3 must be there)
 #   PGRING_DATA / PGRING_LOG   use these (files or block devices) instead
 #   PGRING_DEVICES  LAYOUT:SECTOR, e.g. separate:4096 or shared:512: run every
 #                   job on loop devices with direct I/O instead of files
@@ -69,17 +83,29 @@ if [[ -n $DEVICES ]]; then
   loopdev_usable || { echo "main-job: SKIPPED: PGRING_DEVICES=$DEVICES: $LOOPDEV_WHY"; exit 0; }
 fi
 
-bash scripts/install-deps.sh
-
-BUILD=$ROOT/build/main-job
-echo "main-job: building the fio engine (Release) in $BUILD"
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DPGRING_BUILD_TESTS=OFF -DPGRING_BUILD_BENCH=OFF -DPGRING_BUILD_TOOLS=OFF >/dev/null
-cmake --build "$BUILD" --target fio_pgring -j "$(nproc)"
-export PGRING_ENGINE=$BUILD/tools/fio_engine/libfio_pgring.so
+# bench_plot (the chart) and bench_need.
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+if [[ -n ${PGRING_ENGINE:-} ]]; then
+  [[ -f $PGRING_ENGINE ]] || { echo "main-job: PGRING_ENGINE=$PGRING_ENGINE: no such file" >&2; exit 2; }
+  echo "main-job: running the engine $PGRING_ENGINE (PGRING_ENGINE: nothing installed or built)"
+else
+  bash scripts/install-deps.sh
+  BUILD=$ROOT/build/main-job
+  echo "main-job: building the fio engine (Release) in $BUILD"
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DPGRING_BUILD_TESTS=OFF -DPGRING_BUILD_BENCH=OFF -DPGRING_BUILD_TOOLS=OFF >/dev/null
+  cmake --build "$BUILD" --target fio_pgring -j "$(nproc)"
+  export PGRING_ENGINE=$BUILD/tools/fio_engine/libfio_pgring.so
+fi
+bench_need fio fio
+bench_need python3 python3
+bench_need gnuplot gnuplot-nox
 
 mkdir -p "$PGRING_WORK"
 export PGRING_DIR=$PGRING_WORK
+# No chart from an earlier run may pass for this one's.
+rm -f "$PGRING_WORK/main-job.svg" "$PGRING_WORK/plot-main-job.gp"
 DEVICE_LIST=""
 if [[ -n $DEVICES ]]; then
   trap loopdev_cleanup EXIT
@@ -109,9 +135,11 @@ for job in raw floor ring stream rocksdb; do
   [[ -z $DEVICES ]] || loopdev_snapshot "$PGRING_WORK/$job.devstat.after"
 done
 
-python3 - "$PGRING_WORK" "$DEVICES" "$DEVICE_LIST" <<'PY'
+python3 - "$ROOT" "$PGRING_WORK" "$DEVICES" "$DEVICE_LIST" <<'PY'
 import json, os, sys
-work, devices_spec, device_list = sys.argv[1], sys.argv[2], sys.argv[3].split()
+root, work, devices_spec, device_list = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+sys.path.insert(0, os.path.join(root, "bench"))
+import plot
 JOBS = ("raw", "floor", "ring", "stream", "rocksdb")
 
 def load(name):
@@ -156,6 +184,7 @@ for job in JOBS:
                                  if n else None)
         row["block_devices"] = (rep.get("block_devices") or {}).get("devices") or {}
         row["log_writes"] = pw.get("log_partition_writes")
+        row["payload"] = rep.get("config", {}).get("pgring_payload")
         row["log_bytes"] = pw.get("log_partition_bytes")
         row["meta_bytes"] = pw.get("metadata_bytes")
         if job in ("ring", "stream"):  # the RocksDB backend writes no log partition
@@ -181,9 +210,13 @@ for r in (floor, ring, stream, rdb):
 def f(v, fmt):
     return "-" if v is None else format(v, fmt)
 
+# What the PG logs held, as the engine's reports say (the floor writes none).
+payloads = sorted({r["payload"] for j, r in rows.items() if j != "floor" and r.get("payload")})
+payload = "/".join(payloads) or "-"
+setting = (f"4 KiB random writes, iodepth {os.environ['PGRING_IODEPTH']}, {os.environ['PGRING_PGS']} PGs, "
+           f"{os.environ['PGRING_RUNTIME']} s each, durable group commit, payload {payload}")
 print()
-print(f"4 KiB random writes, iodepth {os.environ['PGRING_IODEPTH']}, {os.environ['PGRING_PGS']} PGs, "
-      f"{os.environ['PGRING_RUNTIME']} s each, durable group commit; work dir {work}")
+print(f"{setting}; work dir {work}")
 print()
 hdr = ("backend", "IOPS", "p50 ms", "p99 ms", "CPU us/write", "context switches/write",
        "syscalls/write", "log-partition writes/write",
@@ -363,4 +396,58 @@ if ring.get("shared_why"):
 if ring.get("covers_why"):
     print(("ring: each group's RocksDB sync covers the next group's records: " if ring.get("covers")
            else "ring: a partition flush before every group's RocksDB write: ") + ring["covers_why"])
+
+# The chart of the first table (bench/plot.py's rule; the script draws it):
+# IOPS, p50 and p99 per backend, and per client write the CPU time and the
+# bytes the PG log writes (log partition and RocksDB, stacked; raw has no
+# engine and so neither bar). A missing figure is NaN: no bar.
+def cell(v):
+    return "NaN" if v is None else format(v, ".6g")
+
+NAMES = {"raw": "raw", "floor": "floor", "ring": "ring (per-PG)", "stream": "stream", "rocksdb": "rocksdb"}
+data = []
+for job, r in rows.items():
+    engine = job != "raw"
+    data.append([f'"{NAMES[job]}"', cell(r["iops"]), cell(r["p50"]), cell(r["p99"]), cell(r.get("cpu_us")),
+                 cell((r.get("log_bytes") or 0) if engine else None),
+                 cell(r.get("rdb_bytes") if engine else None),
+                 cell((r.get("log_writes") or 0) if engine else None)])
+value_labels = "with labels font ',10' offset 0,0.7 notitle"
+plot.write_plot(work, "main-job", plot.series_block("t", data) + f"""set encoding utf8
+set multiplot layout 2,2 title "main job: {setting}" font ',13'
+unset grid
+set grid ytics
+set key inside right top
+set style fill solid 0.75 border -1
+set boxwidth 0.7
+set xrange [-0.6:{len(data) - 0.4}]
+set yrange [0:*]
+set offsets 0, 0, graph 0.25, 0
+set xtics nomirror scale 0
+set title 'IOPS'
+plot $t using 0:2:xtic(1) with boxes lc rgb '#4477aa' notitle, \\
+     '' using 0:2:(sprintf('%.0f', $2)) {value_labels}
+set title 'completion latency, ms'
+plot $t using 0:4:xtic(1) with boxes lc rgb '#cc6677' title 'p99', \\
+     '' using 0:3:(0.35) with boxes lc rgb '#ddcc77' title 'p50', \\
+     '' using 0:4:(sprintf('%.2f', $4)) {value_labels}
+set title 'CPU µs per client write (the fio process)'
+plot $t using 0:5:xtic(1) with boxes lc rgb '#999933' notitle, \\
+     '' using 0:5:(sprintf('%.1f', $5)) {value_labels}
+set title 'bytes written per client write: log partition and RocksDB'
+set key inside left top
+plot $t using 0:($6 + $7):xtic(1) with boxes lc rgb '#117733' title 'log partition', \\
+     '' using 0:7 with boxes lc rgb '#88ccee' title 'RocksDB (the onode too)', \\
+     '' using 0:($6 + $7):($8 > 0 ? sprintf("%.0f B\\n%.2f log writes", $6 + $7, $8) \\
+                              : sprintf("%.0f B", $6 + $7)) with labels font ',10' offset 0,1.6 notitle
+unset multiplot
+""", by="scripts/main-job.sh", size=(1100, 800))
 PY
+bench_plot "$PGRING_WORK/plot-main-job.gp" ||
+  { echo "main-job: the chart was not drawn (above): $PGRING_WORK/plot-main-job.gp" >&2; exit 1; }
+echo
+echo "main-job: chart of the table: $PGRING_WORK/main-job.svg (data and gnuplot script: $PGRING_WORK/plot-main-job.gp)"
+echo "main-job: the last job's store (the RocksDB backend's), its entries decoded:" \
+     "build/default/tools/pgring-tool --dev ${PGRING_LOG:-$PGRING_WORK/log.part}" \
+     "--db ${PGRING_DB:-$PGRING_WORK/db} log --pg 1.0 --max 3" \
+     "(the tool: cmake --preset default && cmake --build build/default --target pgring-tool)"

@@ -37,7 +37,8 @@
 #   configuration, and the values asked for.
 # enghelp: the engine loads with every symbol bound at once (LD_BIND_NOW=1,
 #   so a fio function the engine needs but fio does not export fails here,
-#   not in the middle of a run) and lists all of its options.
+#   not in the middle of a run) and lists all of its options; the fio jobs'
+#   default layout (fio-jobs/defaults.sh) is the engine's default.
 #
 # The engine is built with the tree's sanitizers; fio is not, so the sanitizer
 # runtime is preloaded (ASan must come first) and leak checking is off for
@@ -92,6 +93,17 @@ if [[ "$MODE" == "enghelp" ]]; then
   detail=$(LD_BIND_NOW=1 fio --enghelp="$ENGINE,pgring_home_bytes" 2>&1)
   echo "$detail"
   grep -q "default: 8k" <<<"$detail" || { echo "FAIL: pgring_home_bytes's default"; exit 1; }
+  # The job files run the engine's (the library's) default layout:
+  # fio-jobs/defaults.sh's PGRING_LAYOUT, as a caller that sets nothing gets it.
+  detail=$(LD_BIND_NOW=1 fio --enghelp="$ENGINE,pgring_layout" 2>&1)
+  engine_layout=$(sed -n 's/^ *default: //p' <<<"$detail")
+  jobs_layout=$(env -u PGRING_LAYOUT bash -c \
+    'source "$1/../../fio-jobs/defaults.sh" && echo "$PGRING_LAYOUT"' _ "$(dirname "${BASH_SOURCE[0]}")")
+  [[ -n $engine_layout && $jobs_layout == "$engine_layout" ]] || {
+    echo "$detail"
+    echo "FAIL: fio-jobs/defaults.sh runs PGRING_LAYOUT=$jobs_layout, the engine's default is '$engine_layout'"
+    exit 1
+  }
   echo "PASS"
   exit 0
 fi
