@@ -1,6 +1,7 @@
 // Mkfs and Store::Open: check the options (store/options_check.h) and that
-// the partition and the RocksDB belong together, then hand over to the
-// backend the label names.
+// the partition and the RocksDB belong together, check the store when
+// Options::verify_on_open asks (VerifyAtOpen, store/open_store.h), then hand
+// over to the backend the label names.
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
