@@ -6,6 +6,7 @@
 //                 [--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep]
 //                 [--cache=drop|fadvise|none] [--layout=perpg|stream] [--stream-chunks=16]
 //                 [--home-bytes=8K] [--resident-bytes=64K]
+//                 [--verify-on-open=off|shallow|deep]
 //
 // 1. populate (this process): a file-backed log partition WORK/log.part
 //    (fallocated) and RocksDB WORK/db; mkfs (force), N PGs in pool 1, then E
@@ -24,7 +25,13 @@
 //    log) timed with a steady clock; heap in use (mallinfo2: uordblks +
 //    hblkhd) and VmRSS before and after; StoreStats (live entries, dups,
 //    the unhomed bytes kept in memory and the stream's live bytes,
-//    mapping_table_bytes); a check that every PG has E entries.
+//    mapping_table_bytes); a check that every PG has E entries. With
+//    --verify-on-open, Store::Open checks the store first
+//    (Options::verify_on_open), and the time includes the check.
+//
+// To time open alone again and again on one populated store (the partition
+// is read with O_DIRECT, so only RocksDB's files stay cached): --keep, then
+// --phase=open with the same arguments, which prints the open phase's JSON.
 //
 // Prints one JSON object on stdout (progress on stderr):
 //   {"backend", "pgs", "entries_per_pg", "populate": {seconds, entries, ...},
@@ -89,6 +96,7 @@ struct Args {
   std::string dir;
   bool keep = false;
   std::string cache = "drop";  // drop | fadvise | none
+  std::string verify_on_open = "off";  // off | shallow | deep (the open phase only)
 };
 
 [[noreturn]] void Die(const std::string& msg) {
@@ -132,12 +140,13 @@ Args ParseArgs(int argc, char** argv) {
     else if (key == "--stream-chunks") a.stream_chunks = static_cast<uint32_t>(std::stoul(val));
     else if (key == "--home-bytes") a.home_bytes = ParseSize(val);
     else if (key == "--resident-bytes") a.resident_bytes = ParseSize(val);
+    else if (key == "--verify-on-open") a.verify_on_open = val;
     else if (key == "--help" || key == "-h") {
       std::puts("restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK "
                 "[--entry-min=180] [--entry-max=220] [--dups=0] [--chunk-size=1M] "
                 "[--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep] [--cache=drop|fadvise|none] "
                 "[--phase=all|populate|open] [--layout=perpg|stream] [--stream-chunks=16] "
-                "[--home-bytes=8K] [--resident-bytes=64K]");
+                "[--home-bytes=8K] [--resident-bytes=64K] [--verify-on-open=off|shallow|deep]");
       std::exit(0);
     } else {
       Die("unknown argument: " + arg);
@@ -149,6 +158,9 @@ Args ParseArgs(int argc, char** argv) {
   if (a.cache != "drop" && a.cache != "fadvise" && a.cache != "none") Die("--cache must be drop, fadvise or none");
   if (a.layout != "perpg" && a.layout != "stream") Die("--layout must be perpg or stream");
   if (a.batch == 0 || a.in_flight == 0) Die("--batch and --in-flight must be > 0");
+  if (a.verify_on_open != "off" && a.verify_on_open != "shallow" && a.verify_on_open != "deep") {
+    Die("--verify-on-open must be off, shallow or deep");
+  }
   return a;
 }
 
@@ -363,9 +375,13 @@ json DropCaches(const Args& a) {
 json OpenPhase(const Args& a) {
   const auto meta = pgring::MetadataLocation::OwnDb(DbPath(a));
   malloc_trim(0);
+  pgring::Options o = OpenOptions(a);
+  o.verify_on_open = a.verify_on_open == "deep"      ? pgring::VerifyOnOpen::kDeep
+                     : a.verify_on_open == "shallow" ? pgring::VerifyOnOpen::kShallow
+                                                     : pgring::VerifyOnOpen::kOff;
   const uint64_t rss0 = RssBytes(), heap0 = HeapBytes();
   const auto t0 = std::chrono::steady_clock::now();
-  auto opened = pgring::Store::Open(LogPath(a), meta, OpenOptions(a));
+  auto opened = pgring::Store::Open(LogPath(a), meta, o);
   const double open_s = Since(t0);
   if (!opened.ok()) Die("open: " + opened.status().ToString());
   auto store = std::move(opened).value();
@@ -398,6 +414,7 @@ json OpenPhase(const Args& a) {
   const double heap_growth = static_cast<double>(heap1) - static_cast<double>(heap0);
   const double rss_growth = static_cast<double>(rss1) - static_cast<double>(rss0);
   return json{{"seconds", open_s},
+              {"verify_on_open", a.verify_on_open},
               {"close_seconds", close_s},
               {"rss_before", rss0},
               {"rss_after", rss1},

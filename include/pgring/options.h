@@ -181,6 +181,25 @@ enum class RecoveryPolicy : uint8_t {
   kMarkDamaged = 1,
 };
 
+// Whether Store::Open checks the store before it opens it, as BlueStore's
+// bluestore_fsck_on_mount (and bluestore_fsck_on_mount_deep) do: the checks
+// pgring::Verify runs on a closed store (pgring/verify.h; every check and
+// problem kind: docs/TOOL.md, "fsck"), on the partition and the RocksDB Open
+// has just opened. See Options::verify_on_open.
+enum class VerifyOnOpen : uint8_t {
+  // No check beyond what open reads anyway (default).
+  kOff = 0,
+  // The metadata: the label, pgring.meta and their binding, the partition's
+  // size, every RocksDB key pgring keeps (pointers and chunk lists, or the
+  // RocksDB backend's log keys), chunk ownership. Reads no record.
+  kShallow = 1,
+  // Also every committed record of every PG and of the log stream (length,
+  // CRC, PG stamp, lap, sequence, item versions): every live byte of the
+  // partition is read once more before recovery reads it. The RocksDB
+  // backend has no records: there it checks what kShallow checks.
+  kDeep = 2,
+};
+
 // How the real block device does I/O.
 enum class IoEngine : uint8_t {
   kIoUring = 0,  // liburing; the default (psync when io_uring is unavailable)
@@ -266,6 +285,33 @@ struct Options {
   // the healthy PGs and rebuild the damaged ones elsewhere (as an OSD
   // recovers a PG from its peers).
   RecoveryPolicy recovery_policy = RecoveryPolicy::kRefuse;
+  // Check the store before opening it (see VerifyOnOpen): when the check
+  // finds an error (a problem of severity kError; notes, such as an
+  // interrupted expand, do not count), Open fails with kDataLoss whose
+  // message names the first three as pgring::Verify reports them (the
+  // PG, chunk, offset and lpos, the kind and what is wrong, e.g. "PG 1.2a:
+  // chunk 7, offset 8192 (lpos 8192): record-crc: CRC mismatch ...") and how
+  // many there are, and nothing is written: pgring::Verify or pgring-tool
+  // fsck then lists them all, and pgring-tool repair fixes those it can.
+  //
+  // Without it, open already refuses (kRefuse) what recovery finds wrong:
+  // the label, pgring.meta, every PG's keys, chunk ranges and ownership, and
+  // every committed record it replays, stopping at the first problem. The
+  // check adds a second, independent reader (the checker's), problems open
+  // accepts (chunks a PG's list holds past its tail: "chunk-beyond-tail"),
+  // and counts every problem before failing. What it costs, measured with
+  // bench/restart_bench --verify-on-open: docs/BENCHMARKS.md, "fsck at
+  // open".
+  //
+  // Default: kOff. Range: kOff, kShallow, kDeep; with recovery_policy
+  // kMarkDamaged only kOff (a check that refuses a damaged store cannot be
+  // combined with opening one and marking its damaged PGs). Set kShallow
+  // where the embedder runs BlueStore with bluestore_fsck_on_mount (it adds
+  // little to an open: it reads the keys open reads anyway); kDeep where it
+  // sets bluestore_fsck_on_mount_deep as well, or after a crash or a move of
+  // the partition, accepting an open that reads the log twice, the check's
+  // reading one PG at a time.
+  VerifyOnOpen verify_on_open = VerifyOnOpen::kOff;
   // Default: kIoUring, which falls back to kPsync where io_uring is
   // unavailable. Set kPsync to compare, or to keep io_uring out. Only for a
   // device the store opens from a path: a Device the caller opened keeps

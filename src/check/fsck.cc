@@ -418,6 +418,12 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, bool pg_chec
       report.dups += f.scan->dups.size();
       auto& out = pg_problems[id];
       out.insert(out.end(), f.scan->problems.begin(), f.scan->problems.end());
+      // Counted: the items are not kept, so that a deep check holds one
+      // PG's at a time, not the store's (1,024 PGs x 3,000 entries held
+      // ~280 MB more at its peak than an open). Nothing after the checks
+      // reads them.
+      f.scan->entries = {};
+      f.scan->dups = {};
       ++done;
       if (o.progress) o.progress(done, total);
     }

@@ -57,7 +57,10 @@ struct FsckPg {
   bool usable = false;
   // Chunks the ring needs: up to and including the one holding tail - 1.
   uint64_t needed_chunks = 0;
-  std::optional<PgScan> scan;  // deep, usable PGs only
+  // Deep, usable PGs only: what the scan found (problems, the records read,
+  // what lies past the tail); its entries and dups are counted in the
+  // report and not kept.
+  std::optional<PgScan> scan;
 };
 
 // What the checks found: the public report (pgring/verify.h: every problem,

@@ -16,7 +16,8 @@ namespace pgring {
 OfflineStore::~OfflineStore() { Release(); }
 
 void OfflineStore::Release() {
-  db_.reset();
+  db_ = nullptr;
+  owned_db_.reset();
   db_owner_.reset();
   device_.reset();
 }
@@ -42,11 +43,16 @@ absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::OpenPartition(
   auto d = OpenFileBlockDevice(dev, o);
   if (!d.ok()) return s->ExplainOpenError(d.status(), absl::StrCat("partition ", dev));
   s->device_ = *std::move(d);
-  ASSIGN_OR_RETURN(s->label_region_, ReadLabelRegion(s->device_.get(), dev));
-  // A damaged label is kept to show; no label at all is refused.
-  s->label_ = DecodeLabelRegion(s->label_region_, dev);
-  if (s->label_.status().code() == absl::StatusCode::kFailedPrecondition) return s->label_.status();
+  RETURN_IF_ERROR(s->ReadLabel(dev));
   return s;
+}
+
+absl::Status OfflineStore::ReadLabel(const std::string& name) {
+  ASSIGN_OR_RETURN(label_region_, ReadLabelRegion(device_.get(), name));
+  // A damaged label is kept to show; no label at all is refused.
+  label_ = DecodeLabelRegion(label_region_, name);
+  if (label_.status().code() == absl::StatusCode::kFailedPrecondition) return label_.status();
+  return absl::OkStatus();
 }
 
 absl::Status OfflineStore::OpenMetadata(const MetadataLocation& meta,
@@ -59,8 +65,13 @@ absl::Status OfflineStore::OpenMetadata(const MetadataLocation& meta,
   }
   auto m = MetadataDb::Open(meta, /*create=*/false, /*read_only=*/!writable_);
   if (!m.ok()) return ExplainOpenError(m.status(), db_name_);
-  db_ = *std::move(m);
+  owned_db_ = *std::move(m);
+  db_ = owned_db_.get();
   if (options_.db_name.empty()) db_name_ = db_->description();
+  return ReadMeta();
+}
+
+absl::Status OfflineStore::ReadMeta() {
   ASSIGN_OR_RETURN(auto value, db_->Get(kMetaKey));
   if (!value) {
     return absl::FailedPreconditionError(
@@ -73,6 +84,18 @@ absl::Status OfflineStore::OpenMetadata(const MetadataLocation& meta,
     meta_ = GrownMeta(*label_, **meta_);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Borrow(
+    std::shared_ptr<BlockDevice> dev, const std::string& dev_name, MetadataDb* db) {
+  std::unique_ptr<OfflineStore> s(new OfflineStore);
+  s->dev_path_ = dev_name;
+  s->device_ = std::move(dev);
+  RETURN_IF_ERROR(s->ReadLabel(dev_name));
+  s->db_ = db;
+  s->db_name_ = db->description();
+  RETURN_IF_ERROR(s->ReadMeta());
+  return s;
 }
 
 absl::StatusOr<std::unique_ptr<OfflineStore>> OfflineStore::Open(

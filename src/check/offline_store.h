@@ -72,12 +72,20 @@ class OfflineStore {
   static absl::StatusOr<std::unique_ptr<OfflineStore>> OpenPartition(
       const std::string& dev, const OfflineStoreOptions& options);
   absl::Status OpenMetadata(const MetadataLocation& meta, std::shared_ptr<void> db_owner);
+  // A read-only view of a store whose partition and RocksDB its caller has
+  // open already (Store::Open, checking the store before it writes:
+  // Options::verify_on_open): `dev`, named `dev_name` in messages, and
+  // `db`, which must outlive the view; neither is opened again nor closed
+  // here. The errors are Open's, less those of opening.
+  static absl::StatusOr<std::unique_ptr<OfflineStore>> Borrow(std::shared_ptr<BlockDevice> dev,
+                                                              const std::string& dev_name,
+                                                              MetadataDb* db);
   ~OfflineStore();
   OfflineStore(const OfflineStore&) = delete;
   OfflineStore& operator=(const OfflineStore&) = delete;
 
   BlockDevice* device() const { return device_.get(); }
-  MetadataDb* db() const { return db_.get(); }
+  MetadataDb* db() const { return db_; }
   bool writable() const { return writable_; }
   const std::string& dev_path() const { return dev_path_; }
 
@@ -110,14 +118,19 @@ class OfflineStore {
   OfflineStore() = default;
   // options_.explain_open_error applied to `error`.
   absl::Status ExplainOpenError(const absl::Status& error, std::string_view what) const;
+  // Reads and decodes the partition's label region.
+  absl::Status ReadLabel(const std::string& name);
+  // Reads pgring.meta from db_ (kFailedPrecondition: no pgring store).
+  absl::Status ReadMeta();
 
   std::string dev_path_;
   OfflineStoreOptions options_;
   std::string db_name_;  // how messages name the RocksDB
   bool writable_ = false;
-  std::unique_ptr<BlockDevice> device_;
-  std::shared_ptr<void> db_owner_;  // outlives db_, which may wrap it
-  std::unique_ptr<MetadataDb> db_;
+  std::shared_ptr<BlockDevice> device_;  // shared with the caller of Borrow
+  std::shared_ptr<void> db_owner_;  // outlives owned_db_, which may wrap it
+  std::unique_ptr<MetadataDb> owned_db_;  // none when borrowed
+  MetadataDb* db_ = nullptr;              // owned_db_, or the caller's
   std::string label_region_;
   absl::StatusOr<Label> label_ = absl::UnknownError("not read");
   std::optional<absl::StatusOr<StoreMeta>> meta_;

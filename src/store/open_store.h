@@ -41,6 +41,23 @@ absl::StatusOr<std::unique_ptr<Store>> OpenWithHooks(const std::string& device_p
                                                      const Options& options,
                                                      const OpenHooks& hooks);
 
+class MetadataDb;
+
+// Options::verify_on_open's check, which OpenWithHooks runs once it has read
+// the label and pgring.meta and before it writes anything: the checks
+// pgring::Verify runs (check/fsck.h; `deep` as VerifyOptions::deep), on the
+// partition `dev` (named `dev_name` in messages) and the RocksDB `db` that
+// Open has open. OK when they find no error (notes pass); otherwise
+// kDataLoss naming the first three errors and how many there are. Errors
+// reading the label or pgring.meta are the device's or RocksDB's.
+//
+// Defined in check/verify.cc: the checker is the check layer's, above this
+// one (docs/DESIGN.md §1). Open calls up into it through this declaration
+// alone, so that the store layer includes nothing of check/ and there is
+// still one checker, whoever runs it.
+absl::Status VerifyAtOpen(const std::shared_ptr<BlockDevice>& dev, const std::string& dev_name,
+                          MetadataDb* db, bool deep);
+
 }  // namespace pgring
 
 #endif  // PGRING_STORE_OPEN_STORE_H_

@@ -102,6 +102,7 @@ absl::Status CheckOptions(const Options& o, const OptionsContext& context) {
            Choice{"log_layout", U(o.log_layout), {"kPerPgRings", "kStream"}},
            Choice{"recovery_policy", U(o.recovery_policy), {"kRefuse", "kMarkDamaged"}},
            Choice{"io_engine", U(o.io_engine), {"kIoUring", "kPsync"}},
+           Choice{"verify_on_open", U(o.verify_on_open), {"kOff", "kShallow", "kDeep"}},
        }) {
     RETURN_IF_ERROR(Check(c));
   }
@@ -131,6 +132,15 @@ absl::Status CheckOptions(const Options& o, const OptionsContext& context) {
                  nullptr, "limits.max_chunks_per_pg"},
        }) {
     RETURN_IF_ERROR(Check(r));
+  }
+  // The check at open refuses a damaged store; kMarkDamaged opens one and
+  // marks its damaged PGs. Together they would say both.
+  if (o.verify_on_open != VerifyOnOpen::kOff && o.recovery_policy == RecoveryPolicy::kMarkDamaged) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "verify_on_open is %s, which refuses a damaged store, and recovery_policy is "
+        "kMarkDamaged, which opens one and marks its damaged PGs: choose one (verify_on_open "
+        "kOff, or recovery_policy kRefuse)",
+        o.verify_on_open == VerifyOnOpen::kDeep ? "kDeep" : "kShallow"));
   }
   if (o.unsynced_max_delay.count() < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(

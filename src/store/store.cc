@@ -1,6 +1,7 @@
 // Mkfs and Store::Open: check the options (store/options_check.h) and that
-// the partition and the RocksDB belong together, then hand over to the
-// backend the label names.
+// the partition and the RocksDB belong together, check the store when
+// Options::verify_on_open asks (VerifyAtOpen, store/open_store.h), then hand
+// over to the backend the label names.
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
@@ -153,17 +154,22 @@ absl::StatusOr<std::unique_ptr<Store>> OpenWithHooks(const std::string& device_p
   }
   auto m = StoreMeta::Decode(*value);
   if (!m.ok()) return absl::DataLossError(absl::StrCat(db->description(), ": ", m.status().message()));
-  if (IsInterruptedExpand(label, *m)) {
-    // A growth the crash cut between its label write and its metadata
-    // write: finish it (the new chunks were never used).
-    *m = GrownMeta(label, *std::move(m));
-    if (!options.read_only) {
-      rocksdb::WriteBatch batch;
-      batch.Put(db->cf(), std::string(kMetaKey), m->Encode());
-      RETURN_IF_ERROR(db->WriteSync(&batch));
-    }
-  }
+  // A growth the crash cut between its label write and its metadata write
+  // is read as grown (the new chunks were never used), and finished below.
+  const bool finish_expand = IsInterruptedExpand(label, *m);
+  if (finish_expand) *m = GrownMeta(label, *std::move(m));
   RETURN_IF_ERROR(CheckMetaMatchesLabel(label, *m, name, db->description()));
+  // The embedder's fsck at open, if asked: the store as it is on disk,
+  // before anything is written.
+  if (options.verify_on_open != VerifyOnOpen::kOff) {
+    RETURN_IF_ERROR(
+        VerifyAtOpen(dev, name, db.get(), options.verify_on_open == VerifyOnOpen::kDeep));
+  }
+  if (finish_expand && !options.read_only) {
+    rocksdb::WriteBatch batch;
+    batch.Put(db->cf(), std::string(kMetaKey), m->Encode());
+    RETURN_IF_ERROR(db->WriteSync(&batch));
+  }
   if (label.backend == Backend::kRocksDb) {
     return RocksDbLogStore::Open(std::move(dev), std::move(db), label, *m, options);
   }

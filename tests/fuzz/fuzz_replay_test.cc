@@ -28,6 +28,7 @@ extern "C" int PgringFuzz_stream(const uint8_t* data, size_t size);
 extern "C" int PgringFuzz_label(const uint8_t* data, size_t size);
 extern "C" int PgringFuzz_export(const uint8_t* data, size_t size);
 extern "C" int PgringFuzz_open(const uint8_t* data, size_t size);
+extern "C" int PgringFuzz_ceph(const uint8_t* data, size_t size);
 
 namespace {
 
@@ -83,7 +84,8 @@ INSTANTIATE_TEST_SUITE_P(Targets, FuzzReplay,
                                            Target{"stream", PgringFuzz_stream},
                                            Target{"label", PgringFuzz_label},
                                            Target{"export", PgringFuzz_export},
-                                           Target{"open", PgringFuzz_open}),
+                                           Target{"open", PgringFuzz_open},
+                                           Target{"ceph", PgringFuzz_ceph}),
                          [](const ::testing::TestParamInfo<Target>& i) {
                            return std::string(i.param.name);
                          });

@@ -7,6 +7,10 @@
 //   fuzz_make_seeds --check DIR    exit 1 unless every seed is in DIR, same
 //                                  bytes (the ctest fuzz_seeds_current)
 //
+// The ceph target's seeds are Ceph's own encodings, the first three files
+// (by name) of each release and type of the decoder tests' copy of Ceph's
+// object corpus (tests/tool/ceph_corpus/, PGRING_CEPH_CORPUS_DIR).
+//
 // Everything is deterministic: run it again and nothing changes. Seeds only;
 // inputs the fuzzers find go to build/fuzz-corpus (run_fuzzers.sh), crashes
 // to tests/fuzz/regressions.
@@ -15,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -272,6 +277,42 @@ void OpenSeeds(Seeds* s) {
   }
 }
 
+// Ceph's encodings of the PG-log types, as the decoder's tests have them:
+// per release and type, the first three files by name (54 of the 180, about
+// 13 KB), named <release>-<type>-<first 8 hex digits of the file's name>.
+void CephSeeds(Seeds* s) {
+  auto& c = (*s)["ceph"];
+  const fs::path root(PGRING_CEPH_CORPUS_DIR);
+  std::vector<fs::path> releases;
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (e.is_directory()) releases.push_back(e.path());
+  }
+  std::sort(releases.begin(), releases.end());
+  for (const fs::path& release : releases) {
+    const std::string version = release.filename().string();
+    const std::string short_version = version.substr(0, version.find('-'));
+    std::vector<fs::path> types;
+    for (const auto& e : fs::directory_iterator(release)) {
+      if (e.is_directory()) types.push_back(e.path());
+    }
+    std::sort(types.begin(), types.end());
+    for (const fs::path& type : types) {
+      std::vector<fs::path> files;
+      for (const auto& e : fs::directory_iterator(type)) {
+        if (e.is_regular_file()) files.push_back(e.path());
+      }
+      std::sort(files.begin(), files.end());
+      files.resize(std::min<size_t>(files.size(), 3));
+      for (const fs::path& f : files) {
+        std::ifstream in(f, std::ios::binary);
+        c[short_version + "-" + type.filename().string() + "-" +
+          f.filename().string().substr(0, 8)] =
+            std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      }
+    }
+  }
+}
+
 Seeds AllSeeds() {
   Seeds s;
   RecordSeeds(&s);
@@ -280,6 +321,7 @@ Seeds AllSeeds() {
   RingSeeds(&s);
   StreamSeeds(&s);
   OpenSeeds(&s);
+  CephSeeds(&s);
   return s;
 }
 

@@ -5,7 +5,7 @@
 #   --time SECONDS  how long each target runs (default 300)
 #   --jobs N        parallel fuzzing processes per target (default 1); they
 #                   share the target's corpus
-#   target...       record ring stream label export open (default: all six, in turn)
+#   target...       record ring stream label export open ceph (default: all seven, in turn)
 #
 # Builds the `fuzz` preset (clang-14, libFuzzer + ASan + UBSan) in build/fuzz
 # if needed. Each target fuzzes a persistent working corpus outside the repo,
@@ -21,7 +21,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROOT=$PWD
-ALL_TARGETS=(record ring stream label export open)
+ALL_TARGETS=(record ring stream label export open ceph)
 
 secs=300
 jobs=1

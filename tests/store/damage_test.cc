@@ -844,5 +844,94 @@ TEST_F(DamageTest, MarkDamagedCoversAPointerOutsideItsChunks) {
   ExpectEntries(kB, kEntriesB);
 }
 
+// --- The check at open (Options::verify_on_open) ---------------------------
+//
+// The checks pgring::Verify runs, before Open writes anything: a store they
+// find an error in is refused with kDataLoss naming it as Verify's report
+// does; a healthy store opens as it does without them.
+
+TEST_F(DamageTest, VerifyOnOpenPassesAnUndamagedStore) {
+  uint64_t last = kEntriesA;
+  for (VerifyOnOpen v : {VerifyOnOpen::kShallow, VerifyOnOpen::kDeep}) {
+    SCOPED_TRACE(static_cast<int>(v));
+    options_.verify_on_open = v;
+    ASSERT_OK(Open(options_));
+    ExpectEntries(kA, last);
+    ExpectEntries(kB, kEntriesB);
+    ASSERT_OK(Append(kA, ++last));
+    CloseStore();
+    ASSERT_OK(Open(options_));
+    ExpectEntries(kA, last);
+    CloseStore();
+  }
+}
+
+TEST_F(DamageTest, VerifyOnOpenDeepNamesEveryDamagedRecordItFinds) {
+  // A record of each PG, its body flipped.
+  const RecordLoc& ra = a_.records[2];
+  const RecordLoc& rb = b_.records[4];
+  EditRecord(a_, ra, [&](char* p) { p[kRecordHeaderSize + ra.header.length / 2] ^= 0x20; }, false);
+  EditRecord(b_, rb, [&](char* p) { p[kRecordHeaderSize + rb.header.length / 2] ^= 0x20; }, false);
+  const auto line = [](const PgId& pg, const RecordLoc& r) {
+    return absl::StrFormat("PG %s: chunk %d, offset %d (lpos %d): record-crc: CRC mismatch",
+                           pg.ToString(), r.where.chunk, r.where.offset, r.lpos);
+  };
+  options_.verify_on_open = VerifyOnOpen::kDeep;
+  ExpectRefused(absl::StatusCode::kDataLoss,
+                {"the partition: the deep check at open (Options::verify_on_open) found 2 errors, "
+                 "so the store was not opened and nothing was written: ",
+                 line(kA, ra), line(kB, rb)});
+  // The shallow check reads no record: recovery refuses the store as it
+  // does with no check, at the first damaged record it meets.
+  for (VerifyOnOpen v : {VerifyOnOpen::kShallow, VerifyOnOpen::kOff}) {
+    SCOPED_TRACE(static_cast<int>(v));
+    options_.verify_on_open = v;
+    absl::Status s;
+    ExpectRefused(absl::StatusCode::kDataLoss, {"CRC mismatch"}, &s);
+    EXPECT_THAT(std::string(s.message()), AnyOf(HasSubstr(At(kA, ra)), HasSubstr(At(kB, rb))));
+    EXPECT_THAT(std::string(s.message()), ::testing::Not(HasSubstr("verify_on_open")));
+  }
+}
+
+TEST_F(DamageTest, VerifyOnOpenShallowNamesADamagedPointer) {
+  std::string v = DbGet(PgPointerKey(kA));
+  v[10] ^= 0x08;
+  DbPut(PgPointerKey(kA), v);
+  options_.verify_on_open = VerifyOnOpen::kShallow;
+  ExpectRefused(absl::StatusCode::kDataLoss,
+                {"the shallow check at open (Options::verify_on_open) found 1 error,",
+                 "PG 1.2a: pointer-damaged: RocksDB key pgring.ptr: PG pointer value is damaged: "
+                 "CRC mismatch"});
+  // Without the check, open refuses it all the same, in its own words.
+  options_.verify_on_open = VerifyOnOpen::kOff;
+  ExpectRefused(absl::StatusCode::kDataLoss, {"PG 1.2a: PG pointer value is damaged: CRC mismatch"});
+}
+
+TEST_F(DamageTest, VerifyOnOpenRefusesAChunkListLongerThanItsRing) {
+  // A free chunk added to the end of A's list, past the chunk that holds its
+  // tail: open takes the list as room to grow, the checks as an error
+  // (chunk-beyond-tail, which `repair` gives back).
+  uint32_t extra = 0;
+  while (extra == a_.chunks.chunks[0] || extra == b_.chunks.chunks[0]) ++extra;
+  ASSERT_LT(extra, geo_.chunk_count);
+  PgChunkList c = a_.chunks;
+  c.chunks.push_back(extra);
+  DbPut(PgChunksKey(kA), c.Encode());
+  // Open with no check: as before.
+  ASSERT_OK(Open(options_));
+  ExpectEntries(kA, kEntriesA);
+  ExpectEntries(kB, kEntriesB);
+  CloseStore();
+  for (VerifyOnOpen v : {VerifyOnOpen::kShallow, VerifyOnOpen::kDeep}) {
+    SCOPED_TRACE(static_cast<int>(v));
+    options_.verify_on_open = v;
+    ExpectRefused(absl::StatusCode::kDataLoss,
+                  {"check at open (Options::verify_on_open) found 1 error,",
+                   absl::StrFormat("PG 1.2a: chunk %d: chunk-beyond-tail: the chunk list holds 1 "
+                                   "chunk(s) past the one holding the tail (chunk(s) %d)",
+                                   extra, extra)});
+  }
+}
+
 }  // namespace
 }  // namespace pgring::testing

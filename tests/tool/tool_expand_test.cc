@@ -170,6 +170,22 @@ TEST_P(ToolExpandTest, CrashBetweenTheWritesLeavesAStoreThatOpens) {
   EXPECT_THAT(NoteKinds(clean.json()), ::testing::IsEmpty());
 }
 
+// The check at open (Options::verify_on_open) reads the store as fsck does:
+// an interrupted growth is a note, not an error, so the open goes on and
+// finishes it.
+TEST_P(ToolExpandTest, TheCheckAtOpenLetsAnInterruptedExpandBeFinished) {
+  const ToolStore& s = *store_;
+  const auto before = Entries(s, PgB());
+  CrashMidExpand(s);
+  Options o;
+  o.verify_on_open = VerifyOnOpen::kDeep;
+  s.WithStore(o, [&](Store* st) {
+    if (GetParam() == Backend::kRing) EXPECT_EQ(st->GetStoreStats().total_chunks, 63u);
+  });
+  EXPECT_EQ(MetaInDb(s).chunk_count, 63u);
+  EXPECT_EQ(Entries(s, PgB()), before);
+}
+
 TEST_P(ToolExpandTest, ExpandAgainFinishesAnInterruptedOne) {
   const ToolStore& s = *store_;
   CrashMidExpand(s);

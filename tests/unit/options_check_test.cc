@@ -162,6 +162,8 @@ TEST(CheckOptionsTest, EachEnumOutsideItsValuesIsRefusedByName) {
             2, "recovery_policy is 2; it must be 0 (kRefuse) or 1 (kMarkDamaged)"},
            {[](Options* o, unsigned v) { o->io_engine = static_cast<IoEngine>(v); }, 2,
             "io_engine is 2; it must be 0 (kIoUring) or 1 (kPsync)"},
+           {[](Options* o, unsigned v) { o->verify_on_open = static_cast<VerifyOnOpen>(v); }, 3,
+            "verify_on_open is 3; it must be 0 (kOff), 1 (kShallow) or 2 (kDeep)"},
        }) {
     Options o;
     c.set(&o, c.count);
@@ -173,6 +175,25 @@ TEST(CheckOptionsTest, EachEnumOutsideItsValuesIsRefusedByName) {
       EXPECT_EQ(CheckOptions(o, Ring()), absl::OkStatus()) << c.message << ": " << v;
     }
   }
+}
+
+// The check at open refuses a damaged store, kMarkDamaged opens one: not
+// both. Each with kRefuse, and kMarkDamaged with no check, pass.
+TEST(CheckOptionsTest, TheCheckAtOpenNeedsRecoveryPolicyRefuse) {
+  Options o;
+  o.recovery_policy = RecoveryPolicy::kMarkDamaged;
+  EXPECT_OK(CheckOptions(o, Ring()));
+  o.verify_on_open = VerifyOnOpen::kShallow;
+  EXPECT_REFUSED(CheckOptions(o, Ring()),
+                 "verify_on_open is kShallow, which refuses a damaged store, and recovery_policy "
+                 "is kMarkDamaged, which opens one and marks its damaged PGs: choose one");
+  o.verify_on_open = VerifyOnOpen::kDeep;
+  EXPECT_REFUSED(CheckOptions(o, RocksDb()), "verify_on_open is kDeep, which refuses");
+  o.recovery_policy = RecoveryPolicy::kRefuse;
+  EXPECT_OK(CheckOptions(o, Ring()));
+  EXPECT_OK(CheckOptions(o, RocksDb()));
+  o.verify_on_open = VerifyOnOpen::kShallow;
+  EXPECT_OK(CheckOptions(o, Ring()));
 }
 
 TEST(CheckOptionsTest, UnsyncedMaxDelayIsNotNegative) {
@@ -301,6 +322,11 @@ TEST_P(OpenChecksOptionsTest, ABadSettingIsRefusedAndTheStoreStillOpens) {
            {[](Options* o) { o->durability = static_cast<DurabilityMode>(9); }, "durability is 9"},
            {[](Options* o) { o->unsynced_max_delay = std::chrono::milliseconds(-5); },
             "unsynced_max_delay is -5 ms"},
+           {[](Options* o) {
+              o->verify_on_open = VerifyOnOpen::kDeep;
+              o->recovery_policy = RecoveryPolicy::kMarkDamaged;
+            },
+            "verify_on_open is kDeep, which refuses a damaged store"},
        }) {
     Options o = options_;
     set(&o);
@@ -335,6 +361,37 @@ TEST_P(OpenChecksOptionsTest, ABadSettingIsRefusedAndTheStoreStillOpens) {
   auto entries = (*store)->ReadEntries(PgId{1, 1, -1});
   ASSERT_OK(entries);
   EXPECT_EQ(entries->size(), 1u);
+}
+
+// The check at open (either depth) passes a healthy store of each backend,
+// opened through the public API on a Device, and the store works after it.
+TEST_P(OpenChecksOptionsTest, TheCheckAtOpenPassesAHealthyStore) {
+  const PgId pg{1, 1, -1};
+  {
+    auto store = Store::Open(device_, Meta(), options_);
+    ASSERT_OK(store);
+    Transaction t;
+    t.CreatePg(pg);
+    for (uint64_t v = 1; v <= 20; ++v) t.AppendEntry(pg, Version{1, v}, "entry");
+    t.SetInfo(pg, "info");
+    ASSERT_OK((*store)->Commit(std::move(t)));
+    ASSERT_OK((*store)->Close());
+  }
+  uint64_t last = 20;
+  for (VerifyOnOpen v : {VerifyOnOpen::kShallow, VerifyOnOpen::kDeep}) {
+    SCOPED_TRACE(static_cast<int>(v));
+    Options o = options_;
+    o.verify_on_open = v;
+    auto store = Store::Open(device_, Meta(), o);
+    ASSERT_OK(store);
+    auto entries = (*store)->ReadEntries(pg);
+    ASSERT_OK(entries);
+    EXPECT_EQ(entries->size(), last);
+    Transaction t;
+    t.AppendEntry(pg, Version{1, ++last}, "entry");
+    ASSERT_OK((*store)->Commit(std::move(t)));
+    ASSERT_OK((*store)->Close());
+  }
 }
 
 // An embedder's RocksDB: Mkfs and Open refuse the RocksDB settings before
