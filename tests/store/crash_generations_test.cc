@@ -235,6 +235,7 @@ TEST_P(CrashGenerationsTest, EveryGenerationRecoversWhatWasAcknowledged) {
   // crash points).
   std::map<DurabilityMode, std::pair<double, double>> io_per_txn;  // device ops, syncs
   uint64_t chunk_allocs = 0, removed = 0, created = 0;  // removed, created: recovered ones
+  uint64_t removes_submitted = 0;
   ChunkOwners owners;
   {
     std::lock_guard<std::mutex> l(GlobalTally().mu);
@@ -323,6 +324,7 @@ TEST_P(CrashGenerationsTest, EveryGenerationRecoversWhatWasAcknowledged) {
       removed += (masks[i] >> kTRemove) & 1;
       created += (masks[i] >> kTCreate) & 1;
     }
+    for (uint32_t m : masks) removes_submitted += (m >> kTRemove) & 1;
     {
       Tally& t = GlobalTally();
       std::lock_guard<std::mutex> l(t.mu);
@@ -374,10 +376,16 @@ TEST_P(CrashGenerationsTest, EveryGenerationRecoversWhatWasAcknowledged) {
   // PGs went and came back, across generations: more created than can
   // live at once (the workload keeps at most 6). On the timed device the
   // workload follows the completion order, which no seed fixes: a run may
-  // end with just 6 (seen once in 20 generations), so there only removal
-  // is required and the counts go to the tally.
-  EXPECT_GT(removed, 0u);
-  if (!c.timed) EXPECT_GT(created, 6u);
+  // end with just 6 (seen once in 20 generations), and its few removals may
+  // all be in flight at the crashes (seen once under a loaded machine: 2
+  // submitted, none durable), so there removals submitted are required and
+  // the recovered counts go to the tally.
+  if (c.timed) {
+    EXPECT_GT(removes_submitted, 0u);
+  } else {
+    EXPECT_GT(removed, 0u);
+    EXPECT_GT(created, 6u);
+  }
   // Chunks came round again: one found, after some crash, under another
   // owner or at another lap than after an earlier one.
   if (c.backend == Backend::kRing && generations >= 20) {

@@ -162,6 +162,19 @@ std::string PolicyName(const ::testing::TestParamInfo<TailBlockPolicy>& i) {
 
 class LogStreamTest : public StoreFixture {
  protected:
+  // Entries 1.from to 1.(to - 1) of PGs first to first + 3, 1000 bytes
+  // each: one transaction a PG, each version's four in flight together.
+  void AppendToFour(uint32_t first, uint64_t from, uint64_t to) {
+    for (uint64_t v = from; v < to; ++v) {
+      InFlight txns;
+      for (uint32_t p = first; p < first + 4; ++p) {
+        Transaction t;
+        t.AppendEntry(Pg(p), V(1, v), TestPayload(v, 1000));
+        ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
+      }
+      ASSERT_OK(txns.Wait());
+    }
+  }
   // A first stream record (PG 99's), so that the format version 2 it writes
   // first is not counted in what a test measures.
   void WarmUp() {
@@ -964,15 +977,8 @@ TEST_F(LogStreamTest, GroupsMakeNoFlushWhenTheStreamWritesThrough) {
     ASSERT_OK(Open(options_));
     for (uint32_t p = first; p < first + 4; ++p) ASSERT_OK(Create(Pg(p)));
     const StoreMetrics before = store_->GetMetrics();
-    for (uint64_t v = 2; v < 22; ++v) {
-      InFlight txns;
-      for (uint32_t p = first; p < first + 4; ++p) {
-        Transaction t;
-        t.AppendEntry(Pg(p), V(1, v), TestPayload(v, 1000));
-        ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
-      }
-      ASSERT_OK(txns.Wait());
-    }
+    AppendToFour(first, 2, 22);
+    ASSERT_FALSE(HasFatalFailure());
     const StoreMetrics after = store_->GetMetrics();
     const uint64_t group_flushes = after.flush_latency_ns.count - before.flush_latency_ns.count;
     EXPECT_GT(after.stats.home_writes - before.stats.home_writes, 10u);
@@ -1020,15 +1026,8 @@ TEST_F(LogStreamTest, HomeWritesWakeNoDeviceThread) {
       before = now;
     }
     const StoreStats start = Stats();
-    for (uint64_t v = 2; v < 42; ++v) {
-      InFlight txns;
-      for (uint32_t p = first; p < first + 4; ++p) {
-        Transaction t;
-        t.AppendEntry(Pg(p), V(1, v), TestPayload(v, 1000));
-        ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
-      }
-      ASSERT_OK(txns.Wait());
-    }
+    AppendToFour(first, 2, 42);
+    ASSERT_FALSE(HasFatalFailure());
     const uint64_t woke = partition_switches() - before;
     if (layout == LogLayout::kStream) {
       EXPECT_GT(Stats().home_writes - start.home_writes, 20u);
