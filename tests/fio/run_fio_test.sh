@@ -97,7 +97,8 @@ if [[ "$MODE" == "enghelp" ]]; then
   # fio-jobs/defaults.sh's PGRING_LAYOUT, as a caller that sets nothing gets it.
   detail=$(LD_BIND_NOW=1 fio --enghelp="$ENGINE,pgring_layout" 2>&1)
   engine_layout=$(sed -n 's/^ *default: //p' <<<"$detail")
-  jobs_layout=$(env -u PGRING_LAYOUT bash -c \
+  # (Without the sanitizer runtime: bash does not run under TSan's.)
+  jobs_layout=$(env -u PGRING_LAYOUT -u LD_PRELOAD bash -c \
     'source "$1/../../fio-jobs/defaults.sh" && echo "$PGRING_LAYOUT"' _ "$(dirname "${BASH_SOURCE[0]}")")
   [[ -n $engine_layout && $jobs_layout == "$engine_layout" ]] || {
     echo "$detail"
