@@ -402,7 +402,9 @@ if ring.get("covers_why"):
 # bytes the PG log writes (log partition and RocksDB, stacked; raw has no
 # engine and so neither bar). A missing figure is NaN: no bar.
 def cell(v):
-    return "NaN" if v is None else format(v, ".6g")
+    # Full precision: the labels round it once, as the table does (".6g"
+    # first made 70097.46 a 70098 label beside the table's 70097).
+    return "NaN" if v is None else repr(float(v))
 
 NAMES = {"raw": "raw", "floor": "floor", "ring": "ring (per-PG)", "stream": "stream", "rocksdb": "rocksdb"}
 data = []
