@@ -9,9 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace pgring {
@@ -87,7 +86,7 @@ class CallbackCallerWrites final : public CallerWrites {
       // its write, and a write it did not make durable fails.
       absl::Status f = device_->Flush();
       if (!f.ok()) {
-        f = absl::Status(f.code(), absl::StrCat("write-through flush: ", f.message()));
+        f = WriteThroughFlushError(f);
         for (absl::Status& st : statuses) {
           if (st.ok()) st = f;
         }
@@ -117,6 +116,10 @@ class CallbackCallerWrites final : public CallerWrites {
 };
 
 }  // namespace
+
+absl::Status WriteThroughFlushError(const absl::Status& flush) {
+  return absl::Status(flush.code(), absl::StrCat("write-through flush: ", flush.message()));
+}
 
 std::unique_ptr<CallerWrites> BlockDevice::NewCallerWrites(bool durable) {
   return std::make_unique<CallbackCallerWrites>(this, durable);

@@ -65,6 +65,10 @@ class CallerWrites {
   [[nodiscard]] virtual absl::Status Wait() = 0;
 };
 
+// The error a durable CallerWrites' write reports when the flush that
+// makes it durable fails (BlockDevice::NewCallerWrites): the flush's, named.
+absl::Status WriteThroughFlushError(const absl::Status& flush);
+
 class BlockDevice {
  public:
   virtual ~BlockDevice() = default;

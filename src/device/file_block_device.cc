@@ -662,10 +662,9 @@ class UringCallerWrites final : public CallerWrites {
       // What pwrite wrote is made durable before its callback hears of it;
       // if it cannot be, those writes fail.
       pwritten_ = false;
-      absl::Status f = flush_();
-      if (!f.ok()) f = absl::Status(f.code(), absl::StrCat("write-through flush: ", f.message()));
+      const absl::Status f = flush_();
       for (Done& d : finished) {
-        if (d.pwritten && d.status.ok() && !f.ok()) d.status = f;
+        if (d.pwritten && d.status.ok() && !f.ok()) d.status = WriteThroughFlushError(f);
       }
     }
     absl::Status first;
