@@ -25,7 +25,6 @@ CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
       durable_log_writes_(device != nullptr && log_writer != nullptr &&
                           options.durability != DurabilityMode::kUnsynced &&
                           !options.gated_writes_share_flush),
-      early_rounds_(log_writer != nullptr && !durable_log_writes_),
       log_(log),
       log_writer_(log_writer) {
   thread_ = std::thread([this] {
@@ -165,7 +164,7 @@ void CommitPipeline::LogWanted() {
 }
 
 void CommitPipeline::LogStaged() {
-  if (!early_rounds_ || !committer_idle_.load(std::memory_order_acquire)) return;
+  if (log_writer_ == nullptr || !committer_idle_.load(std::memory_order_acquire)) return;
   MutexLock l(&mu_);
   if (!committer_idle_.load(std::memory_order_relaxed) || round_wanted_) return;
   round_wanted_ = true;
@@ -313,7 +312,8 @@ void CommitPipeline::Run() {
   mu_.Lock();
   while (true) {
     while (!stop_ && !log_wanted_ && !round_wanted_ && !CommitTriggered()) {
-      committer_idle_.store(early_rounds_ && !round_in_flight_, std::memory_order_release);
+      committer_idle_.store(log_writer_ != nullptr && !round_in_flight_,
+                            std::memory_order_release);
       if (mode_ == DurabilityMode::kUnsynced && !queue_.empty()) {
         // Wake up when the oldest acknowledged transaction is due.
         work_cv_.WaitWithTimeout(&mu_, unsynced_delay_ / 2 + absl::Milliseconds(1));

@@ -16,10 +16,7 @@
 // RocksDB sync, before the group's callbacks, so the round overlaps the sync
 // and its transactions make the next group. The committer is woken by what
 // wakes it with no log at all (the gates), and no device thread wakes for
-// the log (docs/DESIGN.md, "Who runs what"). Idle, it is also woken when
-// records are staged (LogStaged) and starts their round without waiting
-// for it, so that they are written beside the data writes their
-// transactions wait for rather than after them.
+// the log (docs/DESIGN.md, "Who runs what").
 //
 // The records a group's pointers cover must be durable before that RocksDB
 // write. In the durable modes a flusher thread flushes the partition as soon
@@ -184,10 +181,9 @@ class CommitPipeline {
   // the committer writes again.
   void LogWanted();
   // Records were staged (a submitter's batch, at its end): if the committer
-  // is idle and its rounds are plain writes (early_rounds_), it starts their
-  // round now, beside the data writes their transactions wait for, and
-  // reaps it when those are done. Else nothing: the committer starts the
-  // round of what is staged when it next can.
+  // is idle, it starts their round now, beside the data writes their
+  // transactions wait for, and reaps it when those are done. Else nothing:
+  // a busy committer starts the round of what is staged when it next can.
   void LogStaged();
 
   // Waits until every transaction enqueued before the call has committed or
@@ -244,15 +240,6 @@ class CommitPipeline {
   // One write-through write per round in place of a flush in the
   // committer's path between the records and the RocksDB sync.
   const bool durable_log_writes_;
-  // An idle committer starts a round as soon as records are staged
-  // (LogStaged) instead of when their transactions' gates are done: where
-  // the rounds are plain writes (the gates share the partition's flush, or
-  // kUnsynced), which the group's flush covers. Write-through
-  // rounds keep one round per group: measured on loop devices, early ones
-  // made a third more rounds, each a FUA write of a whole block, for more
-  // CPU and device bytes and no IOPS (docs/BENCHMARKS.md, "An idle
-  // committer writes the batch at once").
-  const bool early_rounds_;
   LogSink* const log_;
   // The log's writer, or null (ring writes are issued where they are
   // staged and complete on the device's thread).

@@ -993,55 +993,38 @@ TEST_F(LogStreamTest, GroupsMakeNoFlushWhenTheStreamWritesThrough) {
   }
 }
 
-// A batch whose gates (the embedder's data writes) are still running, with
-// the gates sharing the partition's flush (plain rounds): the commit
-// thread, idle, writes the batch's records at UnplugWrites, in one round
-// beside the gates' writes, not once they are done. Left until the gates
-// opened, a group waited for a data write and then a log write. The
-// control: write-through rounds wait for the gates (one round a group).
+// A batch whose gates (the embedder's data writes) are still running: the
+// commit thread, idle, writes the batch's records at UnplugWrites, in one
+// round beside the gates' writes, not once they are done. Left until the
+// gates opened, a group waited for a data write and then a log write.
 TEST_F(LogStreamTest, AnIdleCommitThreadWritesAPluggedBatchBesideItsGates) {
-  Mkfs();
-  uint32_t first = 1;
-  for (bool share : {true, false}) {
-    SCOPED_TRACE(share ? "plain rounds" : "write-through rounds (the control)");
-    store_.reset();
-    options_.gated_writes_share_flush = share;
-    ASSERT_OK(Open(options_));
-    for (uint32_t p = first; p < first + 4; ++p) ASSERT_OK(Create(Pg(p)));
-    ASSERT_OK(One(Pg(first), 1));  // the stream's first record, not counted
-    const uint64_t before = Stats().stream_writes;
-    auto gate = std::make_shared<CommitGate>();
-    InFlight txns;
-    store_->PlugWrites();
-    for (uint32_t p = first; p < first + 4; ++p) {
-      Transaction t;
-      t.AppendEntry(Pg(p), V(1, 2), TestPayload(2));
-      t.WaitFor(gate);
-      ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_EQ(Stats().stream_writes, before) << "a round started inside the plugged batch";
-    store_->UnplugWrites();
-    const auto deadline = std::chrono::steady_clock::now() +
-                          (share ? std::chrono::seconds(30) : std::chrono::milliseconds(100));
-    while (Stats().stream_writes == before && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (share) {
-      EXPECT_EQ(Stats().stream_writes - before, 1u)
-          << "the batch's records were not written, in one round, while its gates ran";
-    } else {
-      EXPECT_EQ(Stats().stream_writes, before) << "a write-through round started before the gates";
-    }
-    gate->Open(absl::OkStatus());
-    ASSERT_OK(txns.Wait());
-    EXPECT_EQ(Stats().stream_writes - before, 1u) << "the batch took more than one round";
-    Reopen();
-    for (uint32_t p = first; p < first + 4; ++p) {
-      EXPECT_EQ(VersionsOf(Pg(p), 200), p == first ? Range(1, 2) : Range(2, 2));
-    }
-    first += 4;
+  MkfsAndOpenStream();
+  for (uint32_t p = 1; p <= 4; ++p) ASSERT_OK(Create(Pg(p)));
+  WarmUp();
+  const uint64_t before = Stats().stream_writes;
+  auto gate = std::make_shared<CommitGate>();
+  InFlight txns;
+  store_->PlugWrites();
+  for (uint32_t p = 1; p <= 4; ++p) {
+    Transaction t;
+    t.AppendEntry(Pg(p), V(1, 1), TestPayload(1));
+    t.WaitFor(gate);
+    ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
   }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(Stats().stream_writes, before) << "a round started inside the plugged batch";
+  store_->UnplugWrites();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (Stats().stream_writes == before && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(Stats().stream_writes - before, 1u)
+      << "the batch's records were not written, in one round, while its gates ran";
+  gate->Open(absl::OkStatus());
+  ASSERT_OK(txns.Wait());
+  EXPECT_EQ(Stats().stream_writes - before, 1u) << "the gates' opening wrote the records again";
+  Reopen();
+  for (uint32_t p = 1; p <= 4; ++p) EXPECT_EQ(VersionsOf(Pg(p), 200), Range(1, 1));
 }
 
 // The stream layout's home writes are the commit thread's, as its stream
