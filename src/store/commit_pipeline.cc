@@ -163,14 +163,6 @@ void CommitPipeline::LogWanted() {
   work_cv_.Signal();
 }
 
-void CommitPipeline::LogStaged() {
-  if (log_writer_ == nullptr || !committer_idle_.load(std::memory_order_acquire)) return;
-  MutexLock l(&mu_);
-  if (!committer_idle_.load(std::memory_order_relaxed) || round_wanted_) return;
-  round_wanted_ = true;
-  work_cv_.Signal();
-}
-
 void CommitPipeline::AckLoop() {
   // Deliverable: committed or failed (the committer's outcome), or ready
   // while the store has not failed (kUnsynced's acknowledgement: its commit
@@ -259,7 +251,7 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
   // flush and RocksDB sync; the committer reaps them after the sync (Run),
   // or before it where the sync covers them. Not covered by this flush:
   // their transactions are not in the group.
-  if (log_writer_) round_in_flight_ |= log_writer_->StartWrite(durable_log_writes_);
+  if (log_writer_) log_writer_->StartWrite(durable_log_writes_);
   // Records first: the pointers must never reach stable storage before the
   // records they cover.
   if (flush && device_ != nullptr) {
@@ -277,10 +269,7 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
   if (sync_covers_) {
     // The write started before the flush, reaped now: its transactions are
     // covered by the sync too. (Not waited for where it is durable itself.)
-    if (log_writer_ && !durable_log_writes_) {
-      log_writer_->FinishWrite();
-      round_in_flight_ = false;
-    }
+    if (log_writer_ && !durable_log_writes_) log_writer_->FinishWrite();
     MutexLock l(&mu_);
     for (const auto& t : queue_) {
       if (t->ready && NeedsFlush(*t)) covered_.push_back(t);
@@ -311,27 +300,12 @@ absl::Status CommitPipeline::WriteGroup(const std::vector<std::shared_ptr<Txn>>&
 void CommitPipeline::Run() {
   mu_.Lock();
   while (true) {
-    while (!stop_ && !log_wanted_ && !round_wanted_ && !CommitTriggered()) {
-      committer_idle_.store(log_writer_ != nullptr && !round_in_flight_,
-                            std::memory_order_release);
+    while (!stop_ && !log_wanted_ && !CommitTriggered()) {
       if (mode_ == DurabilityMode::kUnsynced && !queue_.empty()) {
         // Wake up when the oldest acknowledged transaction is due.
         work_cv_.WaitWithTimeout(&mu_, unsynced_delay_ / 2 + absl::Milliseconds(1));
       } else {
         work_cv_.Wait(&mu_);
-      }
-      committer_idle_.store(false, std::memory_order_relaxed);
-    }
-    if (round_wanted_) {
-      round_wanted_ = false;
-      if (!stop_ && !log_wanted_ && !CommitTriggered()) {
-        // Staged while nothing could commit: the round goes out beside the
-        // data writes its transactions wait for, and is reaped when they
-        // are done (log_wanted_) or with the next group.
-        mu_.Unlock();
-        round_in_flight_ |= log_writer_->StartWrite(durable_log_writes_);
-        mu_.Lock();
-        continue;
       }
     }
     if (log_writer_ && (log_wanted_ || stop_)) {
@@ -341,7 +315,6 @@ void CommitPipeline::Run() {
       mu_.Unlock();
       bool wrote = log_writer_->StartWrite(durable_log_writes_);
       wrote |= log_writer_->FinishWrite();
-      round_in_flight_ = false;
       mu_.Lock();
       if (wrote) continue;
     }
@@ -394,10 +367,7 @@ void CommitPipeline::Run() {
     // The log write WriteGroup started (its transactions may make the next
     // group), reaped before the callbacks: a callback may Submit, and wait
     // for the staging lock behind a reader that waits for one of its writes.
-    if (log_writer_) {
-      log_writer_->FinishWrite();
-      round_in_flight_ = false;
-    }
+    if (log_writer_) log_writer_->FinishWrite();
     for (auto& t : group) {
       if (status.ok() && t->on_durable) t->on_durable();
       if (mode_ != DurabilityMode::kUnsynced) Finish(t.get(), status);

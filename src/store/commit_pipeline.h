@@ -180,11 +180,6 @@ class CommitPipeline {
   // else (a PG's next ring write, queued when the one before it finished):
   // the committer writes again.
   void LogWanted();
-  // Records were staged (a submitter's batch, at its end): if the committer
-  // is idle, it starts their round now, beside the data writes their
-  // transactions wait for, and reaps it when those are done. Else nothing:
-  // a busy committer starts the round of what is staged when it next can.
-  void LogStaged();
 
   // Waits until every transaction enqueued before the call has committed or
   // failed, forcing the commit of acknowledged ones (kUnsynced).
@@ -264,12 +259,6 @@ class CommitPipeline {
   // A transaction waits for nothing but its log record: the committer
   // writes the staged log.
   bool log_wanted_ ABSL_GUARDED_BY(mu_) = false;
-  // Records were staged while the committer was idle (LogStaged): it starts
-  // their round and does not wait for it.
-  bool round_wanted_ ABSL_GUARDED_BY(mu_) = false;
-  // The committer waits for work with no round in flight: LogStaged wakes
-  // it. Written under mu_, read without it first (Submit's fast path).
-  std::atomic<bool> committer_idle_{false};
   // Transactions written but not yet covered by a started flush.
   size_t unflushed_ ABSL_GUARDED_BY(mu_) = 0;
   bool flusher_stop_ ABSL_GUARDED_BY(mu_) = false;
@@ -282,7 +271,6 @@ class CommitPipeline {
   Histogram gate_wait_;
   Histogram group_size_;
   // The committer's alone.
-  bool round_in_flight_ = false;  // a round it started is not reaped yet
   std::vector<GroupMember> members_;
   std::vector<std::shared_ptr<Txn>> covered_;
   GroupBatchMerger merger_;

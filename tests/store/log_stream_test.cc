@@ -993,40 +993,6 @@ TEST_F(LogStreamTest, GroupsMakeNoFlushWhenTheStreamWritesThrough) {
   }
 }
 
-// A batch whose gates (the embedder's data writes) are still running: the
-// commit thread, idle, writes the batch's records at UnplugWrites, in one
-// round beside the gates' writes, not once they are done. Left until the
-// gates opened, a group waited for a data write and then a log write.
-TEST_F(LogStreamTest, AnIdleCommitThreadWritesAPluggedBatchBesideItsGates) {
-  MkfsAndOpenStream();
-  for (uint32_t p = 1; p <= 4; ++p) ASSERT_OK(Create(Pg(p)));
-  WarmUp();
-  const uint64_t before = Stats().stream_writes;
-  auto gate = std::make_shared<CommitGate>();
-  InFlight txns;
-  store_->PlugWrites();
-  for (uint32_t p = 1; p <= 4; ++p) {
-    Transaction t;
-    t.AppendEntry(Pg(p), V(1, 1), TestPayload(1));
-    t.WaitFor(gate);
-    ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_EQ(Stats().stream_writes, before) << "a round started inside the plugged batch";
-  store_->UnplugWrites();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (Stats().stream_writes == before && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  EXPECT_EQ(Stats().stream_writes - before, 1u)
-      << "the batch's records were not written, in one round, while its gates ran";
-  gate->Open(absl::OkStatus());
-  ASSERT_OK(txns.Wait());
-  EXPECT_EQ(Stats().stream_writes - before, 1u) << "the gates' opening wrote the records again";
-  Reopen();
-  for (uint32_t p = 1; p <= 4; ++p) EXPECT_EQ(VersionsOf(Pg(p), 200), Range(1, 1));
-}
-
 // The stream layout's home writes are the commit thread's, as its stream
 // writes are: issued and reaped by it (CommitWriter), so the partition's
 // completion thread never wakes for them, and a group's critical path wakes

@@ -458,42 +458,7 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
   }
   StartWrites(writes);
   WaitForGatesAndRelease(ctxn, txn.gates());
-  // The commit thread writes the record: if it is idle, now, beside the
-  // gates' writes (a plugged batch: at UnplugWrites, all of it at once).
-  if (stream_layout_ && !PluggedHere()) pipeline_->LogStaged();
   return absl::OkStatus();
-}
-
-void RingStore::PlugWrites() {
-  device_->Plug();
-  MutexLock l(&plugs_mu_);
-  const std::thread::id me = std::this_thread::get_id();
-  for (auto& [id, depth] : plugs_) {
-    if (id == me) {
-      ++depth;
-      return;
-    }
-  }
-  plugs_.emplace_back(me, 1);
-}
-
-void RingStore::UnplugWrites() {
-  device_->Unplug();
-  {
-    MutexLock l(&plugs_mu_);
-    const std::thread::id me = std::this_thread::get_id();
-    auto it = std::find_if(plugs_.begin(), plugs_.end(),
-                           [&](const auto& p) { return p.first == me; });
-    if (it == plugs_.end() || --it->second > 0) return;
-    plugs_.erase(it);
-  }
-  if (stream_layout_) pipeline_->LogStaged();
-}
-
-bool RingStore::PluggedHere() {
-  MutexLock l(&plugs_mu_);
-  const std::thread::id me = std::this_thread::get_id();
-  return std::any_of(plugs_.begin(), plugs_.end(), [&](const auto& p) { return p.first == me; });
 }
 
 absl::Status RingStore::PlaceRecords(Staging* staging, std::vector<std::string>* records) {

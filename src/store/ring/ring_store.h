@@ -15,8 +15,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
-#include <utility>
 #include <vector>
 
 #include "alloc/chunk_allocator.h"
@@ -44,12 +42,9 @@ class RingStore final : public PgStore<RingPg> {
   ~RingStore() override;
 
   absl::Status Submit(Transaction txn, CommitCallback done) override;
-  // The partition device's Plug()/Unplug() (block_device.h). In the stream
-  // layout a plugged Submit also leaves the commit thread be: UnplugWrites
-  // tells it once that the batch's records are staged
-  // (CommitPipeline::LogStaged).
-  void PlugWrites() override;
-  void UnplugWrites() override;
+  // The partition device's Plug()/Unplug() (block_device.h).
+  void PlugWrites() override { device_->Plug(); }
+  void UnplugWrites() override { device_->Unplug(); }
   Backend backend() const override { return Backend::kRing; }
 
  private:
@@ -174,12 +169,6 @@ class RingStore final : public PgStore<RingPg> {
   Mutex commit_thread_writes_mu_;
   std::vector<std::shared_ptr<RingWrite>> commit_thread_writes_
       ABSL_GUARDED_BY(commit_thread_writes_mu_);
-
-  // The threads that have plugged this store's writes, and how deeply.
-  Mutex plugs_mu_;
-  std::vector<std::pair<std::thread::id, uint32_t>> plugs_ ABSL_GUARDED_BY(plugs_mu_);
-  // This thread has plugged this store's writes.
-  bool PluggedHere() ABSL_LOCKS_EXCLUDED(plugs_mu_);
 
   std::atomic<uint64_t> record_bytes_{0};
   std::atomic<uint64_t> payload_bytes_{0};
