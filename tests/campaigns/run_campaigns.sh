@@ -4,12 +4,12 @@
 #
 #   tests/campaigns/run_campaigns.sh [--long] [campaign...]
 #
-# Campaigns: power_loss (tests/store/crash_test.cc), power_loss_timing (its
+# Campaigns: power_loss (tests/crash/crash_test.cc), power_loss_timing (its
 # cases on the timed fault device: 512 and 4096-byte blocks, and 512-byte
 # tears inside 4096-byte blocks), power_loss_generations
-# (tests/store/crash_generations_test.cc), full_devices, damage,
+# (tests/crash/crash_generations_test.cc), full_devices, damage,
 # concurrency, device_concurrency (tests/campaigns/*_test.cc), io_errors
-# (tests/store/io_error_test.cc). Default: all eight.
+# (tests/contract/io_error_test.cc). Default: all eight.
 # Without --long: the short forms (what ctest runs). With --long: the long
 # forms, i.e. the same binaries with the counts below (each can be
 # overridden by setting the variable before calling the script):

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # tests/fio/fio_env.sh — shell helpers shared by the scripts that run the
 # Debian fio through the pgring engine (tests/fio/run_fio_test.sh,
-# tests/kill/fio_kill_campaign.sh). Sourced, not run.
+# tests/crash/kill/fio_kill_campaign.sh). Sourced, not run.
 
 # sanitizer_env CXX SANITIZE — sets up LD_PRELOAD for an instrumented engine
 # inside an uninstrumented fio. The engine is built with the tree's

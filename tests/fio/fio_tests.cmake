@@ -43,7 +43,7 @@ add_executable(fio_osd_model_test ${CMAKE_CURRENT_LIST_DIR}/osd_model_test.cc)
 target_link_libraries(fio_osd_model_test PRIVATE pgring_fio_core pgring_test_util
                       GTest::gtest GTest::gtest_main)
 gtest_discover_tests(fio_osd_model_test DISCOVERY_TIMEOUT 60 TEST_PREFIX "fio_osd_model_test."
-                     PROPERTIES LABELS "fio;unit"
+                     PROPERTIES LABELS fio
                                 ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
 
 # pgring_payload=ceph against pgring-tool's Ceph decoder (in this tree only).
@@ -53,7 +53,7 @@ if(TARGET pgring_tool_internal)
                         pgring_tool_internal GTest::gtest GTest::gtest_main)
   gtest_discover_tests(fio_ceph_payload_test DISCOVERY_TIMEOUT 60
                        TEST_PREFIX "fio_ceph_payload_test."
-                       PROPERTIES LABELS "fio;unit"
+                       PROPERTIES LABELS fio
                                   ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
 endif()
 
@@ -62,7 +62,7 @@ target_link_libraries(fio_shared_flush_test PRIVATE pgring_fio_core pgring_test_
                       GTest::gtest GTest::gtest_main)
 gtest_discover_tests(fio_shared_flush_test DISCOVERY_TIMEOUT 60
                      TEST_PREFIX "fio_shared_flush_test."
-                     PROPERTIES LABELS "fio;unit"
+                     PROPERTIES LABELS fio
                                 ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
 
 foreach(_t engine_config preallocate write_requests)
@@ -70,7 +70,7 @@ foreach(_t engine_config preallocate write_requests)
   target_link_libraries(fio_${_t}_test PRIVATE pgring_fio_core pgring_test_util
                         GTest::gtest GTest::gtest_main)
   gtest_discover_tests(fio_${_t}_test DISCOVERY_TIMEOUT 60 TEST_PREFIX "fio_${_t}_test."
-                       PROPERTIES LABELS "fio;unit"
+                       PROPERTIES LABELS fio
                                   ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
 endforeach()
 
@@ -78,7 +78,7 @@ foreach(_t thread_cpu syscall_counter block_stats)
   add_executable(fio_${_t}_test ${CMAKE_CURRENT_LIST_DIR}/${_t}_test.cc)
   target_link_libraries(fio_${_t}_test PRIVATE pgring_fio_core GTest::gtest GTest::gtest_main)
   gtest_discover_tests(fio_${_t}_test DISCOVERY_TIMEOUT 60 TEST_PREFIX "fio_${_t}_test."
-                       PROPERTIES LABELS "fio;unit"
+                       PROPERTIES LABELS fio
                                   ENVIRONMENT "PGRING_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
 endforeach()
 

@@ -1,6 +1,6 @@
 // ack_record.h — what a fio run through the engine acknowledged, kept where a
 // SIGKILL of fio cannot take it, and the check of a reopened store against
-// it. Used by the process-kill campaign (tests/kill/fio_kill_campaign.sh).
+// it. Used by the process-kill campaign (tests/crash/kill/fio_kill_campaign.sh).
 //
 // pgring_ack_file=PATH: once setup is done (store open, PGs created and
 // prefilled, synced), the engine creates PATH (written to PATH.tmp, then

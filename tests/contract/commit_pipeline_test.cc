@@ -20,6 +20,7 @@
 #include "pgring/store.h"
 #include "pgring/transaction.h"
 #include "util/held_write_device.h"
+#include "util/held_write_fixture.h"
 #include "util/partition_view.h"
 #include "util/power_loss_rig.h"
 #include "util/sync.h"
@@ -28,77 +29,7 @@
 namespace pgring::testing {
 namespace {
 
-// A submitted transaction's outcome: Callback() for Store::Submit, Wait()
-// for the status its commit callback reported.
-struct Outcome {
-  Notification done;
-  absl::Status status;
-  CommitCallback Callback() {
-    return [this](absl::Status s) {
-      status = s;
-      done.Notify();
-    };
-  }
-  absl::Status Wait() {
-    done.WaitForNotification();
-    return status;
-  }
-};
-
-class CommitPipelineTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    MkfsOptions m;
-    m.chunk_size = 64 << 10;
-    ASSERT_OK(rig_.Mkfs(m));
-    options_.log_sink = NullLogSink();
-    // The ring writes these tests hold and count are per-PG rings' writes
-    // (but where a test says otherwise).
-    options_.log_layout = layout_;
-    options_.durability = DurabilityMode::kGroupCommit;
-    ASSERT_OK(Open());
-    Transaction c;
-    c.CreatePg(a_);
-    c.CreatePg(b_);
-    ASSERT_OK(store_->Commit(std::move(c)));
-  }
-  absl::Status Open() {
-    absl::Status s = rig_.Open(options_);
-    store_ = rig_.store();
-    return s;
-  }
-  // Power loss now: every write not covered by a finished flush is lost,
-  // and so is RocksDB's unsynced data.
-  void PowerLossAndReopen() {
-    ASSERT_OK(rig_.PowerLoss(FaultInjectionDevice::CrashImage::kDropUnflushed));
-    ASSERT_OK(Open());
-  }
-  // Polls the device's flush count; false after 30 s (a missing flush fails
-  // the test rather than hanging it).
-  bool WaitForFlushesAbove(uint64_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (dev_->flushes() <= n) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return true;
-  }
-  static Transaction Append(PgId pg, uint64_t v) {
-    Transaction t;
-    t.AppendEntry(pg, Version{1, v}, std::string(300, static_cast<char>('a' + v % 26)));
-    return t;
-  }
-
-  const PgId a_{1, 1, -1}, b_{1, 2, -1};
-  LogLayout layout_ = LogLayout::kPerPgRings;
-  std::shared_ptr<HeldWriteDevice> dev_;
-  PowerLossRig rig_{16 << 20, [this](std::shared_ptr<BlockDevice> base) {
-                      dev_ = std::make_shared<HeldWriteDevice>(std::move(base));
-                      return dev_;
-                    }};
-  Options options_;
-  Store* store_ = nullptr;
-};
+using CommitPipelineTest = HeldWriteStoreTest;
 
 // B's ring write is in flight while A's is flushed. That flush must not
 // count for B: B's record reaches the disk only after it, so B may commit
@@ -532,98 +463,6 @@ TEST_P(OneGroupTest, ARemovalInTheGroupKeepsItsPlace) {
 INSTANTIATE_TEST_SUITE_P(Backends, OneGroupTest,
                          ::testing::Values(Backend::kRing, Backend::kRocksDb),
                          BackendName);
-
-// Power loss in the stream layout at the moments the stream creates, each
-// caught deterministically: a transaction is held with its first write in
-// flight (its others done, unflushed) just when it (1) force-homes the last,
-// partial block of a PG that pins the stream, (2) homes whole blocks of a
-// PG, or (3) writes the stream after it has wrapped onto chunks it used
-// before. The power goes then: the held write never lands, the done ones
-// are lost unflushed, RocksDB keeps only what it synced. After the reopen
-// every PG holds exactly what was committed: the idle PG's records from
-// the stream (its home was never committed) or its ring, the writer's up
-// to the last acknowledged transaction, nothing of the one in flight.
-enum class StreamMoment { kForcedPartialHome, kHomeWrite, kStreamWrap };
-
-std::string MomentName(const ::testing::TestParamInfo<StreamMoment>& i) {
-  switch (i.param) {
-    case StreamMoment::kForcedPartialHome: return "ForcedPartialHome";
-    case StreamMoment::kHomeWrite: return "HomeWrite";
-    default: return "StreamWrap";
-  }
-}
-
-class StreamPowerLossTest : public CommitPipelineTest,
-                            public ::testing::WithParamInterface<StreamMoment> {
- protected:
-  static constexpr uint64_t kStreamBytes = 4 * (64 << 10);  // four 64 KiB chunks
-  void SetUp() override {
-    layout_ = LogLayout::kStream;
-    options_.stream.bypass_when_idle = false;  // every transaction to the stream
-    options_.stream.max_chunks = 4;
-    options_.stream.force_home_percent = 25;  // past 64 KiB: A's 15 blocks stay
-    options_.stream.forced_home_bytes = 4096;  // A goes home a block at a time
-    options_.stream.resident_bytes = 4096;     // and is read back from the stream
-    options_.stream.home_bytes = GetParam() == StreamMoment::kForcedPartialHome ? 0 : 4096;
-    CommitPipelineTest::SetUp();
-  }
-  // Whether the transaction just staged is at the moment this case wants.
-  bool AtTheMoment(const StoreStats& before, const StoreStats& now) {
-    switch (GetParam()) {
-      case StreamMoment::kForcedPartialHome:
-        return now.forced_homes > before.forced_homes &&
-               store_->GetPgStats(a_)->unhomed_bytes == 0;
-      case StreamMoment::kHomeWrite:
-        return now.home_writes - before.home_writes > now.forced_homes - before.forced_homes;
-      default:
-        return before.stream_bytes_written >= 2 * kStreamBytes &&
-               now.stream_writes > before.stream_writes;
-    }
-  }
-};
-
-TEST_P(StreamPowerLossTest, APowerLossThenKeepsExactlyWhatWasCommitted) {
-  constexpr uint64_t kIdle = 15;  // ~5 KB of A's records: a block and a part
-  for (uint64_t v = 1; v <= kIdle; ++v) ASSERT_OK(store_->Commit(Append(a_, v)));
-  ASSERT_GT(store_->GetPgStats(a_)->unhomed_bytes, 0u);
-  uint64_t committed = 0;
-  bool caught = false;
-  for (uint64_t v = 1; v <= 2000; ++v) {
-    const StoreStats before = store_->GetStoreStats();
-    dev_->HoldNextWrite();
-    Outcome o;
-    ASSERT_OK(store_->Submit(Append(b_, v), o.Callback()));
-    dev_->WaitUntilHeld();
-    if (AtTheMoment(before, store_->GetStoreStats())) {
-      caught = true;
-      rig_.crash_device()->CrashNow();
-      dev_->ReleaseHeldWrite();  // onto a dead disk
-      o.Wait().IgnoreError();
-      break;
-    }
-    dev_->ReleaseHeldWrite();
-    ASSERT_OK(o.Wait());
-    committed = v;
-  }
-  ASSERT_TRUE(caught) << "the moment never came in 2000 transactions";
-  PowerLossAndReopen();
-  auto ea = store_->ReadEntries(a_);
-  ASSERT_OK(ea);
-  ASSERT_EQ(ea->size(), kIdle);
-  for (uint64_t v = 1; v <= kIdle; ++v) {
-    EXPECT_EQ((*ea)[v - 1].version.version, v);
-    EXPECT_EQ((*ea)[v - 1].payload, std::string(300, static_cast<char>('a' + v % 26)));
-  }
-  auto eb = store_->ReadEntries(b_);
-  ASSERT_OK(eb);
-  ASSERT_EQ(eb->size(), committed) << "B: " << committed << " committed before the power went";
-  if (committed > 0) EXPECT_EQ(eb->back().version.version, committed);
-}
-
-INSTANTIATE_TEST_SUITE_P(Moments, StreamPowerLossTest,
-                         ::testing::Values(StreamMoment::kForcedPartialHome,
-                                           StreamMoment::kHomeWrite, StreamMoment::kStreamWrap),
-                         MomentName);
 
 }  // namespace
 }  // namespace pgring::testing

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# tests/kill/fio_kill_campaign.sh — reliability campaign 1 (issue 6): SIGKILL
+# tests/crash/kill/fio_kill_campaign.sh — reliability campaign 1 (issue 6): SIGKILL
 # of the real fio (Debian's /usr/bin/fio) writing through the pgring engine,
 # on loop devices (default) or on file-backed partitions (--files), many
 # times, and after every kill a check that nothing acknowledged was lost.
 #
 # Long form (docs/RELIABILITY.md, "1. Process kills"):
-#   bash tests/kill/fio_kill_campaign.sh --iterations 200            # loop devices, root
-#   bash tests/kill/fio_kill_campaign.sh --iterations 100 --files
-# Short forms: ctest -L kill (kill_fio_loop, kill_fio_files; ~6 iterations).
+#   bash tests/crash/kill/fio_kill_campaign.sh --iterations 200            # loop devices, root
+#   bash tests/crash/kill/fio_kill_campaign.sh --iterations 100 --files
+# Short forms: ctest -L crash -R kill_fio (kill_fio_loop, kill_fio_files; ~6 iterations).
 #
 # Options:
 #   --iterations N     kills to make (default 20)
@@ -105,7 +105,7 @@
 # unavailable (not root, no /dev/loop-control, losetup missing or failing).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 # shellcheck source=tests/fio/fio_env.sh
 source "$ROOT/tests/fio/fio_env.sh"
 
@@ -257,7 +257,7 @@ RANDOM=$SEED
 write_job() {
   local file=$1 mode=$2 mkfs=$3 pgs=$4 qd=$5 durability=$6 fio_seed=$7 it=$8 count=${9:-0}
   {
-    echo "; Written by tests/kill/fio_kill_campaign.sh ($mode run)."
+    echo "; Written by tests/crash/kill/fio_kill_campaign.sh ($mode run)."
     echo "[global]"
     echo "ioengine=external:$ENGINE"
     echo "pgring_log_dev=$LOG_DEV"
