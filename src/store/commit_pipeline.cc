@@ -4,6 +4,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "util/thread_name.h"
 
 namespace pgring {
@@ -13,6 +14,7 @@ CommitPipeline::CommitPipeline(rocksdb::DB* db, BlockDevice* device,
                                LogWriter* log_writer)
     : db_(db),
       device_(device),
+      max_in_flight_(options.limits.max_transactions_in_flight),
       mode_(options.durability),
       unsynced_delay_(absl::FromChrono(options.unsynced_max_delay)),
       max_group_(options.durability == DurabilityMode::kSyncEach
@@ -50,6 +52,20 @@ CommitPipeline::~CommitPipeline() { Stop(); }
 absl::Status CommitPipeline::failure() const {
   MutexLock l(&mu_);
   return failure_;
+}
+
+absl::StatusOr<std::shared_ptr<CommitPipeline::Txn>> CommitPipeline::NewTxn() {
+  const uint64_t n = in_flight_->fetch_add(1) + 1;
+  if (n > max_in_flight_) {
+    in_flight_->fetch_sub(1);
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "%u transactions in flight, the limit (limits.max_transactions_in_flight); wait for "
+        "commits",
+        n - 1));
+  }
+  auto t = std::make_shared<Txn>();
+  t->in_flight = in_flight_;
+  return t;
 }
 
 void CommitPipeline::SetFailure(const absl::Status& s) {

@@ -72,6 +72,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "device/block_device.h"
 #include "pgring/log_sink.h"
@@ -95,6 +96,12 @@ class CommitPipeline {
   static constexpr absl::Duration kFlushCoalesce = absl::Microseconds(500);
 
   struct Txn {
+    ~Txn() {
+      if (in_flight) in_flight->fetch_sub(1);
+    }
+    // NewTxn's count of transactions in flight, dropped when the last
+    // reference to the transaction goes.
+    std::shared_ptr<std::atomic<uint64_t>> in_flight;
     std::unique_ptr<rocksdb::WriteBatch> batch;
     // The store's whole-value keys in `batch` (StoreKeyWriter): a group
     // writes only the last of each.
@@ -168,6 +175,10 @@ class CommitPipeline {
   // The sticky failure, or OK.
   absl::Status failure() const;
 
+  // A new transaction, counted in flight until the last reference to it
+  // goes; kResourceExhausted when Limits::max_transactions_in_flight are.
+  absl::StatusOr<std::shared_ptr<Txn>> NewTxn();
+
   // Appends `t` to the queue. Callers serialise Enqueue calls in the order
   // their writes were planned.
   void Enqueue(std::shared_ptr<Txn> t);
@@ -218,6 +229,11 @@ class CommitPipeline {
 
   rocksdb::DB* const db_;
   BlockDevice* const device_;
+  // Limits::max_transactions_in_flight, and the count NewTxn keeps (shared
+  // with the transactions, which may outlive the pipeline by a moment).
+  const uint64_t max_in_flight_;
+  const std::shared_ptr<std::atomic<uint64_t>> in_flight_ =
+      std::make_shared<std::atomic<uint64_t>>(0);
   const DurabilityMode mode_;
   const absl::Duration unsynced_delay_;
   const size_t max_group_;

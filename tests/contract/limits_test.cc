@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -403,6 +404,41 @@ TEST_P(LimitsTest, CountLimits) {
   });
   EXPECT_REFUSED(Do([](Transaction* t) { t->AppendEntry(Pg(2), V(1, 2), "e"); }),
                  kResourceExhausted, "limits.max_total_entries");
+}
+
+// Transactions in flight (submitted, their callback not yet fired): one
+// more than the limit is refused, naming it, and its callback never fires;
+// once they have committed, Submit takes more. Every queue the store keeps
+// of transactions is bounded by this one count (pgring/options.h).
+TEST_P(LimitsTest, MaxTransactionsInFlight) {
+  options_.limits.max_transactions_in_flight = 3;
+  ASSERT_OK(Open(options_));
+  ASSERT_OK(Create(Pg(1)));
+  auto gate = std::make_shared<CommitGate>();
+  std::atomic<int> committed{0};
+  for (uint64_t v = 1; v <= 3; ++v) {
+    Transaction t;
+    t.AppendEntry(Pg(1), V(1, v), "e");
+    t.WaitFor(gate);
+    ASSERT_OK(store_->Submit(std::move(t), [&committed](absl::Status s) {
+      EXPECT_OK(s);
+      committed.fetch_add(1);
+    }));
+  }
+  EXPECT_REFUSED(
+      [&] {
+        Transaction t;
+        t.AppendEntry(Pg(1), V(1, 4), "e");
+        return store_->Submit(std::move(t), [](absl::Status) {
+          ADD_FAILURE() << "a refused transaction's callback fired";
+        });
+      }(),
+      kResourceExhausted, "limits.max_transactions_in_flight");
+  EXPECT_EQ(committed.load(), 0);
+  gate->Open(absl::OkStatus());
+  ASSERT_OK(store_->Sync());
+  EXPECT_EQ(committed.load(), 3);
+  ExpectStillWorks(Pg(1), V(1, 4), [&] { EXPECT_EQ(store_->GetPgStats(Pg(1))->entries, 4u); });
 }
 
 // A PG id at every field's extreme: pool (int64), seed (uint32) and shard

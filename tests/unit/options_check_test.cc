@@ -106,6 +106,8 @@ std::vector<RangeCase> RangeCases() {
       {"limits.max_total_entries", limit64(&Limits::max_total_entries), 1, kU64Max, kU64Max},
       {"limits.max_payload_bytes", limit32(&Limits::max_payload_bytes), 1, kU32Max, kU32Max},
       {"limits.max_pgs", limit64(&Limits::max_pgs), 1, kU64Max, kU64Max},
+      {"limits.max_transactions_in_flight", limit64(&Limits::max_transactions_in_flight), 1,
+       kU32Max, kU64Max},
   };
 }
 

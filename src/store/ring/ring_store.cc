@@ -415,7 +415,7 @@ absl::StatusOr<std::shared_ptr<RingPg>> RingStore::NewPg(const PgId& id) {
 
 absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
   RETURN_IF_ERROR(CheckWritable());
-  auto ctxn = std::make_shared<CommitPipeline::Txn>();
+  ASSIGN_OR_RETURN(std::shared_ptr<CommitPipeline::Txn> ctxn, pipeline_->NewTxn());
   ctxn->done = std::move(done);
   std::vector<std::shared_ptr<RingWrite>> writes;
   {

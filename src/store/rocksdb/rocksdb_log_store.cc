@@ -262,7 +262,7 @@ absl::Status RocksDbLogStore::Load() {
 
 absl::Status RocksDbLogStore::Submit(Transaction txn, CommitCallback done) {
   RETURN_IF_ERROR(CheckWritable());
-  auto ctxn = std::make_shared<CommitPipeline::Txn>();
+  ASSIGN_OR_RETURN(std::shared_ptr<CommitPipeline::Txn> ctxn, pipeline_->NewTxn());
   ctxn->done = std::move(done);
   {
     MutexLock l(&mu_);
