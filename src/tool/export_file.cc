@@ -218,15 +218,63 @@ absl::StatusOr<ExportedPg> DecodeExport(std::string_view f) {
   return out;
 }
 
-std::string EncodeExportAll(const std::vector<std::string>& members) {
-  std::string out(kExportAllMagic, sizeof(kExportAllMagic));
-  PutFixed32(&out, kExportAllFormatVersion);
-  PutFixed32(&out, static_cast<uint32_t>(members.size()));
-  PutFixed32(&out, crc32c::Mask(crc32c::Value(out.data(), out.size())));
-  for (const std::string& m : members) {
-    PutFixed64(&out, m.size());
-    out += m;
+absl::Status ExportAllWriter::Write(std::string_view bytes) {
+  status_ = sink_(bytes);
+  if (status_.ok()) bytes_ += bytes.size();
+  return status_;
+}
+
+absl::Status ExportAllWriter::Begin(uint32_t count) {
+  if (!status_.ok()) return status_;
+  if (begun_) {
+    status_ = absl::InternalError("ExportAllWriter::Begin called twice");
+    return status_;
   }
+  begun_ = true;
+  count_ = count;
+  std::string h(kExportAllMagic, sizeof(kExportAllMagic));
+  PutFixed32(&h, kExportAllFormatVersion);
+  PutFixed32(&h, count);
+  PutFixed32(&h, crc32c::Mask(crc32c::Value(h.data(), h.size())));
+  return Write(h);
+}
+
+absl::Status ExportAllWriter::Add(std::string_view member) {
+  if (!status_.ok()) return status_;
+  if (!begun_ || finished_ || added_ == count_) {
+    status_ = absl::InternalError(absl::StrFormat(
+        "ExportAllWriter::Add outside Begin..Finish or past the %u PGs the header announces",
+        count_));
+    return status_;
+  }
+  ++added_;
+  std::string len;
+  PutFixed64(&len, member.size());
+  if (absl::Status s = Write(len); !s.ok()) return s;
+  return Write(member);
+}
+
+absl::Status ExportAllWriter::Finish() {
+  if (!status_.ok()) return status_;
+  if (!begun_ || added_ != count_) {
+    status_ = absl::InternalError(absl::StrFormat(
+        "ExportAllWriter::Finish: the header announces %u PGs and %u were added", count_, added_));
+    return status_;
+  }
+  finished_ = true;
+  return absl::OkStatus();
+}
+
+std::string EncodeExportAll(const std::vector<std::string>& members) {
+  std::string out;
+  ExportAllWriter w([&out](std::string_view b) {
+    out.append(b);
+    return absl::OkStatus();
+  });
+  // A string takes every write and the count matches: nothing can fail.
+  w.Begin(static_cast<uint32_t>(members.size())).IgnoreError();
+  for (const std::string& m : members) w.Add(m).IgnoreError();
+  w.Finish().IgnoreError();
   return out;
 }
 

@@ -21,11 +21,13 @@
 #define PGRING_TOOL_EXPORT_FILE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "format/label.h"
 #include "pgring/options.h"
@@ -67,7 +69,39 @@ std::string EncodeExport(const ExportedPg& pg);
 inline constexpr char kExportAllMagic[8] = {'P', 'G', 'R', 'I', 'N', 'G', 'E', 'A'};
 inline constexpr uint32_t kExportAllFormatVersion = 1;
 
-// `members` are EncodeExport outputs.
+// Writes an export of several PGs as it goes, so that the caller holds one
+// member at a time: Begin(count) writes the header, each Add one member
+// (its length, then its bytes), Finish checks that `count` were added.
+// Every byte goes to `sink` in file order and the writer keeps none of them,
+// so memory is bounded by the largest member, not the file. The first error
+// (the sink's, or a call out of order) is returned by that call and by
+// every later one.
+class ExportAllWriter {
+ public:
+  using Sink = std::function<absl::Status(std::string_view bytes)>;
+
+  explicit ExportAllWriter(Sink sink) : sink_(std::move(sink)) {}
+
+  absl::Status Begin(uint32_t count);
+  // `member` is an EncodeExport output.
+  absl::Status Add(std::string_view member);
+  absl::Status Finish();
+
+  // Bytes the sink has taken.
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  absl::Status Write(std::string_view bytes);
+
+  Sink sink_;
+  absl::Status status_;
+  bool begun_ = false, finished_ = false;
+  uint32_t count_ = 0, added_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+// The whole file in memory (through ExportAllWriter); `members` are
+// EncodeExport outputs.
 std::string EncodeExportAll(const std::vector<std::string>& members);
 
 // Either kind of file: one PG's (DecodeExport) or several PGs' (every member

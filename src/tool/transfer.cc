@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -31,35 +33,64 @@ constexpr uint64_t kImportBatchBytes = 4u << 20;
 // --file's name for standard input or output.
 constexpr char kStdio[] = "-";
 
-absl::Status WriteFileAtomically(const std::string& path, const std::string& data) {
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return absl::UnavailableError(absl::StrCat("cannot create ", tmp, ": ", std::strerror(errno)));
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return absl::InternalError(absl::StrCat("writing ", tmp, ": ", std::strerror(e)));
+// An output file replaced atomically: the bytes go to `path`.tmp, which
+// Commit syncs and renames over `path`. Destroyed before Commit (an error
+// part way) it removes the temporary, so no partial file is left and an
+// earlier `path` is untouched.
+class AtomicFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<AtomicFile>> Create(const std::string& path) {
+    const std::string tmp = path + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot create ", tmp, ": ", std::strerror(errno)));
     }
-    done += static_cast<size_t>(n);
+    return std::unique_ptr<AtomicFile>(new AtomicFile(path, tmp, fd));
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    return absl::InternalError(absl::StrCat("syncing ", tmp, ": ", std::strerror(errno)));
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(tmp_.c_str());
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    return absl::InternalError(
-        absl::StrCat("renaming ", tmp, " to ", path, ": ", std::strerror(e)));
+
+  absl::Status Write(std::string_view data) {
+    size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        return absl::InternalError(
+            absl::StrCat("writing ", tmp_, ": ", std::strerror(n < 0 ? errno : ENOSPC)));
+      }
+      done += static_cast<size_t>(n);
+    }
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
-}
+
+  absl::Status Commit() {
+    int e = 0;
+    if (::fsync(fd_) != 0) e = errno;
+    if (::close(fd_) != 0 && e == 0) e = errno;
+    fd_ = -1;
+    if (e != 0) return absl::InternalError(absl::StrCat("syncing ", tmp_, ": ", std::strerror(e)));
+    if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+      return absl::InternalError(
+          absl::StrCat("renaming ", tmp_, " to ", path_, ": ", std::strerror(errno)));
+    }
+    committed_ = true;
+    return absl::OkStatus();
+  }
+
+ private:
+  AtomicFile(std::string path, std::string tmp, int fd)
+      : path_(std::move(path)), tmp_(std::move(tmp)), fd_(fd) {}
+
+  const std::string path_, tmp_;
+  int fd_;
+  bool committed_ = false;
+};
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   struct stat st;
@@ -75,11 +106,30 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   return ss.str();
 }
 
-std::string Summary(const ExportedPg& e) {
+// What the summaries say of a PG: export keeps this of each PG it has
+// written, not the PG.
+struct PgCounts {
+  PgId pg;
+  uint64_t entries = 0, dups = 0;
+  std::optional<uint64_t> info_bytes;
+  Version last_entry;  // if entries > 0
+};
+
+PgCounts CountsOf(const ExportedPg& e) {
+  PgCounts c;
+  c.pg = e.pg;
+  c.entries = e.entries.size();
+  c.dups = e.dups.size();
+  if (e.info) c.info_bytes = e.info->size();
+  if (!e.entries.empty()) c.last_entry = e.entries.back().version;
+  return c;
+}
+
+std::string Summary(const PgCounts& c) {
   return absl::StrFormat(
-      "%u entr%s, %u dup%s, %s", e.entries.size(), e.entries.size() == 1 ? "y" : "ies",
-      e.dups.size(), e.dups.size() == 1 ? "" : "s",
-      e.info ? absl::StrFormat("info (%u bytes)", e.info->size()) : std::string("no info"));
+      "%u entr%s, %u dup%s, %s", c.entries, c.entries == 1 ? "y" : "ies", c.dups,
+      c.dups == 1 ? "" : "s",
+      c.info_bytes ? absl::StrFormat("info (%u bytes)", *c.info_bytes) : std::string("no info"));
 }
 
 absl::StatusOr<ExportedPg> CollectRing(const ReadAccess& a, const PgId& id) {
@@ -132,15 +182,53 @@ absl::StatusOr<ExportedPg> CollectRocksDb(const ToolContext& ctx, const ReadAcce
   return e;
 }
 
-// Writes an export to `file`, or to standard output for "-".
-absl::Status WriteExport(const ToolContext& ctx, const std::string& file,
-                         const std::string& bytes) {
-  if (file != kStdio) return WriteFileAtomically(file, bytes);
-  ctx.out->write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ctx.out->flush();
-  if (!*ctx.out) return absl::UnavailableError("writing the export to standard output failed");
-  return absl::OkStatus();
-}
+// Where export's bytes go: `file` (replaced atomically: AtomicFile), standard
+// output for "-", or nowhere for a dry run (the bytes are still counted).
+// Each write goes straight through, so the caller holds no more than what
+// it writes.
+class ExportOutput {
+ public:
+  static absl::StatusOr<ExportOutput> Open(const ToolContext& ctx, const std::string& file,
+                                           bool dry_run) {
+    ExportOutput o;
+    if (dry_run) return o;
+    if (file == kStdio) {
+      o.out_ = ctx.out;
+      return o;
+    }
+    ASSIGN_OR_RETURN(o.file_, AtomicFile::Create(file));
+    return o;
+  }
+
+  absl::Status Write(std::string_view bytes) {
+    if (file_ != nullptr) {
+      RETURN_IF_ERROR(file_->Write(bytes));
+    } else if (out_ != nullptr) {
+      out_->write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      if (!*out_) return absl::UnavailableError("writing the export to standard output failed");
+    }
+    bytes_ += bytes.size();
+    return absl::OkStatus();
+  }
+
+  // The file synced and in place, or standard output flushed.
+  absl::Status Commit() {
+    if (file_ != nullptr) return file_->Commit();
+    if (out_ != nullptr) {
+      out_->flush();
+      if (!*out_) return absl::UnavailableError("writing the export to standard output failed");
+    }
+    return absl::OkStatus();
+  }
+
+  // Bytes written (for a dry run: that would have been written).
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  std::unique_ptr<AtomicFile> file_;
+  std::ostream* out_ = nullptr;
+  uint64_t bytes_ = 0;
+};
 
 // The export's input: `file`, or standard input for "-".
 absl::StatusOr<std::string> ReadExport(const ToolContext& ctx, const std::string& file) {
@@ -181,8 +269,22 @@ CommandResult ExportCommand::Run(const ToolContext& ctx) const {
     if (!id.ok()) return Fail(ctx, id.status(), kExitUsage);
     ids.push_back(*id);
   }
-  std::vector<ExportedPg> pgs;
-  std::string bytes;
+  std::vector<PgCounts> pgs;
+  std::optional<ExportOutput> output;
+  // A failure once the output is open. The file is not written (returning
+  // drops `output`, which removes its temporary); standard output may hold
+  // the start of the export, which import refuses as truncated.
+  auto failed = [&](const absl::Status& s) {
+    std::string what(s.message());
+    if (dry_run_) {
+    } else if (file_ != kStdio) {
+      absl::StrAppend(&what, "; ", file_, " was not written");
+    } else if (output->bytes() > 0) {
+      absl::StrAppend(&what, "; the ", output->bytes(),
+                      " bytes written to standard output are an incomplete export");
+    }
+    return Fail(ctx, absl::Status(s.code(), what), kExitFailed);
+  };
   {
     auto a = OpenForRead(ctx);
     if (!a.ok()) return Fail(ctx, a.status(), kExitUsage);
@@ -205,40 +307,56 @@ CommandResult ExportCommand::Run(const ToolContext& ctx) const {
       auto off = OpenOfflineStore(partition_only, false);
       if (off.ok() && (*off)->label().ok()) uuid = (*off)->label()->uuid;
     }
-    std::vector<std::string> members;
-    for (const PgId& id : ids) {
-      auto e = a->backend == Backend::kRing ? CollectRing(*a, id) : CollectRocksDb(ctx, *a, id);
-      if (!e.ok()) return Fail(ctx, e.status(), kExitFailed);
-      e->source_uuid = uuid;
-      members.push_back(EncodeExport(*e));
-      pgs.push_back(*std::move(e));
+    auto opened = ExportOutput::Open(ctx, file_, dry_run_);
+    if (!opened.ok()) return Fail(ctx, opened.status(), kExitFailed);
+    output = *std::move(opened);
+    // Each PG is written as soon as it is encoded and dropped before the
+    // next is read: memory is bounded by one PG's export, not the store's.
+    ExportAllWriter all([&](std::string_view b) { return output->Write(b); });
+    if (all_) {
+      absl::Status s = all.Begin(static_cast<uint32_t>(ids.size()));
+      if (!s.ok()) return failed(s);
     }
-    bytes = all_ ? EncodeExportAll(members) : members.front();
+    for (const PgId& id : ids) {
+      std::string member;
+      {
+        auto e = a->backend == Backend::kRing ? CollectRing(*a, id) : CollectRocksDb(ctx, *a, id);
+        if (!e.ok()) return failed(e.status());
+        e->source_uuid = uuid;
+        pgs.push_back(CountsOf(*e));
+        member = EncodeExport(*e);
+      }
+      absl::Status s = all_ ? all.Add(member) : output->Write(member);
+      if (!s.ok()) return failed(s);
+    }
+    if (all_) {
+      absl::Status s = all.Finish();
+      if (!s.ok()) return failed(s);
+    }
   }
+  // Durable (or flushed) before it is reported, and before export-remove
+  // removes the PG.
+  if (absl::Status s = output->Commit(); !s.ok()) return failed(s);
   const std::string verb = dry_run_ ? "would export" : "exported";
   CommandResult r;
   Json& j = r.json;
   Json list = Json::array();
   std::vector<std::string> lines;
-  for (const ExportedPg& e : pgs) {
+  for (const PgCounts& c : pgs) {
     Json p;
-    p["pg"] = e.pg.ToString();
-    p["entries"] = e.entries.size();
-    p["dups"] = e.dups.size();
-    p["info_bytes"] = e.info ? Json(e.info->size()) : Json(nullptr);
+    p["pg"] = c.pg.ToString();
+    p["entries"] = c.entries;
+    p["dups"] = c.dups;
+    p["info_bytes"] = c.info_bytes ? Json(*c.info_bytes) : Json(nullptr);
     list.push_back(p);
-    lines.push_back(absl::StrFormat("%s PG %s: %s", verb, e.pg.ToString(), Summary(e)));
+    lines.push_back(absl::StrFormat("%s PG %s: %s", verb, c.pg.ToString(), Summary(c)));
   }
   j["dry_run"] = dry_run_;
   j["file"] = FileName(file_);
-  j["file_bytes"] = bytes.size();
+  j["file_bytes"] = output->bytes();
   j["pgs"] = list;
   j["removed"] = remove_ && !dry_run_;
-  if (!dry_run_) {
-    absl::Status s = WriteExport(ctx, file_, bytes);
-    if (!s.ok()) return Fail(ctx, s, kExitFailed);
-  }
-  std::string done = absl::StrFormat(" (%u bytes %s %s)", bytes.size(),
+  std::string done = absl::StrFormat(" (%u bytes %s %s)", output->bytes(),
                                      dry_run_ ? "not written to" : "written to", FileName(file_));
   if (all_) {
     lines.push_back(absl::StrFormat("%s %u PG%s%s", verb, pgs.size(), pgs.size() == 1 ? "" : "s",
@@ -247,7 +365,7 @@ CommandResult ExportCommand::Run(const ToolContext& ctx) const {
     lines.back() += done;
   }
   if (remove_) {
-    const ExportedPg& e = pgs.front();
+    const PgCounts& e = pgs.front();
     if (dry_run_) {
       lines.push_back(absl::StrFormat("would remove PG %s (dry run: nothing written)",
                                       e.pg.ToString()));
@@ -259,8 +377,8 @@ CommandResult ExportCommand::Run(const ToolContext& ctx) const {
       // not change between the two opens, but a check costs one lookup.
       auto now = st.GetPgStats(e.pg);
       if (!now.ok()) return Fail(ctx, now.status(), kExitFailed);
-      if (now->entries != e.entries.size() || now->dups != e.dups.size() ||
-          (now->entries > 0 && now->last_version != e.entries.back().version)) {
+      if (now->entries != e.entries || now->dups != e.dups ||
+          (now->entries > 0 && now->last_version != e.last_entry)) {
         return Fail(ctx,
                     absl::StrCat("PG ", e.pg.ToString(),
                                  " changed after it was exported; it was not removed"),
@@ -435,7 +553,7 @@ CommandResult ImportCommand::Run(const ToolContext& ctx) const {
     r.text.Line(absl::StrFormat(
         "%s PG %s%s: %s", dry_run_ ? "would import" : "imported", ids[i].ToString(),
         ids[i] == e.pg ? std::string() : absl::StrCat(" (exported as PG ", e.pg.ToString(), ")"),
-        Summary(e)));
+        Summary(CountsOf(e))));
   }
   j["pgs"] = list;
   if (dry_run_) r.text.Line("dry run: nothing written");

@@ -13,9 +13,11 @@ namespace pgring::tool {
 
 // `export --pg P --file F` / `export --all --file F`: writes the PG (or
 // every PG, in one file of several: export_file.h) to F (replaced
-// atomically: written to F.tmp, synced, renamed), or to standard output
-// with `--file -` (the summary then goes to standard error, so stdout holds
-// the file alone). Refuses a PG whose log is damaged.
+// atomically: written to F.tmp, synced, renamed; an error part way removes
+// F.tmp), or to standard output with `--file -` (the summary then goes to
+// standard error, so stdout holds the file alone). Each PG is written as
+// soon as it is read, so memory is bounded by one PG's export. Refuses a
+// PG whose log is damaged.
 //
 // `export-remove --pg P --file F` (as ceph-objectstore-tool's): the same
 // export, then, once the file is durable (or standard output flushed), the

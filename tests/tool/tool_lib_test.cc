@@ -1,9 +1,11 @@
 // The tool library in-process: the export file codec byte for byte (round
-// trip, and one test per kind of damage), the SVG layout at the scale the
+// trip, and one test per kind of damage) and the streaming writer of
+// `export --all`, the SVG layout at the scale the
 // issue asks for (1,000 PGs on a 100 GiB partition), PG colours, argument
 // parsing and problem formatting.
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -104,6 +106,128 @@ TEST(ExportFileTest, RefusesVersionsOutOfOrderEvenWithValidCrcs) {
   ExportedPg t = Sample();
   t.entries_trimmed_to = {9, 9};  // entries would survive their trim
   EXPECT_EQ(DecodeExport(EncodeExport(t)).status().code(), absl::StatusCode::kDataLoss);
+}
+
+// Single-PG exports of different sizes, none near half of them all.
+std::vector<std::string> Members() {
+  std::vector<std::string> out;
+  for (int n : {10, 25, 3, 0, 18}) {
+    ExportedPg e = Sample();
+    e.pg.seed = static_cast<uint32_t>(n);
+    e.entries.clear();
+    for (int i = 1; i <= n; ++i) {
+      e.entries.push_back({{7, static_cast<uint64_t>(i)}, std::string(100, 'a' + i % 26)});
+    }
+    out.push_back(EncodeExport(e));
+  }
+  return out;
+}
+
+// A sink that keeps what it is given and the size of each write.
+struct RecordingSink {
+  std::string bytes;
+  std::vector<size_t> writes;
+  ExportAllWriter::Sink sink() {
+    return [this](std::string_view b) {
+      bytes.append(b);
+      writes.push_back(b.size());
+      return absl::OkStatus();
+    };
+  }
+};
+
+TEST(ExportAllWriterTest, StreamsTheBytesOfEncodeExportAll) {
+  const std::vector<std::string> members = Members();
+  RecordingSink rec;
+  ExportAllWriter w(rec.sink());
+  ASSERT_TRUE(w.Begin(static_cast<uint32_t>(members.size())).ok());
+  for (const std::string& m : members) ASSERT_TRUE(w.Add(m).ok());
+  ASSERT_TRUE(w.Finish().ok());
+  const std::string whole = EncodeExportAll(members);
+  EXPECT_TRUE(rec.bytes == whole);
+  EXPECT_EQ(w.bytes(), whole.size());
+  auto d = DecodeExportAny(rec.bytes);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->size(), members.size());
+  for (size_t i = 0; i < members.size(); ++i) EXPECT_TRUE(EncodeExport((*d)[i]) == members[i]);
+  // No members: the header alone.
+  RecordingSink none;
+  ExportAllWriter w0(none.sink());
+  ASSERT_TRUE(w0.Begin(0).ok());
+  ASSERT_TRUE(w0.Finish().ok());
+  EXPECT_TRUE(none.bytes == EncodeExportAll({}));
+  EXPECT_EQ(none.bytes.size(), kExportHeaderSize);
+}
+
+// The writer holds nothing back: each Add has handed its member to the sink
+// before it returns, in writes no larger than the member, so a caller that
+// drops a member after Add holds one PG's export at a time. A writer that
+// built the file first and wrote it at Finish fails every check here.
+TEST(ExportAllWriterTest, HandsEachMemberOnBeforeTheNext) {
+  const std::vector<std::string> members = Members();
+  RecordingSink rec;
+  ExportAllWriter w(rec.sink());
+  ASSERT_TRUE(w.Begin(static_cast<uint32_t>(members.size())).ok());
+  EXPECT_EQ(rec.bytes.size(), kExportHeaderSize);
+  size_t largest = 0, expected = kExportHeaderSize;
+  for (const std::string& m : members) {
+    ASSERT_TRUE(w.Add(m).ok());
+    expected += 8 + m.size();
+    EXPECT_EQ(rec.bytes.size(), expected);
+    EXPECT_TRUE(std::string_view(rec.bytes).substr(rec.bytes.size() - m.size()) == m);
+    largest = std::max(largest, m.size());
+  }
+  ASSERT_TRUE(w.Finish().ok());
+  EXPECT_EQ(rec.bytes.size(), expected);  // Finish writes nothing
+  std::vector<size_t> want = {kExportHeaderSize};
+  for (const std::string& m : members) {
+    want.push_back(8);
+    want.push_back(m.size());
+  }
+  EXPECT_EQ(rec.writes, want);
+  EXPECT_LE(*std::max_element(rec.writes.begin(), rec.writes.end()), largest);
+  EXPECT_LT(largest, rec.bytes.size() / 2);  // so the bound is not the file's size
+}
+
+TEST(ExportAllWriterTest, TheFirstErrorStopsIt) {
+  const std::vector<std::string> members = Members();
+  int calls = 0;
+  ExportAllWriter w([&](std::string_view) {
+    return ++calls == 4 ? absl::UnavailableError("disk full") : absl::OkStatus();
+  });
+  ASSERT_TRUE(w.Begin(static_cast<uint32_t>(members.size())).ok());
+  ASSERT_TRUE(w.Add(members[0]).ok());
+  // The second member's length is the fourth write.
+  EXPECT_EQ(w.Add(members[1]), absl::UnavailableError("disk full"));
+  EXPECT_EQ(w.Add(members[2]), absl::UnavailableError("disk full"));
+  EXPECT_EQ(w.Finish(), absl::UnavailableError("disk full"));
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(w.bytes(), kExportHeaderSize + 8 + members[0].size());
+}
+
+TEST(ExportAllWriterTest, RefusesCallsOutOfOrder) {
+  const std::vector<std::string> members = Members();
+  auto sink = [](std::string_view) { return absl::OkStatus(); };
+  {
+    ExportAllWriter w(sink);
+    EXPECT_EQ(w.Add(members[0]).code(), absl::StatusCode::kInternal);  // before Begin
+  }
+  {
+    ExportAllWriter w(sink);
+    ASSERT_TRUE(w.Begin(1).ok());
+    ASSERT_TRUE(w.Add(members[0]).ok());
+    absl::Status s = w.Add(members[1]);  // more than the header announces
+    EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+    EXPECT_THAT(s.message(), HasSubstr("past the 1 PGs the header announces"));
+  }
+  {
+    ExportAllWriter w(sink);
+    ASSERT_TRUE(w.Begin(2).ok());
+    ASSERT_TRUE(w.Add(members[0]).ok());
+    absl::Status s = w.Finish();  // fewer
+    EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+    EXPECT_THAT(s.message(), HasSubstr("announces 2 PGs and 1 were added"));
+  }
 }
 
 TEST(LayoutSvgTest, ThousandPgsOnA100GiBPartition) {

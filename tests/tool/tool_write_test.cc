@@ -1,15 +1,22 @@
 // The commands that write, end to end: mkfs, trim, rewind, remove-pg,
 // export/import, repair, and layout (which writes only its SVG). Each runs
-// the binary on a real store and checks the result through the library and
-// through fsck --deep; every refusal checks that nothing changed.
+// the binary on a real store (export --all's stream is also watched write by
+// write with the tool in this process) and checks the result through the
+// library and through fsck --deep; every refusal checks that nothing
+// changed.
 #include <gmock/gmock.h>
+#include <sys/resource.h>
 
+#include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_format.h"
 #include "format/record.h"
+#include "pgring/tool.h"
+#include "tool/export_file.h"
 #include "tool_test_util.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -412,6 +419,122 @@ TEST(ToolTransferTest, ExportAllFileRefusals) {
   ToolRun both = s.Run({"export", "--all", "--pg", "1.0", "--file", f});
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_THAT(both.err, HasSubstr("excludes"));
+}
+
+// An output stream that records what it is given and the size of each
+// write (it has no buffer, so every write of the tool reaches it as made).
+class RecordingBuf : public std::streambuf {
+ public:
+  std::string bytes;
+  std::vector<size_t> writes;
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    bytes.append(s, static_cast<size_t>(n));
+    writes.push_back(static_cast<size_t>(n));
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      bytes.push_back(traits_type::to_char_type(c));
+      writes.push_back(1);
+    }
+    return traits_type::not_eof(c);
+  }
+};
+
+// `export --all` writes each PG as soon as it is read: to standard output
+// (in this process, so every write is seen) the header, then each PG's
+// length and export, none larger than one PG's export; the bytes are those
+// of EncodeExportAll over the single-PG exports, and of the file it writes.
+// Built whole first, the file would go out in one write of all of it.
+TEST(ToolTransferTest, ExportAllStreamsOnePgAtATime) {
+  for (Backend from : {Backend::kRing, Backend::kRocksDb}) {
+    ToolStore s(from);
+    s.Populate();
+    std::vector<std::string> members;
+    for (const char* pg : {"1.0", "1.1", "1.2", "2.1f"}) {
+      const std::string one = s.Join(std::string(pg) + ".export");
+      ASSERT_EQ(s.Run({"export", "--pg", pg, "--file", one}).exit_code, 0);
+      members.push_back(ReadFile(one));
+    }
+    const std::string f = s.Join("all.export");
+    ASSERT_EQ(s.Run({"export", "--all", "--file", f}).exit_code, 0);
+    const std::string whole = tool::EncodeExportAll(members);
+    EXPECT_TRUE(ReadFile(f) == whole);
+
+    std::vector<std::string> args = s.Args({"export", "--all", "--file", "-"});
+    args.insert(args.begin(), "pgring-tool");
+    std::vector<const char*> argv;
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    RecordingBuf buf;
+    std::ostream out(&buf);
+    std::ostringstream err;
+    ASSERT_EQ(pgring::RunTool(static_cast<int>(argv.size()), argv.data(), out, err, false), 0)
+        << err.str();
+    EXPECT_THAT(err.str(), HasSubstr("exported 4 PGs"));
+    EXPECT_TRUE(buf.bytes == whole);
+    std::vector<size_t> want = {20};
+    size_t largest = 0;
+    for (const std::string& m : members) {
+      want.push_back(8);
+      want.push_back(m.size());
+      largest = std::max(largest, m.size());
+    }
+    EXPECT_EQ(buf.writes, want);
+    EXPECT_LE(*std::max_element(buf.writes.begin(), buf.writes.end()), largest);
+    EXPECT_LT(largest, whole.size());
+  }
+}
+
+// A failure part way through `export --all` leaves no file: not the
+// temporary, and an earlier file as it was; the error names the file.
+TEST(ToolTransferTest, ExportAllFailurePartWayLeavesNoFile) {
+  ToolStore s;
+  s.Populate();
+  const std::string f = s.Join("all.export");
+  ASSERT_EQ(s.Run({"export", "--all", "--file", f}).exit_code, 0);
+  const std::string good = ReadFile(f);
+  const uint64_t first = DecodeFixed64(good.data() + 20);
+  WriteFile(f, "the previous export");
+  auto unchanged = [&] {
+    EXPECT_EQ(ReadFile(f), "the previous export");
+    EXPECT_FALSE(std::filesystem::exists(f + ".tmp"));
+  };
+  {
+    // A write fails once the header and the first PG are out: the tool
+    // inherits a file size limit, and SIGXFSZ ignored, so the write that
+    // passes it fails with EFBIG.
+    struct rlimit old;
+    ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+    struct rlimit lim = old;
+    lim.rlim_cur = 20 + 8 + first + 8 + 1;
+    auto* prev = std::signal(SIGXFSZ, SIG_IGN);
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    ToolRun r = s.Run({"export", "--all", "--file", f});
+    setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, prev);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err, "pgring-tool: error: writing " + f + ".tmp: File too large; " + f +
+                         " was not written\n");
+    unchanged();
+  }
+  {
+    // A PG after the first is damaged: refused when it is reached.
+    s.FlipDeviceByte(s.DeviceOffset(PgD(), 214 + 40));
+    ToolRun r = s.Run({"export", "--all", "--file", f});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr("PG 1.2's log is damaged; export refuses it"));
+    EXPECT_THAT(r.err, HasSubstr("; " + f + " was not written\n"));
+    unchanged();
+  }
+  // No directory to write in: refused before a PG is read.
+  const std::string nowhere = s.Join("missing/all.export");
+  ToolRun r = s.Run({"export", "--all", "--file", nowhere});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "pgring-tool: error: cannot create " + nowhere + ".tmp: No such file or directory\n");
+  EXPECT_FALSE(std::filesystem::exists(s.Join("missing")));
 }
 
 TEST(ToolTransferTest, ExportRemove) {
