@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -314,6 +315,12 @@ CommandResult ExportCommand::Run(const ToolContext& ctx) const {
     // next is read: memory is bounded by one PG's export, not the store's.
     ExportAllWriter all([&](std::string_view b) { return output->Write(b); });
     if (all_) {
+      // The file's count is 32 bits (docs/FORMAT.md, "Export file").
+      if (ids.size() > UINT32_MAX) {
+        return failed(absl::FailedPreconditionError(absl::StrFormat(
+            "%u PGs: more than an export file holds (%u); export them in parts with --pg",
+            ids.size(), UINT32_MAX)));
+      }
       absl::Status s = all.Begin(static_cast<uint32_t>(ids.size()));
       if (!s.ok()) return failed(s);
     }
