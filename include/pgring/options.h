@@ -236,8 +236,8 @@ struct Limits {
   uint32_t max_payload_bytes = 1 << 20;
   // PGs in the store. Default: 2^16. Range: [1, 2^64 - 1].
   uint64_t max_pgs = 1 << 16;
-  // Transactions submitted and not yet finished (their callback fired and
-  // the store let go of them). Every queue the store keeps of transactions
+  // Transactions submitted whose callback has not fired yet. Every queue
+  // the store keeps of transactions
   // (the commit queue, the log stream's and each PG's writes waiting to be
   // issued) is bounded by it. Submit refuses one more with
   // kResourceExhausted. Default: 2^16. Range: [1, 2^32 - 1]. Lower it to

@@ -65,6 +65,7 @@ absl::StatusOr<std::shared_ptr<CommitPipeline::Txn>> CommitPipeline::NewTxn() {
   }
   auto t = std::make_shared<Txn>();
   t->in_flight = in_flight_;
+  t->counted = true;
   return t;
 }
 
@@ -215,6 +216,9 @@ void CommitPipeline::AckLoop() {
 void CommitPipeline::Finish(Txn* t, const absl::Status& s) {
   commit_latency_.Record(
       static_cast<uint64_t>(absl::ToInt64Nanoseconds(absl::Now() - t->enqueue_time)));
+  // Before the callback: a caller at the limit that submits from it, or as
+  // soon as it returns, is not refused for a transaction that has finished.
+  t->LeaveInFlight();
   if (t->done) t->done(s);
 }
 

@@ -96,12 +96,15 @@ class CommitPipeline {
   static constexpr absl::Duration kFlushCoalesce = absl::Microseconds(500);
 
   struct Txn {
-    ~Txn() {
-      if (in_flight) in_flight->fetch_sub(1);
-    }
-    // NewTxn's count of transactions in flight, dropped when the last
-    // reference to the transaction goes.
+    ~Txn() { LeaveInFlight(); }
+    // NewTxn's count of transactions in flight, which this one leaves just
+    // before its callback fires (Finish), or when it goes if it never
+    // reached the pipeline (a Submit refused after NewTxn).
     std::shared_ptr<std::atomic<uint64_t>> in_flight;
+    std::atomic<bool> counted{false};
+    void LeaveInFlight() {
+      if (counted.exchange(false)) in_flight->fetch_sub(1);
+    }
     std::unique_ptr<rocksdb::WriteBatch> batch;
     // The store's whole-value keys in `batch` (StoreKeyWriter): a group
     // writes only the last of each.
@@ -175,8 +178,8 @@ class CommitPipeline {
   // The sticky failure, or OK.
   absl::Status failure() const;
 
-  // A new transaction, counted in flight until the last reference to it
-  // goes; kResourceExhausted when Limits::max_transactions_in_flight are.
+  // A new transaction, counted in flight until its callback fires;
+  // kResourceExhausted when Limits::max_transactions_in_flight are.
   absl::StatusOr<std::shared_ptr<Txn>> NewTxn();
 
   // Appends `t` to the queue. Callers serialise Enqueue calls in the order
@@ -230,7 +233,7 @@ class CommitPipeline {
   rocksdb::DB* const db_;
   BlockDevice* const device_;
   // Limits::max_transactions_in_flight, and the count NewTxn keeps (shared
-  // with the transactions, which may outlive the pipeline by a moment).
+  // with the transactions, which may outlive the pipeline).
   const uint64_t max_in_flight_;
   const std::shared_ptr<std::atomic<uint64_t>> in_flight_ =
       std::make_shared<std::atomic<uint64_t>>(0);

@@ -20,8 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "format/record.h"
 #include "util/store_fixture.h"
+#include "util/sync.h"
 
 namespace pgring::testing {
 namespace {
@@ -415,6 +417,8 @@ TEST_P(LimitsTest, MaxTransactionsInFlight) {
   ASSERT_OK(Open(options_));
   ASSERT_OK(Create(Pg(1)));
   auto gate = std::make_shared<CommitGate>();
+  // Opened however the test ends: the store's close waits for them.
+  absl::Cleanup open_gate = [gate] { gate->Open(absl::OkStatus()); };
   std::atomic<int> committed{0};
   for (uint64_t v = 1; v <= 3; ++v) {
     Transaction t;
@@ -439,6 +443,39 @@ TEST_P(LimitsTest, MaxTransactionsInFlight) {
   ASSERT_OK(store_->Sync());
   EXPECT_EQ(committed.load(), 3);
   ExpectStillWorks(Pg(1), V(1, 4), [&] { EXPECT_EQ(store_->GetPgStats(Pg(1))->entries, 4u); });
+  // At the limit again, each submitted from the callback of the one before
+  // (a transaction leaves the count before its callback fires): none is
+  // refused.
+  auto gate2 = std::make_shared<CommitGate>();
+  absl::Cleanup open_gate2 = [gate2] { gate2->Open(absl::OkStatus()); };
+  for (uint64_t v = 5; v <= 6; ++v) {
+    Transaction t;
+    t.AppendEntry(Pg(1), V(1, v), "e");
+    t.WaitFor(gate2);
+    ASSERT_OK(store_->Submit(std::move(t), [](absl::Status s) { EXPECT_OK(s); }));
+  }
+  Notification chained;
+  absl::Status chained_status;
+  {
+    Transaction t;
+    t.AppendEntry(Pg(1), V(1, 7), "e");
+    ASSERT_OK(store_->Submit(std::move(t), [&](absl::Status s) {
+      EXPECT_OK(s);
+      Transaction next;
+      next.AppendEntry(Pg(1), V(1, 8), "e");
+      chained_status = store_->Submit(std::move(next), [&](absl::Status s2) {
+        EXPECT_OK(s2);
+        chained.Notify();
+      });
+      if (!chained_status.ok()) chained.Notify();
+    }));
+  }
+  gate2->Open(absl::OkStatus());
+  chained.WaitForNotification();
+  // A transaction submitted from a callback at the limit.
+  EXPECT_OK(chained_status);
+  ASSERT_OK(store_->Sync());
+  EXPECT_EQ(store_->GetPgStats(Pg(1))->entries, 8u);
 }
 
 // A PG id at every field's extreme: pool (int64), seed (uint32) and shard
