@@ -21,6 +21,9 @@
 #   partition that homes only what it needs the room for (max_chunks 0,
 #   home_bytes 0), and stream-wo: a 2 GiB stream with home_bytes 256 MiB,
 #   the most),
+#   --base-engine SO (adds mode "base": the stream with another build of the
+#   engine, e.g. an older commit's, to compare a change against; not in the
+#   restart column),
 #   --rounds N (1: cells alternate
 #   modes within a round; medians over rounds), --out DIR
 #   (build/bench-modes/<timestamp>), --build-dir DIR (build/bench), --no-build,
@@ -53,7 +56,7 @@ cd "$ROOT"
 source "$ROOT/bench/lib.sh"
 
 RUNTIME=10 PGS_LIST="8 128 1024" QDS="1 16 32" MODES="perpg stream rocksdb" ROUNDS=1
-RESTART=0 FIO=1 DEVICES="" DEVICE_WORK=$ROOT/build/bench-modes-devices
+RESTART=0 FIO=1 DEVICES="" DEVICE_WORK=$ROOT/build/bench-modes-devices BASE_ENGINE=""
 OUT=$ROOT/build/bench-modes/$(date -u +%Y%m%d-%H%M%S) BUILD=$ROOT/build/bench BUILD_IT=1
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -61,6 +64,7 @@ while [[ $# -gt 0 ]]; do
     --pgs) PGS_LIST=$2; shift 2 ;;
     --qds) QDS=$2; shift 2 ;;
     --modes) MODES=$2; shift 2 ;;
+    --base-engine) BASE_ENGINE=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --build-dir) BUILD=$2; shift 2 ;;
@@ -96,6 +100,11 @@ export PGRING_DIR=$OUT/work PGRING_RUNTIME=$RUNTIME
 : "${PGRING_SIZE:=2G}" "${PGRING_LOG_SIZE:=4G}"
 export PGRING_SIZE PGRING_LOG_SIZE
 
+if [[ -n $BASE_ENGINE ]]; then
+  [[ -f $BASE_ENGINE ]] || bench_die "--base-engine $BASE_ENGINE: no such file"
+  BASE_ENGINE=$(realpath "$BASE_ENGINE")
+  MODES="$MODES base"
+fi
 read -r -a modes <<<"$MODES"
 
 DEVICE_LIST=""
@@ -143,6 +152,8 @@ for ((r = 1; r <= ROUNDS && FIO; r++)); do
                        "pgring_stream_chunks=2048" "pgring_home_bytes=256m" || true ;;
           stream-room) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
                          "pgring_stream_chunks=0" "pgring_home_bytes=0" || true ;;
+          base) PGRING_ENGINE=$BASE_ENGINE bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" \
+                  "pgring_layout=stream" || true ;;
           *) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=$m" || true ;;
         esac
       done
