@@ -224,7 +224,12 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
     if (c.timed) max_in_flight = r.dev()->model_stats().max_writes_in_flight;
   }
   if (want_overlap) EXPECT_GE(max_in_flight, 2u);
-  ASSERT_GT(total_ops, 3u);
+  // Enough points to crash at. In kUnsynced RocksDB syncs come once per
+  // unsynced_max_delay (or max_group_size), not per group, so a slow run of
+  // the workload makes few of them (3 under TSan, seen once); the points
+  // below then repeat them.
+  const bool few_syncs = c.crash_in_rocksdb && c.mode == DurabilityMode::kUnsynced;
+  ASSERT_GT(total_ops, few_syncs ? 1u : 3u);
   // The timed cases are many (every disk x layout x policy x mode): fewer
   // points each, at least one of each kind of image and a torn write.
   const int points = c.timed ? std::max(4, CrashPoints() / 6) : CrashPoints();
