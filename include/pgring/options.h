@@ -236,12 +236,12 @@ struct Limits {
   uint32_t max_payload_bytes = 1 << 20;
   // PGs in the store. Default: 2^16. Range: [1, 2^64 - 1].
   uint64_t max_pgs = 1 << 16;
-  // Transactions submitted whose callback has not fired yet. Every queue
-  // the store keeps of transactions
-  // (the commit queue, the log stream's and each PG's writes waiting to be
-  // issued) is bounded by it. Submit refuses one more with
-  // kResourceExhausted. Default: 2^16. Range: [1, 2^32 - 1]. Lower it to
-  // bound the store's memory under an embedder that submits without waiting.
+  // Transactions submitted whose callback has not fired yet. It bounds
+  // every queue of transactions the store keeps (the commit queue, the log
+  // stream's and each PG's writes waiting to be issued). Submit refuses one
+  // more with kResourceExhausted. Default: 2^16. Range: [1, 2^32 - 1].
+  // Lower it to bound the store's memory under an embedder that submits
+  // without waiting.
   uint64_t max_transactions_in_flight = 1 << 16;
 };
 

@@ -277,10 +277,9 @@ CommandResult ExportCommand::Run(const ToolContext& ctx) const {
   // the start of the export, which import refuses as truncated.
   auto failed = [&](const absl::Status& s) {
     std::string what(s.message());
-    if (dry_run_) {
-    } else if (file_ != kStdio) {
+    if (!dry_run_ && file_ != kStdio) {
       absl::StrAppend(&what, "; ", file_, " was not written");
-    } else if (output->bytes() > 0) {
+    } else if (!dry_run_ && output->bytes() > 0) {
       absl::StrAppend(&what, "; the ", output->bytes(),
                       " bytes written to standard output are an incomplete export");
     }
