@@ -7,7 +7,7 @@
 // that names the field, e.g. "stream.home_bytes is 3; it must be 0 (never
 // home by count) or in [512, 268435456]". What each setting does is in
 // docs/DESIGN.md; the measurements behind the defaults are in
-// docs/BENCHMARKS.md.
+// docs/decisions/ (listed in docs/BENCHMARKS.md, "Decisions").
 #ifndef PGRING_OPTIONS_H_
 #define PGRING_OPTIONS_H_
 
@@ -307,8 +307,8 @@ struct Options {
   // check adds a second, independent reader (the checker's), problems open
   // accepts (chunks a PG's list holds past its tail: "chunk-beyond-tail"),
   // and counts every problem before failing. What it costs, measured with
-  // bench/restart_bench --verify-on-open: docs/BENCHMARKS.md, "fsck at
-  // open".
+  // bench/restart_bench --verify-on-open:
+  // docs/decisions/2026-11-28-fsck-at-open.md.
   //
   // Default: kOff. Range: kOff, kShallow, kDeep; with recovery_policy
   // kMarkDamaged only kOff (a check that refuses a damaged store cannot be

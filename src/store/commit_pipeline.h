@@ -34,8 +34,8 @@
 // partition flush must then start after the gates open, and it makes both
 // durable. There is no data flush left to overlap with, so the committer
 // flushes, once per group, just before the RocksDB write: fewer flushes per
-// group than flushing as soon as ring writes complete (docs/BENCHMARKS.md,
-// "the committer flushes once per group").
+// group than flushing as soon as ring writes complete
+// (docs/decisions/2026-11-22-first-rounds.md).
 //
 // With Options::metadata_sync_flushes_partition the synced RocksDB write is
 // a cache flush of the partition's disk too: the transactions whose writes

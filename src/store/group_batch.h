@@ -7,7 +7,7 @@
 // group is written as one atomic batch, so nothing ever reads such a key
 // between two of its writes in a group, and only the last one matters.
 // Writing that one alone is what a commit group saves on these keys
-// (docs/BENCHMARKS.md has the measured share).
+// (docs/decisions/2026-11-22-first-rounds.md has the measured share).
 //
 // StoreKeyWriter writes such keys into a transaction's batch and notes where
 // each record lies; MergeGroupBatches concatenates a group's batches in

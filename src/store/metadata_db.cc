@@ -21,7 +21,8 @@ namespace {
 //   compression=kNoCompression        Reef's default. Squid (v19) switched to
 //                                     kLZ4Compression to save metadata space;
 //                                     kept off here: compression is measured
-//                                     before it is enabled (docs/BENCHMARKS.md),
+//                                     before it is enabled (docs/decisions/
+//                                     2026-11-26-compressing-log-records.md),
 //                                     and both backends get the same setting.
 //   max_write_buffer_number=64        up to 64 memtables queue before writes
 //                                     stall on a slow flush

@@ -31,7 +31,8 @@ namespace pgring {
 
 namespace {
 // PGs recovered at once at open: enough reads in flight to keep an SSD busy
-// (measured in docs/BENCHMARKS.md, restart), few enough to cost nothing.
+// (measured: docs/decisions/2026-11-22-first-rounds.md), few enough to cost
+// nothing.
 constexpr size_t kRecoveryThreads = 8;
 
 // Runs fn(0), ..., fn(n - 1), several at a time: each PG's recovery reads
