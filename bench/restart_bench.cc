@@ -6,7 +6,7 @@
 //                 [--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep]
 //                 [--cache=drop|fadvise|none] [--layout=perpg|stream] [--stream-chunks=16]
 //                 [--home-bytes=8K] [--resident-bytes=64K]
-//                 [--verify-on-open=off|shallow|deep]
+//                 [--verify-on-open=off|shallow|deep] [--peering-reads=16]
 //
 // 1. populate (this process): a file-backed log partition WORK/log.part
 //    (fallocated) and RocksDB WORK/db; mkfs (force), N PGs in pool 1, then E
@@ -28,6 +28,12 @@
 //    mapping_table_bytes); a check that every PG has E entries. With
 //    --verify-on-open, Store::Open checks the store first
 //    (Options::verify_on_open), and the time includes the check.
+// 4. peering reads (the same child, after the measurements above): the
+//    whole log of --peering-reads PGs spread over the store, one after
+//    another, as a primary reads a PG's log to peer: ReadEntries of every
+//    version, ReadDups and ReadInfo, each PG timed; the ring backend reads
+//    its records wherever they are (ring or stream), the RocksDB backend
+//    iterates the PG's keys. Each read is checked (E entries, D dups).
 //
 // To time open alone again and again on one populated store (the partition
 // is read with O_DIRECT, so only RocksDB's files stay cached): --keep, then
@@ -40,7 +46,9 @@
 //             "heap_growth_bytes", "rss_growth_bytes", "live_entries",
 //             "live_dups", "mapping_table_bytes",
 //             "heap_bytes_per_live_entry", "rss_bytes_per_live_entry",
-//             "mapping_table_bytes_per_live_entry", "close_seconds", "check_ok"}}
+//             "mapping_table_bytes_per_live_entry", "close_seconds", "check_ok",
+//             "peering_read": {"pgs", "seconds_median", "seconds_max",
+//                              "seconds_total", "entries", "dups", "payload_bytes"}}}
 // "live entry" = entries + dups (the items the in-memory indexes hold).
 #include <fcntl.h>
 #include <malloc.h>
@@ -97,6 +105,7 @@ struct Args {
   bool keep = false;
   std::string cache = "drop";  // drop | fadvise | none
   std::string verify_on_open = "off";  // off | shallow | deep (the open phase only)
+  uint32_t peering_reads = 16;  // PGs whose whole log the open phase reads
 };
 
 [[noreturn]] void Die(const std::string& msg) {
@@ -141,12 +150,14 @@ Args ParseArgs(int argc, char** argv) {
     else if (key == "--home-bytes") a.home_bytes = ParseSize(val);
     else if (key == "--resident-bytes") a.resident_bytes = ParseSize(val);
     else if (key == "--verify-on-open") a.verify_on_open = val;
+    else if (key == "--peering-reads") a.peering_reads = static_cast<uint32_t>(std::stoul(val));
     else if (key == "--help" || key == "-h") {
       std::puts("restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK "
                 "[--entry-min=180] [--entry-max=220] [--dups=0] [--chunk-size=1M] "
                 "[--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep] [--cache=drop|fadvise|none] "
                 "[--phase=all|populate|open] [--layout=perpg|stream] [--stream-chunks=16] "
-                "[--home-bytes=8K] [--resident-bytes=64K] [--verify-on-open=off|shallow|deep]");
+                "[--home-bytes=8K] [--resident-bytes=64K] [--verify-on-open=off|shallow|deep] "
+                "[--peering-reads=16]");
       std::exit(0);
     } else {
       Die("unknown argument: " + arg);
@@ -161,6 +172,7 @@ Args ParseArgs(int argc, char** argv) {
   if (a.verify_on_open != "off" && a.verify_on_open != "shallow" && a.verify_on_open != "deep") {
     Die("--verify-on-open must be off, shallow or deep");
   }
+  if (a.peering_reads > a.pgs) Die("--peering-reads must be at most --pgs");
   return a;
 }
 
@@ -372,6 +384,41 @@ json DropCaches(const Args& a) {
               {"files_advised", advised}};
 }
 
+// Reads the whole log of `a.peering_reads` PGs spread evenly over the
+// store, timing each; *ok becomes false if a PG's log is not what populate
+// wrote (its entry and dup counts, an info).
+json PeeringReads(const Args& a, const pgring::Store& store, bool* ok) {
+  std::vector<double> seconds;
+  uint64_t entries = 0, dups = 0, bytes = 0;
+  for (uint32_t k = 0; k < a.peering_reads; ++k) {
+    const pgring::PgId pg = Pg(static_cast<uint32_t>(uint64_t{k} * a.pgs / a.peering_reads));
+    const auto t0 = std::chrono::steady_clock::now();
+    auto e = store.ReadEntries(pg);
+    auto d = store.ReadDups(pg);
+    auto info = store.ReadInfo(pg);
+    seconds.push_back(Since(t0));
+    if (!e.ok() || !d.ok() || !info.ok() || e->size() != a.entries || d->size() != a.dups) {
+      *ok = false;
+      continue;
+    }
+    entries += e->size();
+    dups += d->size();
+    for (const auto& x : *e) bytes += x.payload.size();
+    for (const auto& x : *d) bytes += x.payload.size();
+    bytes += info->size();
+  }
+  double total = 0, median = 0, max = 0;
+  if (!seconds.empty()) {
+    for (double s : seconds) total += s;
+    std::sort(seconds.begin(), seconds.end());
+    median = seconds[seconds.size() / 2];
+    max = seconds.back();
+  }
+  return json{{"pgs", a.peering_reads},   {"seconds_median", median}, {"seconds_max", max},
+              {"seconds_total", total},   {"entries", entries},       {"dups", dups},
+              {"payload_bytes", bytes}};
+}
+
 json OpenPhase(const Args& a) {
   const auto meta = pgring::MetadataLocation::OwnDb(DbPath(a));
   malloc_trim(0);
@@ -405,6 +452,7 @@ json OpenPhase(const Args& a) {
       }
     }
   }
+  json peering = PeeringReads(a, *store, &ok);
   const auto t1 = std::chrono::steady_clock::now();
   absl::Status cs = store->Close();
   store.reset();
@@ -433,6 +481,7 @@ json OpenPhase(const Args& a) {
               {"heap_bytes_per_live_entry", heap_growth / live},
               {"rss_bytes_per_live_entry", rss_growth / live},
               {"mapping_table_bytes_per_live_entry", st.mapping_table_bytes / live},
+              {"peering_read", peering},
               {"check_ok", ok}};
 }
 
