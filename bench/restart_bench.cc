@@ -6,7 +6,8 @@
 //                 [--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep]
 //                 [--cache=drop|fadvise|none] [--layout=perpg|stream] [--stream-chunks=16]
 //                 [--home-bytes=8K] [--resident-bytes=64K]
-//                 [--verify-on-open=off|shallow|deep] [--peering-reads=16]
+//                 [--verify-on-open=off|shallow|deep]
+//                 [--peering-reads=N (16, at most --pgs)]
 //
 // 1. populate (this process): a file-backed log partition WORK/log.part
 //    (fallocated) and RocksDB WORK/db; mkfs (force), N PGs in pool 1, then E
@@ -105,7 +106,9 @@ struct Args {
   bool keep = false;
   std::string cache = "drop";  // drop | fadvise | none
   std::string verify_on_open = "off";  // off | shallow | deep (the open phase only)
-  uint32_t peering_reads = 16;  // PGs whose whole log the open phase reads
+  // PGs whose whole log the open phase reads; unset: 16, or every PG when
+  // there are fewer.
+  uint32_t peering_reads = UINT32_MAX;
 };
 
 [[noreturn]] void Die(const std::string& msg) {
@@ -172,6 +175,7 @@ Args ParseArgs(int argc, char** argv) {
   if (a.verify_on_open != "off" && a.verify_on_open != "shallow" && a.verify_on_open != "deep") {
     Die("--verify-on-open must be off, shallow or deep");
   }
+  if (a.peering_reads == UINT32_MAX) a.peering_reads = std::min<uint32_t>(16, a.pgs);
   if (a.peering_reads > a.pgs) Die("--peering-reads must be at most --pgs");
   return a;
 }

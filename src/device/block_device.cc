@@ -121,6 +121,14 @@ absl::Status WriteThroughFlushError(const absl::Status& flush) {
   return absl::Status(flush.code(), absl::StrCat("write-through flush: ", flush.message()));
 }
 
+absl::Status BlockDevice::ReadMany(absl::Span<const ReadRequest> reads) {
+  for (const ReadRequest& r : reads) {
+    absl::Status s = Read(r.offset, r.buf);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 std::unique_ptr<CallerWrites> BlockDevice::NewCallerWrites(bool durable) {
   return std::make_unique<CallbackCallerWrites>(this, durable);
 }

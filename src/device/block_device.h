@@ -86,6 +86,19 @@ class BlockDevice {
   [[nodiscard]] virtual absl::Status Read(uint64_t offset,
                                           absl::Span<char> buf) = 0;
 
+  // One read of ReadMany: `buf.size()` bytes at `offset`, as Read takes them.
+  struct ReadRequest {
+    uint64_t offset;
+    absl::Span<char> buf;
+  };
+  // Reads every request, in flight together where the device can
+  // (FileBlockDevice on io_uring: one ring of the caller's, many reads per
+  // system call), so that scattered blocks cost about one device latency
+  // instead of one each. Synchronous; every buffer is filled or the first
+  // error (in request order) is returned. Each request is checked as Read
+  // checks it. The default reads them one at a time with Read.
+  [[nodiscard]] virtual absl::Status ReadMany(absl::Span<const ReadRequest> reads);
+
   // Starts writing `buf` at `offset`; `done` is called exactly once when the
   // write has completed or failed. `buf` is kept alive until then. May block
   // while the device's queue is full (backpressure). A zero-length write

@@ -59,6 +59,9 @@ class FileBlockDevice final : public BlockDevice {
 
   [[nodiscard]] absl::Status Read(uint64_t offset,
                                   absl::Span<char> buf) override;
+  // On io_uring: the reads in flight together on a ring of the call's own
+  // (pread for a few, and where the device does not use io_uring).
+  [[nodiscard]] absl::Status ReadMany(absl::Span<const ReadRequest> reads) override;
   void WriteAsync(uint64_t offset, std::shared_ptr<AlignedBuffer> buf,
                   IoCallback done) override;
   // An io_uring of the caller's own (pwrite where io_uring is refused).

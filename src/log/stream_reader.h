@@ -100,7 +100,8 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
 
 // Appends a PG's unhomed bytes [from, to) to `out`, read from the stream
 // records `runs` name (which must cover them): one device read per stretch
-// of the stream holding them, nearby runs read together. What it reads is
+// of the stream holding them (runs a block apart read together), all in
+// flight together (BlockDevice::ReadMany), at most 16 MiB at a time. What it reads is
 // not checked here; the records those bytes make up are, by whoever reads
 // them (RingReader). The caller holds the stream's chunks in place (they
 // are reused only behind the PG's pin) and knows the bytes were written.

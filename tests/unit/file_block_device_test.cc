@@ -450,6 +450,57 @@ TEST_P(FileBlockDeviceEngineTest, RefusesUnalignedAndOutOfRangeIo) {
   EXPECT_EQ(dev->writes(), 0u);
 }
 
+// ReadMany: scattered reads, more than one ring holds (64), of one to three
+// blocks each, land in their own buffers with the file's bytes; a few reads
+// (no ring) too; a bad request fails the call before any read, naming it.
+TEST_P(FileBlockDeviceEngineTest, ReadManyReadsEveryRequest) {
+  const std::string path = dir_.Join("dev");
+  constexpr uint64_t kBlocks = 256;
+  MakeFile(path, kBlocks * kBlock);
+  OPEN_OR_SKIP(dev, path);
+  std::shared_ptr<AlignedBuffer> all = Pattern(kBlocks * kBlock, 7);
+  ASSERT_OK(dev->Write(0, all->span()));
+  for (size_t n : {size_t{1}, size_t{3}, size_t{150}}) {
+    std::vector<uint64_t> offsets;
+    std::vector<uint64_t> lengths;
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t blocks = 1 + i % 3;
+      offsets.push_back(((i * 97) % (kBlocks - 3)) * kBlock);  // scattered, some overlapping
+      lengths.push_back(blocks * kBlock);
+      total += blocks * kBlock;
+    }
+    AlignedBuffer buf(total);
+    std::vector<BlockDevice::ReadRequest> reads;
+    uint64_t at = 0;
+    for (size_t i = 0; i < n; ++i) {
+      reads.push_back({offsets[i], absl::MakeSpan(buf.data() + at, lengths[i])});
+      at += lengths[i];
+    }
+    const absl::Status read = dev->ReadMany(reads);
+    ASSERT_TRUE(read.ok()) << n << " reads: " << read;
+    at = 0;
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(std::memcmp(buf.data() + at, all->data() + offsets[i], lengths[i]), 0)
+          << "read " << i << " of " << n << " at offset " << offsets[i];
+      at += lengths[i];
+    }
+  }
+  // One request past the end among good ones: kOutOfRange naming it, and
+  // the good ones' buffers untouched (nothing was read).
+  AlignedBuffer buf(8 * kBlock);
+  std::vector<BlockDevice::ReadRequest> reads;
+  for (int i = 0; i < 7; ++i) reads.push_back({i * kBlock, absl::MakeSpan(buf.data() + i * kBlock, kBlock)});
+  reads.push_back({kBlocks * kBlock, absl::MakeSpan(buf.data() + 7 * kBlock, kBlock)});
+  absl::Status s = dev->ReadMany(reads);
+  EXPECT_CODE(s, kOutOfRange);
+  EXPECT_NE(s.message().find(absl::StrCat("offset ", kBlocks * kBlock)), std::string::npos) << s;
+  EXPECT_EQ(std::string(buf.data(), 7 * kBlock), std::string(7 * kBlock, '\0'));
+  reads.back() = {kBlock + 512, absl::MakeSpan(buf.data() + 7 * kBlock, kBlock)};
+  EXPECT_CODE(dev->ReadMany(reads), kInvalidArgument);
+  EXPECT_OK(dev->ReadMany({}));
+}
+
 // CallerWrites: writes the calling thread starts and reaps itself. They
 // land where they were aimed, count like any write, report a bad argument
 // at Wait (and only once), and wake no thread of the device: the device's

@@ -14,6 +14,7 @@
 #include "format/record.h"
 #include "log/ring_layout.h"
 #include "log/stream_reader.h"
+#include "util/forwarding_device.h"
 
 namespace pgring {
 namespace {
@@ -68,6 +69,45 @@ TEST_F(ReadUnhomedBytesTest, ReadsEachRunFromWhereItsRecordHoldsIt) {
   out.clear();
   ASSERT_TRUE(Read(runs, 1200, 1400, &out).ok());  // a part of each
   EXPECT_EQ(out, Expected(r1 + 600, 100) + Expected(r2 + 100, 100));
+}
+
+// Counts ReadMany calls and their requests (each read as the base reads it).
+class ReadCountingDevice : public testing::ForwardingDevice {
+ public:
+  using ForwardingDevice::ForwardingDevice;
+  absl::Status ReadMany(absl::Span<const ReadRequest> reads) override {
+    ++calls;
+    requests += reads.size();
+    return BlockDevice::ReadMany(reads);
+  }
+  int calls = 0;
+  size_t requests = 0;
+};
+
+// A PG's records written once lie far apart in the stream, one among other
+// PGs' records: each stretch is its own read (a gap of more than a block is
+// not read), all in one ReadMany, and the bytes come back in ring order,
+// across the stream's chunk boundary.
+TEST_F(ReadUnhomedBytesTest, ScatteredRunsAreReadTogetherInRingOrder) {
+  std::deque<UnhomedRun> runs;
+  std::string want;
+  uint64_t ring = 5000;
+  constexpr uint64_t kSpacing = 6000, kBytes = 100;
+  for (uint64_t s = 2 * kChunk + 200; s + 200 < 4 * kChunk; s += kSpacing) {
+    const uint64_t data_end = s + kRecordHeaderSize + 15 + kBytes;
+    ring += kBytes;
+    runs.push_back(UnhomedRun{ring, s, data_end});
+    want += Expected(data_end - kBytes, kBytes);
+  }
+  ASSERT_GT(runs.size(), 20u);
+  ReadCountingDevice counting(std::shared_ptr<BlockDevice>(&device_, [](BlockDevice*) {}));
+  std::string out;
+  ASSERT_TRUE(ReadUnhomedBytes(&counting, geo_, stream_, runs, 5000, ring, &out).ok());
+  EXPECT_EQ(out, want);
+  EXPECT_EQ(counting.calls, 1);
+  // One request a run, one more where a run's block straddles the chunks.
+  EXPECT_GE(counting.requests, runs.size());
+  EXPECT_LE(counting.requests, runs.size() + 1);
 }
 
 TEST_F(ReadUnhomedBytesTest, RunsThatDoNotHoldTheRangeAreRefused) {
