@@ -492,14 +492,10 @@ class IoErrorTest : public ::testing::TestWithParam<Case> {
   std::map<std::string, std::string> EmbedderKeys() {
     std::map<std::string, std::string> kv;
     EXPECT_OK(rig_.Close());  // a store that recovered closes cleanly
-    rocksdb::Options o;
-    o.env = rig_.env();
-    rocksdb::DB* raw = nullptr;
-    rocksdb::Status s = rocksdb::DB::OpenForReadOnly(o, rig_.db_path(), &raw);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    if (s.ok()) {
-      std::unique_ptr<rocksdb::DB> db(raw);
-      std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    auto db = rig_.OpenDbReadOnly();
+    EXPECT_OK(db.status());
+    if (db.ok()) {
+      std::unique_ptr<rocksdb::Iterator> it((*db)->NewIterator(rocksdb::ReadOptions()));
       for (it->Seek("osd."); it->Valid() && it->key().starts_with("osd."); it->Next()) {
         kv[it->key().ToString()] = it->value().ToString();
       }

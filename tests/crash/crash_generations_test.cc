@@ -210,7 +210,6 @@ TEST_P(CrashGenerationsTest, EveryGenerationRecoversWhatWasAcknowledged) {
   const GenCase& c = GetParam();
   const int generations = Generations();
   const size_t txns = GenTxns();
-  TempDir dir;
   CrashConfig cfg;
   cfg.backend = c.backend;
   cfg.mode = c.modes.front();
@@ -222,7 +221,7 @@ TEST_P(CrashGenerationsTest, EveryGenerationRecoversWhatWasAcknowledged) {
   cfg.tear_unit = c.tear_unit;
   cfg.device_seed = c.seed;
   CrashRig r(cfg);
-  r.Fresh(dir.Join("db"));
+  r.Fresh();
   ASSERT_FALSE(HasFatalFailure());
 
   std::mt19937_64 rng(c.seed * 104729);

@@ -199,7 +199,6 @@ class CrashTest : public ::testing::TestWithParam<Case> {
 
 TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
   const Case& c = GetParam();
-  TempDir dir;
   // A dry run counts the I/O points of the workload.
   uint64_t total_ops = 0;
   // The timed device really keeps writes in flight together (so they can
@@ -214,7 +213,7 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
   uint64_t max_in_flight = 0;
   for (int attempt = 0; attempt < (want_overlap ? 3 : 1) && max_in_flight < 2; ++attempt) {
     CrashRig r(Config());
-    r.Fresh(dir.Join("dry" + std::to_string(attempt)));
+    r.Fresh();
     ASSERT_FALSE(HasFatalFailure());
     CrashSnapshots snaps;
     uint64_t before = c.crash_in_rocksdb ? r.fs()->sync_count() : r.dev()->op_count();
@@ -252,7 +251,7 @@ TEST_P(CrashTest, EveryCommittedTransactionSurvives) {
                                   std::to_string(total_ops);
     SCOPED_TRACE(what);
     CrashRig r(Config());
-    r.Fresh(dir.Join("p" + std::to_string(p)));
+    r.Fresh();
     ASSERT_FALSE(HasFatalFailure());
     FaultInjectionDevice* dev = r.dev();
     FaultInjectionFileSystem* fs = r.fs();

@@ -7,9 +7,6 @@
 #include <cstring>
 #include <map>
 
-#include "device/memory_block_device.h"
-#include "store/open_store.h"
-#include "util/partition_view.h"
 #include "util/sync.h"
 #include "util/test_util.h"
 
@@ -93,44 +90,32 @@ std::string CrashRig::DataBlock(uint64_t seed, size_t i) {
   return b;
 }
 
-void CrashRig::Fresh(const std::string& db) {
-  db_ = db;
-  const bool shared = config_.shared_flush;
-  const uint64_t size = config_.device_size;
-  FaultInjectionDevice::Options fo;
-  fo.timed = config_.timed;
-  fo.seed = config_.device_seed;
-  fo.tear_unit = config_.tear_unit;
-  dev_ = std::make_shared<FaultInjectionDevice>(
-      std::make_shared<MemoryBlockDevice>(shared ? 2 * size : size, config_.block_size), fo);
-  partition_ = dev_;
-  if (shared) {
-    partition_ = std::make_shared<PartitionView>(dev_, 0, size);
-    data_ = std::make_shared<PartitionView>(dev_, size, size);
-  }
-  fs_ = std::make_shared<FaultInjectionFileSystem>();
-  fs_->set_skip_real_syncs(true);
-  if (config_.sync_covers) {
-    // One disk cache: a RocksDB sync flushes the partition (and the data
-    // partition) too. A flush after the power loss fails, and changes
-    // nothing.
-    fs_->SetSyncFlushesAlso([dev = dev_.get()] { dev->Flush().IgnoreError(); });
-  }
-  env_ = rocksdb::NewCompositeEnv(fs_);
+namespace {
+
+PowerLossDisk CrashDisk(const CrashConfig& c) {
+  PowerLossDisk d;
+  d.partition_bytes = c.device_size;
+  d.block_size = c.block_size;
+  d.fault.timed = c.timed;
+  d.fault.seed = c.device_seed;
+  d.fault.tear_unit = c.tear_unit;
+  d.data_partition = c.shared_flush;
+  d.sync_flushes_disk = c.sync_covers;
+  return d;
+}
+
+}  // namespace
+
+CrashRig::CrashRig(const CrashConfig& c)
+    : config_(c), options_(CrashStoreOptions(c)), rig_(CrashDisk(c)) {}
+
+void CrashRig::Fresh() {
   MkfsOptions m;
   m.chunk_size = 64 << 10;
   m.backend = config_.backend;
-  OpenHooks h{partition_, env_.get()};
-  ASSERT_OK(MkfsWithHooks("mem", MetadataLocation::OwnDb(db), m, h));
-  auto s = OpenWithHooks("mem", MetadataLocation::OwnDb(db), options_, h);
-  ASSERT_OK(s);
-  store_ = std::move(s).value();
-  ASSERT_EQ(store_->backend(), config_.backend);
-}
-
-void CrashRig::CloseStore() {
-  if (store_) store_->Close().IgnoreError();
-  store_.reset();
+  ASSERT_OK(rig_.Mkfs(m));
+  ASSERT_OK(rig_.Open(options_));
+  ASSERT_EQ(store()->backend(), config_.backend);
 }
 
 CrashWorkResult CrashRig::Work(RandomWorkload* work, const LogModel& start, size_t first_txn,
@@ -147,8 +132,10 @@ CrashWorkResult CrashRig::Work(RandomWorkload* work, const LogModel& start, size
   size_t submitted = first_txn;
   const size_t end = first_txn + txns;
   const bool unsynced = options_.durability == DurabilityMode::kUnsynced;
+  Store* const store = rig_.store();
+  BlockDevice* const data = rig_.data_partition();
   auto owned = [&]() {
-    StoreStats st = store_->GetStoreStats();
+    StoreStats st = store->GetStoreStats();
     return st.total_chunks - st.free_chunks;
   };
   uint64_t owned_seen = masks != nullptr ? owned() : 0;
@@ -176,7 +163,7 @@ CrashWorkResult CrashRig::Work(RandomWorkload* work, const LogModel& start, size
       auto chunks = [&]() {
         uint64_t c = 0;
         for (const PgId& id : touched) {
-          auto st = store_->GetPgStats(id);
+          auto st = store->GetPgStats(id);
           if (st.ok()) c += st->chunks;
         }
         return c;
@@ -185,11 +172,11 @@ CrashWorkResult CrashRig::Work(RandomWorkload* work, const LogModel& start, size
       if (masks != nullptr) see_owned();
       if (before_submit) before_submit(submitted);
       std::shared_ptr<CommitGate> gate;
-      if (data_) {
+      if (data) {
         gate = std::make_shared<CommitGate>();
         t.WaitFor(gate);
       }
-      absl::Status s = store_->Submit(std::move(t), [n, result](absl::Status st) {
+      absl::Status s = store->Submit(std::move(t), [n, result](absl::Status st) {
         *result = st;
         n->Notify();
       });
@@ -205,8 +192,8 @@ CrashWorkResult CrashRig::Work(RandomWorkload* work, const LogModel& start, size
         const std::string block = DataBlock(data_seed, submitted);
         auto buf = std::make_shared<AlignedBuffer>(block.size());
         std::memcpy(buf->data(), block.data(), block.size());
-        data_->WriteAsync(DataOffset(submitted), std::move(buf),
-                          [gate](absl::Status st) { gate->Open(st); });
+        data->WriteAsync(DataOffset(submitted), std::move(buf),
+                         [gate](absl::Status st) { gate->Open(st); });
       }
       if (masks != nullptr) {
         const uint64_t chunks_after = chunks();
@@ -234,7 +221,7 @@ CrashWorkResult CrashRig::Work(RandomWorkload* work, const LogModel& start, size
     // Sync() returns OK: what it loses is a suffix (Verify takes prefixes
     // only) that starts after the last Sync().
     if (unsynced && all_ok && work->rng()() % 3 == 0) {
-      if (store_->Sync().ok()) durable = submitted;
+      if (store->Sync().ok()) durable = submitted;
     }
     if (!all_ok || stop) break;
     while (snapshots->size() > 1 && snapshots->front().first < durable) snapshots->pop_front();
@@ -246,13 +233,7 @@ CrashWorkResult CrashRig::Work(RandomWorkload* work, const LogModel& start, size
 
 void CrashRig::PowerLoss(FaultInjectionDevice::CrashImage image, uint64_t seed,
                          bool random_fs_drop) {
-  if (!dev_->crashed()) dev_->CrashNow();
-  fs_->SetActive(false);
-  CloseStore();
-  ASSERT_OK(dev_->MakeCrashImage(image, seed));
-  ASSERT_OK(random_fs_drop ? fs_->DropRandomUnsyncedData(seed) : fs_->DropUnsyncedData());
-  fs_->SetActive(true);
-  fs_->ResetState();
+  ASSERT_OK(rig_.PowerLoss(image, seed, random_fs_drop));
 }
 
 void CrashRig::Verify(size_t durable, const CrashSnapshots& snapshots, const std::string& what,
@@ -262,12 +243,9 @@ void CrashRig::Verify(size_t durable, const CrashSnapshots& snapshots, const std
   // the store then holds the DB's lock; pgring never writes them).
   std::map<std::string, std::string> kv;
   {
-    rocksdb::Options o;
-    o.env = env_.get();
-    rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::OpenForReadOnly(o, db_, &raw).ok()) << what;
-    std::unique_ptr<rocksdb::DB> db(raw);
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    auto db = rig_.OpenDbReadOnly();
+    ASSERT_TRUE(db.ok()) << what << ": " << db.status();
+    std::unique_ptr<rocksdb::Iterator> it((*db)->NewIterator(rocksdb::ReadOptions()));
     for (it->Seek("osd."); it->Valid() && it->key().starts_with("osd."); it->Next()) {
       kv[it->key().ToString()] = it->value().ToString();
     }
@@ -278,21 +256,20 @@ void CrashRig::Verify(size_t durable, const CrashSnapshots& snapshots, const std
       }
     }
   }
-  OpenHooks h{partition_, env_.get()};
-  auto s = OpenWithHooks("mem", MetadataLocation::OwnDb(db_), options_, h);
-  ASSERT_TRUE(s.ok()) << what << ": " << s.status();
-  store_ = std::move(s).value();
+  absl::Status s = rig_.Open(options_);
+  ASSERT_TRUE(s.ok()) << what << ": " << s;
+  Store* const store = rig_.store();
   std::string diffs;
   const std::pair<size_t, LogModel>* matched = nullptr;
   for (const auto& snap : snapshots) {
     const auto& [index, model] = snap;
     if (index < durable) continue;
-    std::string d = model.Diff(*store_);
+    std::string d = model.Diff(*store);
     if (d.empty() && kv != model.kv()) d = "embedder keys are from another prefix";
     // What no read shows: each PG's version floor and trim points. Two
     // prefixes can differ in nothing else (an append and the trim of it),
     // so the floors choose between them too; probing changes nothing.
-    if (d.empty()) d = model.ProbeFloors(*store_);
+    if (d.empty()) d = model.ProbeFloors(*store);
     if (d.empty()) {
       matched = &snap;
       break;
@@ -302,17 +279,17 @@ void CrashRig::Verify(size_t durable, const CrashSnapshots& snapshots, const std
   ASSERT_NE(matched, nullptr) << what << ": recovered state is no prefix covering the "
                               << durable << " durable transactions:" << diffs;
   // Chunks: owned once (open checks) and none leaked.
-  auto pgs = store_->ListPgs();
+  auto pgs = store->ListPgs();
   ASSERT_OK(pgs);
   uint64_t owned = 0;
-  for (const auto& id : *pgs) owned += store_->GetPgStats(id)->chunks;
-  StoreStats st = store_->GetStoreStats();
+  for (const auto& id : *pgs) owned += store->GetPgStats(id)->chunks;
+  StoreStats st = store->GetStoreStats();
   ASSERT_EQ(owned + st.stream_chunks + st.free_chunks, st.total_chunks) << what;
   // Shared flush: every committed transaction's data write is durable.
-  if (data_) {
+  if (BlockDevice* data = rig_.data_partition()) {
     AlignedBuffer buf(kDataBlock);
     for (size_t i = 0; i < matched->first; ++i) {
-      ASSERT_OK(data_->Read(DataOffset(i), buf.span()));
+      ASSERT_OK(data->Read(DataOffset(i), buf.span()));
       ASSERT_TRUE(std::string(buf.data(), buf.size()) == DataBlock(data_seed, i))
           << what << ": transaction " << i << " committed (the log holds the state after "
           << matched->first << " transactions) but its data write was lost";
@@ -320,8 +297,7 @@ void CrashRig::Verify(size_t durable, const CrashSnapshots& snapshots, const std
   }
   if (match != nullptr) *match = *matched;
   if (!keep_open) {
-    ASSERT_OK(store_->Close());
-    store_.reset();
+    ASSERT_OK(rig_.Close());
   }
 }
 

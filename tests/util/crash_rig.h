@@ -1,16 +1,13 @@
 // crash_rig.h — the power-loss campaigns' rig (docs/RELIABILITY.md, "2.
-// Power loss"): a store on a fault-injecting memory device with its own
-// RocksDB on a fault-injecting FileSystem (with the shared flush, an OSD data
-// partition on the same device), a random workload that records the model
-// after every submitted transaction, power loss, and the strict oracle that
-// checks the reopened store against those models. crash_test gives every
-// crash point a fresh store; crash_generations_test takes one store through
-// many crashes, each workload going on from the state the previous recovery
-// matched.
+// Power loss"): on power_loss_rig.h's disk and RocksDB (with the shared
+// flush, an OSD data partition on the same disk), a random workload that
+// records the model after every submitted transaction, and the strict
+// oracle that checks the reopened store against those models. crash_test
+// gives every crash point a fresh rig; crash_generations_test takes one
+// store through many crashes, each workload going on from the state the
+// previous recovery matched.
 #ifndef PGRING_TESTS_UTIL_CRASH_RIG_H_
 #define PGRING_TESTS_UTIL_CRASH_RIG_H_
-
-#include <rocksdb/env.h>
 
 #include <array>
 #include <cstdint>
@@ -28,6 +25,7 @@
 #include "pgring/transaction.h"
 #include "util/fault_injection_fs.h"
 #include "util/log_model.h"
+#include "util/power_loss_rig.h"
 #include "util/random_workload.h"
 
 namespace pgring::testing {
@@ -94,15 +92,15 @@ struct CrashWorkResult {
 
 class CrashRig {
  public:
-  explicit CrashRig(const CrashConfig& c) : config_(c), options_(CrashStoreOptions(c)) {}
+  explicit CrashRig(const CrashConfig& c);
 
   const CrashConfig& config() const { return config_; }
   // The options the next Open (Fresh, Verify) uses.
   Options& options() { return options_; }
 
-  // Makes the disk and RocksDB, mkfs, and opens the store. Fatal failures
-  // through gtest.
-  void Fresh(const std::string& db);
+  // Mkfs on the rig's new disk and RocksDB, and opens the store (once per
+  // rig). Fatal failures through gtest.
+  void Fresh();
 
   // Submits `txns` valid transactions of `work` from `start` (the model of
   // the store's state, whose global index is `first`), in waves of 1-4,
@@ -143,22 +141,14 @@ class CrashRig {
   }
   static std::string DataBlock(uint64_t seed, size_t i);
 
-  FaultInjectionDevice* dev() const { return dev_.get(); }
-  FaultInjectionFileSystem* fs() const { return fs_.get(); }
-  Store* store() const { return store_.get(); }
-  void CloseStore();  // without checking the status (after a power loss)
+  FaultInjectionDevice* dev() const { return rig_.crash_device(); }
+  FaultInjectionFileSystem* fs() const { return rig_.fs(); }
+  Store* store() const { return rig_.store(); }
 
  private:
   CrashConfig config_;
   Options options_;
-  // The disk: the partition alone, or (shared flush) partition + data.
-  std::shared_ptr<FaultInjectionDevice> dev_;
-  std::shared_ptr<BlockDevice> partition_;  // what the store opens
-  std::shared_ptr<BlockDevice> data_;       // shared flush: the data partition
-  std::shared_ptr<FaultInjectionFileSystem> fs_;
-  std::unique_ptr<rocksdb::Env> env_;
-  std::unique_ptr<Store> store_;
-  std::string db_;
+  PowerLossRig rig_;
 };
 
 }  // namespace pgring::testing
