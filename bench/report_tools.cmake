@@ -38,3 +38,15 @@ if(PGRING_BUILD_TESTS AND PGRING_BUILD_FIO_ENGINE AND PGRING_BUILD_TOOLS)
                        LABELS bench TIMEOUT 180 RUN_SERIAL TRUE
                        REQUIRED_FILES "$<TARGET_FILE:fio_pgring>;$<TARGET_FILE:pgring-tool>")
 endif()
+
+# The README's headline cell (tests/scripts/headline_smoke.sh): bench/modes.sh
+# with this build's engine, 2 rounds of 2 s at 8 PGs, then bench/headline.py's
+# table (each IOPS the median of its rounds) and chart.
+if(PGRING_BUILD_TESTS AND PGRING_BUILD_FIO_ENGINE)
+  add_test(NAME headline_smoke
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/scripts/headline_smoke.sh
+                   ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/headline-smoke)
+  set_tests_properties(headline_smoke PROPERTIES
+                       LABELS bench TIMEOUT 120 RUN_SERIAL TRUE
+                       REQUIRED_FILES "$<TARGET_FILE:fio_pgring>")
+endif()
