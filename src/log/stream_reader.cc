@@ -3,11 +3,19 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "util/status_macros.h"
 
 namespace pgring {
+namespace {
+constexpr char kTailSeqPayload[] = "pgring/stream-tail-seq";
+}  // namespace
+
+bool IsStreamTailSeqDamage(const absl::Status& s) {
+  return s.GetPayload(kTailSeqPayload).has_value();
+}
 
 absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                         const StreamPointer& p, const std::vector<uint64_t>& resync,
@@ -49,7 +57,10 @@ absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkL
     }
     if (absl::IsOutOfRange(s)) {
       s = reader.CheckTailSeq(p.tail_seq);
-      if (!s.ok() && first_damage.ok()) first_damage = s;
+      if (!s.ok()) {
+        if (first_damage.ok()) first_damage = s;
+        first_damage.SetPayload(kTailSeqPayload, absl::Cord());
+      }
       return first_damage;
     }
     if (!absl::IsDataLoss(s)) return s;  // the device failed

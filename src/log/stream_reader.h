@@ -30,7 +30,14 @@ namespace pgring {
 // error ends it. `*skipped_to` (if given): where the last stretch it could
 // not read ends, the record it resumed at (p.tail when it did not resume;
 // 0 when it skipped nothing). With `reporter`, every problem is reported as
-// RingReader reports them.
+// RingReader reports them. When the last record before the tail is not the
+// one the pointer's tail_seq names, the damage it returns (that check's, or
+// an earlier one) carries the payload IsStreamTailSeqDamage looks for.
+// Whether `s` (from ReadStream, or what passed it on) says the stream's
+// last record does not carry the sequence before its pointer's tail_seq:
+// the next record a store appends would then break the stream's chain.
+bool IsStreamTailSeqDamage(const absl::Status& s);
+
 absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                         const StreamPointer& p, const std::vector<uint64_t>& resync,
                         const std::function<absl::Status(uint64_t, uint64_t, const Item&)>& fn,

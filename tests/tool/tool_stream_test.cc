@@ -433,6 +433,24 @@ TEST(ToolStreamDamageTest, StreamTailSeqMismatchCostsNoPgAndIsReported) {
   EXPECT_TRUE(j["problems"][0]["stream"].get<bool>());
   EXPECT_EQ(j["summary"]["stream"]["unhomed_pgs"], 3);
   EXPECT_THAT(j["not_checked"], IsEmpty());
+
+  // Store::Open agrees: a writable open refuses, since its next stream
+  // record would take the pointer's sequence and break the chain the next
+  // open follows; a read-only open reads every PG.
+  Options o;
+  o.log_layout = LogLayout::kStream;
+  auto writable = Store::Open(store.dev(), MetadataLocation::OwnDb(store.db()), o);
+  ASSERT_FALSE(writable.ok());
+  EXPECT_TRUE(absl::IsDataLoss(writable.status())) << writable.status();
+  EXPECT_THAT(std::string(writable.status().message()),
+              AllOf(HasSubstr("the pointer expects"), HasSubstr("not opened for writing")));
+  o.read_only = true;
+  auto readable = Store::Open(store.dev(), MetadataLocation::OwnDb(store.db()), o);
+  ASSERT_TRUE(readable.ok()) << readable.status();
+  auto pgs = (*readable)->ListPgs();
+  ASSERT_TRUE(pgs.ok());
+  EXPECT_FALSE(pgs->empty());
+  for (const PgId& pg : *pgs) EXPECT_TRUE((*readable)->ReadEntries(pg).ok()) << pg.ToString();
 }
 
 // A pointer whose homed position (tail - unhomed) is before its head: the

@@ -224,6 +224,16 @@ absl::Status RingStore::Recover() {
       device_.get(), geo_, logs,
       has_stream ? StreamSource{&stream_ptr, &stream_chunks} : StreamSource{},
       stream_resident_bytes_, ForEachRecovering, &outcome, &stream_damage));
+  if (IsStreamTailSeqDamage(stream_damage) && !options_.read_only) {
+    // The stream's next record would take the pointer's sequence and not
+    // follow the last one: the next open would stop there, and lose the
+    // PGs whose bytes came after. Read-only opens (and export) still read
+    // every PG.
+    return absl::DataLossError(absl::StrCat(
+        "log stream: ", stream_damage.message(),
+        "; not opened for writing: the next stream record would not follow the last one "
+        "(open read-only to read or export the PGs)"));
+  }
   if (!stream_damage.ok()) {
     // It cost the PGs whose bytes lay, or may have lain, in what cannot be
     // read (they fail, named, with it); with none, nothing committed is
