@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -577,6 +578,63 @@ class UringEngine final : public WriteEngine {
   std::deque<std::unique_ptr<WriteOp>> pending_;
 };
 
+// An io_uring that one thread sets up, submits to and reaps alone, with no
+// completion thread: UringCallerWrites (the commit thread's writes) and
+// FileBlockDevice::ReadMany. Set up and torn down under RingMappingMutex.
+// Where the kernel refuses a ring, ready() is false and the caller does its
+// I/O with pread/pwrite instead.
+class CallerRing {
+ public:
+  CallerRing(unsigned entries, const std::string& path) : path_(path) {
+    std::lock_guard<std::mutex> mapping(RingMappingMutex());
+    ready_ = io_uring_queue_init(entries, &ring_, 0) == 0;
+  }
+  ~CallerRing() {
+    if (!ready_) return;
+    std::lock_guard<std::mutex> mapping(RingMappingMutex());
+    io_uring_queue_exit(&ring_);
+  }
+  CallerRing(const CallerRing&) = delete;
+  CallerRing& operator=(const CallerRing&) = delete;
+
+  bool ready() const { return ready_; }
+  // The next free SQE, or null when the ring is full.
+  io_uring_sqe* GetSqe() { return io_uring_get_sqe(&ring_); }
+  // Sends every SQE filled since the last call in one io_uring_enter.
+  void Submit() {
+    int r;
+    do {
+      r = io_uring_submit(&ring_);
+    } while (r == -EINTR || r == -EAGAIN);
+    // The SQEs stay in the ring: they cannot be taken back and rewritten.
+    if (r < 0) Fatal(absl::StrCat("io_uring_submit: ", ErrnoText(-r)));
+  }
+  // Waits for one completion: its user data and result.
+  std::pair<uint64_t, int> WaitOne() {
+    io_uring_cqe* cqe = nullptr;
+    int r;
+    do {
+      r = io_uring_wait_cqe(&ring_, &cqe);
+    } while (r == -EINTR);
+    if (r < 0) Fatal(absl::StrCat("io_uring_wait_cqe: ", ErrnoText(-r)));
+    const std::pair<uint64_t, int> out{io_uring_cqe_get_data64(cqe), cqe->res};
+    io_uring_cqe_seen(&ring_, cqe);
+    return out;
+  }
+  // Only reachable if the kernel breaks io_uring's contract (as in
+  // UringEngine::Fatal): going on would lose track of an I/O whose buffer
+  // the kernel may still use.
+  [[noreturn]] void Fatal(const std::string& what) const {
+    std::fprintf(stderr, "pgring: io_uring (caller's) on %s: %s\n", path_.c_str(), what.c_str());
+    std::abort();
+  }
+
+ private:
+  const std::string path_;
+  io_uring ring_{};
+  bool ready_ = false;
+};
+
 // CallerWrites on an io_uring of the caller's own: Start queues, Submit
 // sends every queued write in one io_uring_enter, Wait reaps on the same
 // thread, with no system call when the completions are already in the CQ
@@ -598,17 +656,9 @@ class UringCallerWrites final : public CallerWrites {
                     bool durable, std::function<absl::Status()> flush)
       : fd_(fd), path_(path), size_(size), block_size_(block_size), bytes_(bytes),
         writes_(writes), durable_(durable), flush_(std::move(flush)) {
-    if (!use_ring) return;
-    std::lock_guard<std::mutex> mapping(RingMappingMutex());
-    ready_ = io_uring_queue_init(kEntries, &ring_, 0) == 0;
+    if (use_ring) ring_.emplace(kEntries, path_);
   }
-  ~UringCallerWrites() override {
-    Wait().IgnoreError();
-    if (ready_) {
-      std::lock_guard<std::mutex> mapping(RingMappingMutex());
-      io_uring_queue_exit(&ring_);
-    }
-  }
+  ~UringCallerWrites() override { Wait().IgnoreError(); }
 
   void Start(uint64_t offset, std::shared_ptr<AlignedBuffer> buf, IoCallback done) override {
     const uint64_t length = buf == nullptr ? 0 : buf->size();
@@ -621,15 +671,15 @@ class UringCallerWrites final : public CallerWrites {
     op->offset = offset;
     op->buf = std::move(buf);
     op->done = std::move(done);
-    if (!ready_) {
+    if (!ring_ || !ring_->ready()) {
       absl::Status w = PwriteAll(fd_, path_, *op, bytes_, writes_);
       return Finished(index, std::move(w), std::move(op->done), /*pwritten=*/true);
     }
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    io_uring_sqe* sqe = ring_->GetSqe();
     while (sqe == nullptr) {
       Submit();
       ReapOne();  // the ring is full: one of ours must finish first
-      sqe = io_uring_get_sqe(&ring_);
+      sqe = ring_->GetSqe();
     }
     io_uring_prep_write(sqe, fd_, op->buf->data(),
                         static_cast<unsigned>(std::min(length, kMaxBytesPerSqe)),
@@ -642,12 +692,7 @@ class UringCallerWrites final : public CallerWrites {
 
   void Submit() override {
     if (unsubmitted_ == 0) return;
-    int r;
-    do {
-      r = io_uring_submit(&ring_);
-    } while (r == -EINTR || r == -EAGAIN);
-    // The SQEs stay in the ring: they cannot be taken back and rewritten.
-    if (r < 0) Fatal(absl::StrCat("io_uring_submit: ", ErrnoText(-r)));
+    ring_->Submit();
     unsubmitted_ = 0;
   }
 
@@ -692,27 +737,12 @@ class UringCallerWrites final : public CallerWrites {
     finished_.push_back(Done{index, std::move(s), std::move(done), pwritten});
   }
 
-  [[noreturn]] void Fatal(const std::string& what) {
-    // Only reachable if the kernel breaks io_uring's contract (as in
-    // UringEngine::Fatal): continuing would lose track of a write.
-    std::fprintf(stderr, "pgring: io_uring (caller's) on %s: %s\n", path_.c_str(),
-                 what.c_str());
-    std::abort();
-  }
-
   void ReapOne() {
-    io_uring_cqe* cqe = nullptr;
-    int r;
-    do {
-      r = io_uring_wait_cqe(&ring_, &cqe);
-    } while (r == -EINTR);
-    if (r < 0) Fatal("io_uring_wait_cqe failed on a caller's ring");
-    auto* raw = static_cast<WriteOp*>(io_uring_cqe_get_data(cqe));
-    const int res = cqe->res;
-    io_uring_cqe_seen(&ring_, cqe);
+    const auto [data, res] = ring_->WaitOne();
+    auto* raw = reinterpret_cast<WriteOp*>(static_cast<uintptr_t>(data));
     auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
                            [raw](const InFlight& f) { return f.op.get() == raw; });
-    if (it == in_flight_.end()) Fatal("a caller's ring completed a write it did not start");
+    if (it == in_flight_.end()) ring_->Fatal("a caller's ring completed a write it did not start");
     const size_t index = it->index;
     std::unique_ptr<WriteOp> op = std::move(it->op);
     in_flight_.erase(it);
@@ -741,8 +771,7 @@ class UringCallerWrites final : public CallerWrites {
   std::atomic<uint64_t>* const writes_;
   const bool durable_;
   const std::function<absl::Status()> flush_;
-  io_uring ring_{};
-  bool ready_ = false;
+  std::optional<CallerRing> ring_;  // none: the device writes with psync
   uint32_t unsubmitted_ = 0;
   bool pwritten_ = false;  // a Done since the last Wait has `pwritten`
   std::vector<InFlight> in_flight_;
@@ -948,84 +977,53 @@ absl::Status FileBlockDevice::Read(uint64_t offset, absl::Span<char> buf) {
   return absl::OkStatus();
 }
 
-namespace {
-[[noreturn]] void ReadRingFatal(const std::string& path, const std::string& what) {
-  std::fprintf(stderr, "pgring: io_uring (reads) on %s: %s\n", path.c_str(), what.c_str());
-  std::abort();
-}
-}  // namespace
-
 absl::Status FileBlockDevice::ReadMany(absl::Span<const ReadRequest> reads) {
   // Below this many reads, a ring's set-up (two mappings and their
   // teardown) costs more than the reads' overlap saves.
   constexpr size_t kMinRingReads = 4;
-  constexpr unsigned kRingEntries = 64;
+  constexpr size_t kRingEntries = 64;
   for (const ReadRequest& r : reads) {
     absl::Status s =
         CheckIoArgs(path_, "read", r.offset, r.buf.size(), r.buf.data(), block_size_, size_);
     if (!s.ok()) return s;
   }
   if (!using_io_uring_ || reads.size() < kMinRingReads) return BlockDevice::ReadMany(reads);
-  io_uring ring;
-  {
-    std::lock_guard<std::mutex> mapping(file_block_device_internal::RingMappingMutex());
-    const unsigned entries = static_cast<unsigned>(std::min<size_t>(reads.size(), kRingEntries));
-    if (io_uring_queue_init(entries, &ring, 0) != 0) return BlockDevice::ReadMany(reads);
-  }
+  file_block_device_internal::CallerRing ring(
+      static_cast<unsigned>(std::min(reads.size(), kRingEntries)), path_);
+  if (!ring.ready()) return BlockDevice::ReadMany(reads);
   // Each read's outcome; a short or interrupted one is finished with pread.
   std::vector<absl::Status> status(reads.size());
   size_t next = 0, in_flight = 0;
   while (next < reads.size() || in_flight > 0) {
-    unsigned queued = 0;
-    while (next < reads.size()) {
-      io_uring_sqe* sqe = io_uring_get_sqe(&ring);
-      if (sqe == nullptr) break;
+    size_t queued = 0;
+    for (io_uring_sqe* sqe; next < reads.size() && (sqe = ring.GetSqe()) != nullptr; ++next) {
       const ReadRequest& r = reads[next];
       io_uring_prep_read(sqe, fd_, r.buf.data(),
-                         static_cast<unsigned>(std::min<uint64_t>(r.buf.size(), file_block_device_internal::kMaxBytesPerSqe)),
+                         static_cast<unsigned>(std::min<uint64_t>(
+                             r.buf.size(), file_block_device_internal::kMaxBytesPerSqe)),
                          r.offset);
       io_uring_sqe_set_data64(sqe, next);
-      ++next;
       ++queued;
     }
     if (queued > 0) {
-      int r;
-      do {
-        r = io_uring_submit(&ring);
-      } while (r == -EINTR || r == -EAGAIN);
-      // Only if the kernel breaks io_uring's contract (as UringEngine and
-      // UringCallerWrites treat it): returning would leave reads that may
-      // still land in the caller's buffers.
-      if (r < 0) ReadRingFatal(path_, absl::StrCat("io_uring_submit: ", ErrnoText(-r)));
+      ring.Submit();
       in_flight += queued;
     }
-    io_uring_cqe* cqe = nullptr;
-    int w;
-    do {
-      w = io_uring_wait_cqe(&ring, &cqe);
-    } while (w == -EINTR);
-    if (w < 0) ReadRingFatal(path_, absl::StrCat("io_uring_wait_cqe: ", ErrnoText(-w)));
-    const size_t i = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
-    const int res = cqe->res;
-    io_uring_cqe_seen(&ring, cqe);
+    const auto [i, res] = ring.WaitOne();
     --in_flight;
     const ReadRequest& r = reads[i];
     if (res >= 0 && static_cast<uint64_t>(res) == r.buf.size()) continue;
     // A transient error, or a short read: pread finishes it (and names a
     // real error as Read does).
-    const uint64_t done = res > 0 ? static_cast<uint64_t>(res) : 0;
     if (res < 0 && res != -EINTR && res != -EAGAIN) {
       status[i] = ErrnoError(-res, IoWhat("read", path_, r.offset, r.buf.size()));
     } else {
+      const uint64_t done = res > 0 ? static_cast<uint64_t>(res) : 0;
       status[i] = Read(r.offset + done, r.buf.subspan(done));
     }
   }
-  {
-    std::lock_guard<std::mutex> mapping(file_block_device_internal::RingMappingMutex());
-    io_uring_queue_exit(&ring);
-  }
-  for (size_t i = 0; i < reads.size(); ++i) {
-    if (!status[i].ok()) return status[i];
+  for (const absl::Status& s : status) {
+    if (!s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -223,8 +223,8 @@ absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
   // Stretches of the stream read in one I/O each: a piece through the last
   // one near it, widened to whole blocks.
   struct Stretch {
-    uint64_t lo, hi;            // stream lpos, block-aligned
-    size_t first, end;          // its pieces
+    uint64_t lo, hi;    // stream lpos, block-aligned
+    size_t first, end;  // its pieces
   };
   const uint64_t ring_end = RingEnd(stream_chunks, geo);
   std::vector<Stretch> stretches;
@@ -244,7 +244,8 @@ absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
     }
     const uint64_t b = geo.block_size;
     const uint64_t alo = stream_chunks.base + (lo - stream_chunks.base) / b * b;
-    const uint64_t ahi = std::min(ring_end, stream_chunks.base + (hi - stream_chunks.base + b - 1) / b * b);
+    // ring_end is a chunk boundary, so the rounded-up end stays inside.
+    const uint64_t ahi = stream_chunks.base + (hi - stream_chunks.base + b - 1) / b * b;
     stretches.push_back(Stretch{alo, ahi, i, j});
     i = j;
   }
@@ -255,7 +256,8 @@ absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
   for (size_t s = 0; s < stretches.size();) {
     size_t e = s;
     uint64_t bytes = 0;
-    while (e < stretches.size() && (e == s || bytes + (stretches[e].hi - stretches[e].lo) <= kBatchBytes)) {
+    while (e < stretches.size() &&
+           (e == s || bytes + (stretches[e].hi - stretches[e].lo) <= kBatchBytes)) {
       bytes += stretches[e].hi - stretches[e].lo;
       ++e;
     }

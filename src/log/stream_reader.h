@@ -22,6 +22,11 @@
 
 namespace pgring {
 
+// Whether `s` (from ReadStream, or what passed it on) says the stream's
+// last record does not carry the sequence before its pointer's tail_seq:
+// the next record a store appended would then break the stream's chain.
+bool IsStreamTailSeqDamage(const absl::Status& s);
+
 // Reads the committed stream [p.head, p.tail) and hands each kPgBytes item
 // to `fn` with the lpos of its record and the stream lpos of its bytes.
 // Past damage (RingReader's checks, an item other than kPgBytes) it goes on
@@ -32,12 +37,7 @@ namespace pgring {
 // 0 when it skipped nothing). With `reporter`, every problem is reported as
 // RingReader reports them. When the last record before the tail is not the
 // one the pointer's tail_seq names, the damage it returns (that check's, or
-// an earlier one) carries the payload IsStreamTailSeqDamage looks for.
-// Whether `s` (from ReadStream, or what passed it on) says the stream's
-// last record does not carry the sequence before its pointer's tail_seq:
-// the next record a store appends would then break the stream's chain.
-bool IsStreamTailSeqDamage(const absl::Status& s);
-
+// an earlier one) says so: IsStreamTailSeqDamage.
 absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                         const StreamPointer& p, const std::vector<uint64_t>& resync,
                         const std::function<absl::Status(uint64_t, uint64_t, const Item&)>& fn,
@@ -108,8 +108,8 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
 // Appends a PG's unhomed bytes [from, to) to `out`, read from the stream
 // records `runs` name (which must cover them): one device read per stretch
 // of the stream holding them (runs a block apart read together), all in
-// flight together (BlockDevice::ReadMany), at most 16 MiB at a time. What it reads is
-// not checked here; the records those bytes make up are, by whoever reads
+// flight together (BlockDevice::ReadMany), at most 16 MiB at a time. What
+// it reads is not checked here; the records those bytes make up are, by whoever reads
 // them (RingReader). The caller holds the stream's chunks in place (they
 // are reused only behind the PG's pin) and knows the bytes were written.
 // kDataLoss when the runs do not cover the range; device errors pass
