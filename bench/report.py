@@ -155,6 +155,8 @@ def fio_run(prefix):
             "home_bytes_per_write": st.get("home_bytes_written", 0) / committed if committed else None,
             "forced_homes": st.get("forced_homes"),
             "stream_full_fallbacks": st.get("stream_full_fallbacks"),
+            "stream_restates": st.get("stream_restates"),
+            "restated_bytes_per_write": st.get("stream_restated_bytes", 0) / committed if committed else None,
             "layout": get(rep, "config", "pgring_layout"),
             "payload": get(rep, "config", "pgring_payload"),
             "partition_flushes": st.get("device_flushes"),

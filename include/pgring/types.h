@@ -139,6 +139,11 @@ struct StoreStats {
   uint64_t home_bytes_written = 0;
   uint64_t forced_homes = 0;
   uint64_t stream_full_fallbacks = 0;
+  // Cleaning (StreamOptions::home_bytes 0): PGs whose live log was stated
+  // again at the stream's tail so that its head could pass their older
+  // records, and the bytes of those records.
+  uint64_t stream_restates = 0;
+  uint64_t stream_restated_bytes = 0;
   // Unhomed bytes read back from the stream (StreamOptions::
   // resident_bytes): the reads and their bytes. A cold PG's forced home or
   // a read of its old entries makes them.

@@ -307,6 +307,52 @@ absl::Status ApplyOp(const Transaction::Op& op, const Limits& limits, uint64_t* 
   return absl::InternalError("ApplyOp: PG creation and removal belong to the store");
 }
 
+namespace {
+
+bool SameItems(const MappingTable& table, const std::vector<LogEntry>& items) {
+  if (table.size() != items.size()) return false;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const MappingTable::Slot s = table.at(i);
+    if (!(s.v() == items[i].version) || s.size != items[i].payload.size()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::Status RestateLog(const LiveLog& live, PgLogState* pg, PgLogUndo* undo,
+                        PgLogEffects* effects) {
+  if (!SameItems(pg->entries, live.entries) || !SameItems(pg->dups, live.dups) ||
+      live.has_info != pg->has_info || (live.has_info && live.info != pg->info)) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("PG %s changed after its live log was read", pg->name));
+  }
+  // Net zero live items: no store-wide count to keep.
+  PgLogChange change(pg, undo, effects, nullptr);
+  const Version last = pg->last_version, last_dup = pg->last_dup_version;
+  const Version entries_to = pg->entries_trimmed_to, dups_to = pg->dups_trimmed_to;
+  // A replay keeps the trim points across a reset (they are the pointer's).
+  change.Reset();
+  pg->entries_trimmed_to = entries_to;
+  pg->dups_trimmed_to = dups_to;
+  for (const LogEntry& d : live.dups) change.AppendDup(d.version, d.payload);
+  for (const LogEntry& e : live.entries) change.AppendEntry(e.version, e.payload);
+  if (live.has_info) change.SetInfo(live.info);
+  if (pg->last_version < last) {
+    // A rewind left the last version where no entry is: only a marker
+    // holds it (a replay raises it to the trim point without one).
+    if (last > entries_to) {
+      change.Rewind(last);
+    } else {
+      pg->last_version = last;
+    }
+  }
+  // Dups are dropped from the back only by a reset, so the newest live dup
+  // or the trim point holds the last dup version, as a replay finds it.
+  pg->last_dup_version = last_dup;
+  return absl::OkStatus();
+}
+
 absl::Status ReplayItem(const Item& item, PgLogState* pg, PgLogEffects* effects) {
   PgLogChange change(pg, nullptr, effects, nullptr);
   switch (item.kind) {

@@ -118,6 +118,26 @@ class PgLogUndo {
 absl::Status ApplyOp(const Transaction::Op& op, const Limits& limits, uint64_t* live_items,
                      PgLogState* pg, PgLogUndo* undo, PgLogEffects* effects);
 
+// A PG's live log as the reads return it: what RestateLog states again.
+struct LiveLog {
+  std::vector<LogEntry> entries;  // oldest first
+  std::vector<LogEntry> dups;     // oldest first
+  bool has_info = false;
+  std::string info;
+};
+
+// Cleaning the log stream (docs/DESIGN.md, "Cleaning the stream"): states
+// `pg`'s whole live log again through `effects` (a reset, every dup and
+// entry, the info, and a rewind marker for a last version that neither an
+// entry nor the trim point holds), so that one new record holds all of it
+// and the PG's older records are no longer needed. What the PG holds does
+// not change (versions, sizes, trim points, last versions, info), nor what
+// a replay of the new record after the old ones or alone makes of it; only
+// the locators move. kFailedPrecondition, with nothing changed, when
+// `live` is not the PG's live log (a transaction changed it after the read).
+absl::Status RestateLog(const LiveLog& live, PgLogState* pg, PgLogUndo* undo,
+                        PgLogEffects* effects);
+
 // Recovery: applies one item a backend read back, as it was applied when
 // written. kDataLoss if it breaks the log's rules (a version out of order);
 // the message names the item, the caller says where it lies.

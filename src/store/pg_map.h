@@ -137,6 +137,10 @@ class TransactionStaging {
     return absl::OkStatus();
   }
 
+  // The PgChange of `pg`, made the first time: for a change the store makes
+  // to a PG of its own accord (cleaning), not through an op.
+  PgChange* Touch(const std::shared_ptr<Pg>& pg) { return ChangeOf(pg); }
+
   // Puts every touched PG and the map back as they were before StageOps.
   void Rollback() {
     for (auto it = changes_.rbegin(); it != changes_.rend(); ++it) (*it)->Restore();

@@ -142,6 +142,7 @@ absl::Status StoreCore::Close() {
     if (closed_) return absl::OkStatus();
     closed_ = true;
   }
+  StopBackgroundWork();
   absl::Status s;
   if (pipeline_) {
     s = pipeline_->Sync();

@@ -56,6 +56,11 @@ class StoreCore : public Store {
   // kFailedPrecondition once Close() has begun.
   absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
+  // Stops what the backend runs beside the transactions it is given (Close,
+  // once no more are taken, before the pipeline's Sync): its transactions
+  // still commit.
+  virtual void StopBackgroundWork() {}
+
   // Waits until no write the store issued is in flight (Close, after the
   // pipeline's Sync: a failed store's transactions fail without waiting
   // for their writes, whose completions call into the store).

@@ -41,6 +41,8 @@ inline constexpr StoreStatsField kStoreStatsFields[] = {
     {"home_bytes_written", &StoreStats::home_bytes_written},
     {"forced_homes", &StoreStats::forced_homes},
     {"stream_full_fallbacks", &StoreStats::stream_full_fallbacks},
+    {"stream_restates", &StoreStats::stream_restates},
+    {"stream_restated_bytes", &StoreStats::stream_restated_bytes},
     {"stream_reads", &StoreStats::stream_reads},
     {"stream_bytes_read", &StoreStats::stream_bytes_read},
     {"unhomed_resident_bytes", &StoreStats::unhomed_resident_bytes},

@@ -616,6 +616,102 @@ INSTANTIATE_TEST_SUITE_P(Policies, ForcedHomeTest,
 
 // StreamOptions::max_chunks 0: a quarter of the partition's chunks, within
 // [2, 4096].
+// Cleaning the stream (home_bytes 0; docs/DESIGN.md, "Cleaning the
+// stream"): an idle PG whose live log is much smaller than what it has in
+// the stream pins the stream's head; once the stream is full enough the
+// cleaner states the PG's live log again at the tail, in one record, and
+// the head passes its old records with nothing homed. The PG then reads
+// the same, before and after a reopen, and keeps its dups, its info and a
+// last version only a rewind marker holds.
+TEST_F(LogStreamTest, CleaningRestatesAnIdlePgAndHomesNothing) {
+  options_.stream.home_bytes = 0;           // records written once
+  options_.stream.max_chunks = 8;           // 512 KiB
+  options_.stream.force_home_percent = 90;  // cleaning from 67%, forced homes from 90%
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  // PG 1, as an OSD's PG with old dups: 50 dups and an info, then entries
+  // 2, 4, ..., 400 of 300 bytes; then its entries trimmed to 320 and
+  // rewound to 395 (no entry holds it), its dups trimmed to 30. Its oldest
+  // live dup keeps every record in the stream: ~14 KB live of ~75 KB.
+  ASSERT_OK(Do([&](Transaction* t) {
+    for (uint64_t d = 1; d <= 50; ++d) t->AppendDup(Pg(1), V(1, d), TestPayload(d, 60));
+    t->SetInfo(Pg(1), "the info of PG 1");
+  }));
+  // Ten entries a transaction: a stream write each, one block.
+  for (uint64_t v = 2; v <= 400; v += 20) {
+    ASSERT_OK(Do([&](Transaction* t) {
+      for (uint64_t e = v; e < v + 20; e += 2) t->AppendEntry(Pg(1), V(1, e), TestPayload(e, 300));
+    }));
+  }
+  ASSERT_LT(Stats().stream_bytes_used, 8 * kChunkSize / 4);
+  ASSERT_OK(Do([&](Transaction* t) {
+    t->Trim(Pg(1), V(1, 320));
+    t->TrimDups(Pg(1), V(1, 30));
+    t->Rewind(Pg(1), V(1, 395));
+  }));
+  auto entries = store_->ReadEntries(Pg(1));
+  auto dups = store_->ReadDups(Pg(1));
+  ASSERT_OK(entries);
+  ASSERT_OK(dups);
+  ASSERT_EQ(entries->size(), 37u);  // 322..394
+  ASSERT_EQ(dups->size(), 20u);
+  const PgStats pg1 = *store_->GetPgStats(Pg(1));
+  const uint64_t unhomed_before = Unhomed(Pg(1));
+  auto expect_pg1_as_it_was = [&] {
+    EXPECT_EQ(*store_->ReadEntries(Pg(1)), *entries);
+    EXPECT_EQ(*store_->ReadDups(Pg(1)), *dups);
+    EXPECT_EQ(*store_->ReadInfo(Pg(1)), "the info of PG 1");
+    const PgStats now = *store_->GetPgStats(Pg(1));
+    EXPECT_EQ(now.entries, pg1.entries);
+    EXPECT_EQ(now.entry_bytes, pg1.entry_bytes);
+    EXPECT_EQ(now.dups, pg1.dups);
+    EXPECT_EQ(now.dup_bytes, pg1.dup_bytes);
+    // The rewind's last version holds: 395 is refused, nothing changed.
+    EXPECT_EQ(One(Pg(1), 395).code(), absl::StatusCode::kInvalidArgument);
+  };
+  expect_pg1_as_it_was();
+
+  // PG 2 writes 1000-byte entries, keeping its last 50, until the stream
+  // is past the cleaner's fill; then the cleaner has 10 s to clean.
+  const uint64_t capacity = 8 * kChunkSize;
+  uint64_t v2 = 0;
+  while (Stats().stream_restates == 0 && v2 < 3000) {
+    ASSERT_OK(Do([&](Transaction* t) {
+      ++v2;
+      t->AppendEntry(Pg(2), V(1, v2), TestPayload(v2, 1000));
+      if (v2 > 50) t->Trim(Pg(2), V(1, v2 - 50));
+    }));
+    if (Stats().stream_bytes_used * 100 >= capacity * 70) {
+      for (int i = 0; i < 10000 && Stats().stream_restates == 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      ASSERT_GE(Stats().stream_restates, 1u) << "no restatement 10 s after the stream passed 70%";
+    }
+  }
+  const StoreStats st = Stats();
+  ASSERT_GE(st.stream_restates, 1u);
+  EXPECT_EQ(st.forced_homes, 0u);
+  EXPECT_EQ(st.home_writes, 0u);
+  EXPECT_EQ(st.home_bytes_written, 0u);
+  // One record of PG 1's live log, under half of what it had in the stream.
+  EXPECT_GT(st.stream_restated_bytes, pg1.entry_bytes + pg1.dup_bytes);
+  EXPECT_LT(2 * st.stream_restated_bytes, unhomed_before);
+  EXPECT_EQ(Unhomed(Pg(1)), st.stream_restated_bytes);
+  EXPECT_EQ(store_->GetPgStats(Pg(1))->ring_bytes_used, st.stream_restated_bytes);
+  expect_pg1_as_it_was();
+
+  Reopen();
+  expect_pg1_as_it_was();
+  EXPECT_EQ(VersionsOf(Pg(2), 1000), Range(v2 - 49, v2));
+  ASSERT_OK(One(Pg(1), 396, 300));
+  Reopen();
+  auto after = store_->ReadEntries(Pg(1));
+  ASSERT_OK(after);
+  ASSERT_EQ(after->size(), entries->size() + 1);
+  EXPECT_EQ(after->back().version, V(1, 396));
+}
+
 TEST_F(LogStreamTest, BoundZeroIsAQuarterOfThePartition) {
   EXPECT_EQ(LogStream::MaxChunksFor(0, 1000), 250u);
   EXPECT_EQ(LogStream::MaxChunksFor(0, 7), 2u);

@@ -96,6 +96,8 @@ TEST_P(StorePropertiesTest, StoreCountersHaveTheirKnownValues) {
       {"home_bytes_written", st.home_bytes_written},
       {"forced_homes", st.forced_homes},
       {"stream_full_fallbacks", st.stream_full_fallbacks},
+      {"stream_restates", st.stream_restates},
+      {"stream_restated_bytes", st.stream_restated_bytes},
       {"stream_reads", st.stream_reads},
       {"stream_bytes_read", st.stream_bytes_read},
       {"unhomed_resident_bytes", st.unhomed_resident_bytes},

@@ -74,6 +74,8 @@ json StoreRunJson(const StoreStats& start, const StoreStats& end) {
          {"home_bytes_written", d(start.home_bytes_written, end.home_bytes_written)},
          {"forced_homes", d(start.forced_homes, end.forced_homes)},
          {"stream_full_fallbacks", d(start.stream_full_fallbacks, end.stream_full_fallbacks)},
+         {"stream_restates", d(start.stream_restates, end.stream_restates)},
+         {"stream_restated_bytes", d(start.stream_restated_bytes, end.stream_restated_bytes)},
          {"stream_reads", d(start.stream_reads, end.stream_reads)},
          {"stream_bytes_read", d(start.stream_bytes_read, end.stream_bytes_read)},
          // A level, not a count: what the store holds at the end.

@@ -74,6 +74,7 @@ struct RingStore::PgChange {
   bool removed = false;
   bool trims = false;        // trimmed entries or dups, rewound, or reset
   bool info_set = false;
+  bool restated = false;     // the PG's live log stated again (cleaning)
   uint64_t payload = 0;
   std::vector<uint32_t> allocated;  // chunks taken for this PG (back on rollback)
 
@@ -137,6 +138,11 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
   // thread.
   CommitPipeline::LogWriter* log_writer = s->stream_layout_ ? &s->commit_writer_ : nullptr;
   s->StartPipeline(s->device_.get(), log_writer);
+  if (s->stream_layout_ && s->stream_home_bytes_ == 0 && !options.read_only) {
+    RingStore* store = s.get();
+    s->cleaner_ = std::make_unique<StreamCleaner>(
+        [store](uint64_t* stuck_head) { return store->CleanOne(stuck_head); });
+  }
   return std::unique_ptr<Store>(std::move(s));
 }
 
@@ -425,6 +431,10 @@ absl::StatusOr<std::shared_ptr<RingPg>> RingStore::NewPg(const PgId& id) {
 }
 
 absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
+  return Stage(std::move(txn), std::move(done), nullptr);
+}
+
+absl::Status RingStore::Stage(Transaction txn, CommitCallback done, const Restatement* restate) {
   RETURN_IF_ERROR(CheckWritable());
   ASSIGN_OR_RETURN(std::shared_ptr<CommitPipeline::Txn> ctxn, pipeline_->NewTxn());
   ctxn->done = std::move(done);
@@ -437,7 +447,8 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
     // NewPg needs mu_, held here. The lambda cannot say so with
     // ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_): StageOps (pg_map.h), a template that
     // knows no RingStore, calls it, and clang would then demand mu_ there.
-    absl::Status status = staging.StageOps(
+    absl::Status status = restate != nullptr ? StageRestatement(&staging, *restate) :
+                          staging.StageOps(
         txn,
         [&](const PgId& id) ABSL_NO_THREAD_SAFETY_ANALYSIS { return NewPg(id); },
         [&](const Transaction::Op& op, PgChange* t, uint64_t* live) {
@@ -470,6 +481,103 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
   StartWrites(writes);
   WaitForGatesAndRelease(ctxn, txn.gates());
   return absl::OkStatus();
+}
+
+absl::Status RingStore::StageRestatement(Staging* staging, const Restatement& r) {
+  absl::StatusOr<std::shared_ptr<RingPg>> found = pgs_.Find(r.pg->id);
+  if (!found.ok() || found->get() != r.pg.get() || r.pg->bounds.tail_seq != r.tail_seq) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("PG ", r.pg->name, " changed after its live log was read"));
+  }
+  PgChange* t = staging->Touch(r.pg);
+  RingPgLogEffects effects(t->pg.get(), t->record_pos, &t->body);
+  RETURN_IF_ERROR(RestateLog(r.live, t->pg.get(), &t->undo.log(), &effects));
+  t->info_set = r.live.has_info;
+  t->restated = true;
+  return absl::OkStatus();
+}
+
+bool RingStore::WantsCleaning() const {
+  // From three quarters of the fill that starts forced homes, so that the
+  // cleaner keeps the stream from reaching it.
+  const uint64_t percent = std::max<uint64_t>(1, options_.stream.force_home_percent * 3 / 4);
+  return stream_.exists() && !stream_.pins().empty() &&
+         stream_.bytes_used() * 100 >= stream_.capacity() * percent;
+}
+
+bool RingStore::CleanOne(uint64_t* stuck_head) {
+  Restatement r;
+  {
+    ReaderMutexLock l(&mu_);
+    if (!CheckOpen().ok() || !CheckWritable().ok() || !WantsCleaning()) return false;
+    RingPg* pg = stream_.pins().begin()->second;
+    *stuck_head = stream_.head();
+    // Restating writes the PG's live log, which may have to move again a
+    // lap later; homing writes what it has not homed, once. So the cleaner
+    // restates a PG whose live log is under half of that (a busy PG's
+    // dups, an idle PG whose entries were mostly trimmed) and leaves the
+    // rest to forced homes (an idle PG restated before: its one record).
+    uint64_t bytes = kRecordHeaderSize + RecordBodyBuilder::ItemSize(0) +
+                     RecordBodyBuilder::ItemSize(kItemVersionSize);
+    for (const MappingTable* table : {&pg->entries, &pg->dups}) {
+      for (size_t i = 0; i < table->size(); ++i) {
+        bytes += RecordBodyBuilder::ItemSize(kItemVersionSize + table->at(i).size);
+      }
+    }
+    if (pg->has_info) bytes += RecordBodyBuilder::ItemSize(pg->info.size());
+    if (!pg->damage.ok() || bytes > kMaxRecordBody ||
+        2 * bytes >= pg->bounds.tail - pg->bounds.homed) {
+      return false;
+    }
+    r.pg = *pgs_.Find(pg->id);  // a pinned PG is in the map
+    r.tail_seq = pg->bounds.tail_seq;
+    absl::StatusOr<std::vector<LogEntry>> entries =
+        ReadSlots(pg, ItemKind::kEntry, 0, pg->entries.size());
+    absl::StatusOr<std::vector<LogEntry>> dups =
+        ReadSlots(pg, ItemKind::kDup, 0, pg->dups.size());
+    if (!entries.ok() || !dups.ok()) {
+      log_->Log(LogLevel::kWarning,
+                absl::StrCat("PG ", pg->name, ": cleaning the log stream could not read its "
+                             "live log: ", (entries.ok() ? dups : entries).status().ToString()));
+      return false;
+    }
+    r.live.entries = *std::move(entries);
+    r.live.dups = *std::move(dups);
+    r.live.has_info = pg->has_info;
+    r.live.info = pg->info;
+  }
+  Notification committed;
+  absl::Status result;
+  absl::Status s = Stage(Transaction(), [&](absl::Status st) {
+    result = st;
+    committed.Notify();
+  }, &r);
+  // A PG written since the read is read again (the next call); a closed or
+  // failed store stops the next call.
+  if (absl::IsFailedPrecondition(s)) return true;
+  if (!s.ok()) {
+    log_->Log(LogLevel::kWarning, absl::StrCat("PG ", r.pg->name, ": cleaning the log stream "
+                                               "could not restate its log: ", s.ToString()));
+    return false;
+  }
+  committed.WaitForNotification();
+  if (!result.ok()) return false;
+  *stuck_head = ~uint64_t{0};
+  return true;
+}
+
+absl::Status RingStore::CleanStreamForTest() {
+  if (cleaner_ == nullptr) {
+    return absl::FailedPreconditionError("the store has no stream cleaner (home_bytes 0)");
+  }
+  uint64_t stuck_head = ~uint64_t{0};
+  while (CleanOne(&stuck_head)) {
+  }
+  return absl::OkStatus();
+}
+
+void RingStore::StopBackgroundWork() {
+  if (cleaner_ != nullptr) cleaner_->Stop();
 }
 
 absl::Status RingStore::PlaceRecords(Staging* staging, std::vector<std::string>* records) {
@@ -681,6 +789,10 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
         pg->unhomed_runs.push_back(
             UnhomedRun{new_tail, plan->slot.pos, plan->slot.pos + plan->bytes_end[i]});
       }
+      if (t->restated) {
+        restates_.fetch_add(1);
+        restated_bytes_.fetch_add(rec.size());
+      }
       pg->record_bytes_written += rec.size();
       pg->payload_bytes_written += t->payload;
       record_bytes_.fetch_add(rec.size());
@@ -725,6 +837,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
   ForceHomes(&wb, writes, &to_free);
   stream_.UpdateHead();
   stream_.GiveBackPassed(&to_free);
+  if (cleaner_ != nullptr && WantsCleaning()) cleaner_->Wake(stream_.head());
   uint64_t stream_head = stream_.head();
   if (stream_.exists()) {
     if (!stream_existed || !(stream_.Pointer() == old_stream)) {
@@ -1037,6 +1150,8 @@ void RingStore::AddStoreStats(StoreStats* s) const {
   s->home_writes = home_writes_.load();
   s->home_bytes_written = home_bytes_.load();
   s->forced_homes = forced_homes_.load();
+  s->stream_restates = restates_.load();
+  s->stream_restated_bytes = restated_bytes_.load();
   s->stream_full_fallbacks = stream_full_fallbacks_.load();
   s->stream_reads = stream_reads_.load();
   s->stream_bytes_read = stream_bytes_read_.load();

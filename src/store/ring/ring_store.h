@@ -28,6 +28,7 @@
 #include "store/ring/commit_writer.h"
 #include "store/ring/log_stream.h"
 #include "store/ring/ring_pg.h"
+#include "store/ring/stream_cleaner.h"
 #include "store/pg_store.h"
 #include "util/sync.h"
 
@@ -42,6 +43,10 @@ class RingStore final : public PgStore<RingPg> {
   ~RingStore() override;
 
   absl::Status Submit(Transaction txn, CommitCallback done) override;
+  // Cleans the stream until its head is clear of PGs it would be cheaper to
+  // restate than to home, then returns (tests: what the cleaner thread
+  // does, without waiting for it). kFailedPrecondition without a cleaner.
+  absl::Status CleanStreamForTest();
   // The partition device's Plug()/Unplug() (block_device.h).
   void PlugWrites() override { device_->Plug(); }
   void UnplugWrites() override { device_->Unplug(); }
@@ -50,6 +55,13 @@ class RingStore final : public PgStore<RingPg> {
  private:
   struct PgChange;
   struct StreamPlan;
+  // A PG's live log read for cleaning, to be stated again if the PG has
+  // not changed since (its tail_seq).
+  struct Restatement {
+    std::shared_ptr<RingPg> pg;
+    uint64_t tail_seq = 0;
+    LiveLog live;
+  };
   using Staging = TransactionStaging<RingPg, PgChange>;
   RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
             const Label& label, const StoreMeta& meta, const Options& options);
@@ -63,6 +75,24 @@ class RingStore final : public PgStore<RingPg> {
   // The stream's keys (both or neither), claimed; false when there is none.
   absl::StatusOr<bool> LoadStreamKeys(RingClaims* claims, StreamPointer* p, PgChunkList* c)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Submit's work for a transaction, or, with `restate`, for a PG's live
+  // log stated again (kFailedPrecondition if the PG changed since it was
+  // read).
+  absl::Status Stage(Transaction txn, CommitCallback done, const Restatement* restate);
+  // Stages the restatement into `staging`.
+  absl::Status StageRestatement(Staging* staging, const Restatement& r)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Cleaning the stream (docs/DESIGN.md, "Cleaning the stream"), on the
+  // cleaner's thread: when the stream is full enough and the PG pinning its
+  // head has fewer live bytes than bytes it would home, reads its live log
+  // and states it again, then waits for that to commit. StreamCleaner::
+  // CleanOne's contract.
+  bool CleanOne(uint64_t* stuck_head) ABSL_LOCKS_EXCLUDED(mu_);
+  // The stream is full enough for the cleaner (home_bytes 0 only).
+  bool WantsCleaning() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  void StopBackgroundWork() override;
 
   // Submit, step by step (all but StartWrites under the staging lock).
   // A new PG with the next stamp.
@@ -179,9 +209,14 @@ class RingStore final : public PgStore<RingPg> {
   std::atomic<uint64_t> home_writes_{0};
   std::atomic<uint64_t> home_bytes_{0};
   std::atomic<uint64_t> forced_homes_{0};
+  std::atomic<uint64_t> restates_{0};
+  std::atomic<uint64_t> restated_bytes_{0};
   std::atomic<uint64_t> stream_full_fallbacks_{0};
   mutable std::atomic<uint64_t> stream_reads_{0};
   mutable std::atomic<uint64_t> stream_bytes_read_{0};
+  // The stream's cleaner: a writable store whose stream homes nothing by
+  // count (home_bytes 0). Made last at open and stopped first at Close.
+  std::unique_ptr<StreamCleaner> cleaner_;
 };
 
 }  // namespace pgring
