@@ -3,9 +3,12 @@
 
 #include <cstdint>
 #include <string>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "pgring/store.h"
+#include "absl/strings/str_cat.h"
+#include "store/ring/ring_store.h"
 #include "util/held_write_fixture.h"
 
 namespace pgring::testing {
@@ -97,6 +100,84 @@ TEST_P(StreamPowerLossTest, APowerLossThenKeepsExactlyWhatWasCommitted) {
   ASSERT_EQ(eb->size(), committed) << "B: " << committed << " committed before the power went";
   if (committed > 0) EXPECT_EQ(eb->back().version.version, committed);
 }
+
+// Power loss around cleaning (home_bytes 0; docs/DESIGN.md, "Cleaning the
+// stream"): A, whose oldest live item is a dup in its first record and
+// whose entries were trimmed to the last two, pins the stream; cleaning
+// states its live log again in one record. The power goes (1) while that
+// record's stream write is in flight, or (2) once it has committed and B
+// has written past it. Either way A holds exactly its live log after the
+// reopen, B what was committed, and A takes more entries after it.
+class StreamCleaningPowerLossTest : public HeldWriteStoreTest,
+                                    public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override {
+    layout_ = LogLayout::kStream;
+    options_.stream.bypass_when_idle = false;  // every transaction to the stream
+    options_.stream.max_chunks = 4;
+    options_.stream.home_bytes = 0;            // records written once, cleaned
+    options_.stream.force_home_percent = 100;  // the cleaner's own pass: past 75%
+    HeldWriteStoreTest::SetUp();
+  }
+  RingStore* ring() { return static_cast<RingStore*>(store_); }
+  void ExpectA() {
+    auto ea = store_->ReadEntries(a_);
+    ASSERT_OK(ea);
+    ASSERT_EQ(ea->size(), 2u);
+    EXPECT_EQ((*ea)[0].version.version, 14u);
+    EXPECT_EQ((*ea)[1].payload, std::string(300, static_cast<char>('a' + 15 % 26)));
+    auto da = store_->ReadDups(a_);
+    ASSERT_OK(da);
+    ASSERT_EQ(da->size(), 3u);
+    EXPECT_EQ((*da)[2].payload, "dup 3");
+  }
+};
+
+TEST_P(StreamCleaningPowerLossTest, APowerLossKeepsTheRestatedLog) {
+  const bool in_flight = GetParam();
+  Transaction dups;
+  for (uint64_t d = 1; d <= 3; ++d) dups.AppendDup(a_, Version{1, d}, absl::StrCat("dup ", d));
+  ASSERT_OK(store_->Commit(std::move(dups)));
+  for (uint64_t v = 1; v <= 15; ++v) ASSERT_OK(store_->Commit(Append(a_, v)));
+  Transaction trim;
+  trim.Trim(a_, Version{1, 13});
+  ASSERT_OK(store_->Commit(std::move(trim)));
+  for (uint64_t v = 1; v <= 5; ++v) ASSERT_OK(store_->Commit(Append(b_, v)));
+  const uint64_t unhomed = store_->GetPgStats(a_)->unhomed_bytes;
+  ASSERT_EQ(store_->GetStoreStats().stream_restates, 0u);
+
+  if (in_flight) dev_->HoldNextWrite();
+  absl::Status cleaned;
+  std::thread cleaner([&] { cleaned = ring()->CleanStreamNowForTest(); });
+  if (in_flight) {
+    dev_->WaitUntilHeld();
+    ASSERT_EQ(store_->GetStoreStats().stream_restates, 1u);
+    rig_.crash_device()->CrashNow();
+    dev_->ReleaseHeldWrite();  // onto a dead disk
+    cleaner.join();
+  } else {
+    cleaner.join();
+    ASSERT_OK(cleaned);
+    ASSERT_EQ(store_->GetStoreStats().stream_restates, 1u);
+    EXPECT_LT(2 * store_->GetPgStats(a_)->unhomed_bytes, unhomed);
+    ExpectA();
+    for (uint64_t v = 6; v <= 8; ++v) ASSERT_OK(store_->Commit(Append(b_, v)));
+  }
+  PowerLossAndReopen();
+  ExpectA();
+  auto eb = store_->ReadEntries(b_);
+  ASSERT_OK(eb);
+  EXPECT_EQ(eb->size(), in_flight ? 5u : 8u);
+  ASSERT_OK(store_->Commit(Append(a_, 16)));
+  EXPECT_EQ(store_->ReadEntries(a_)->size(), 3u);
+  ASSERT_OK(Open());
+  EXPECT_EQ(store_->ReadEntries(a_)->size(), 3u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cleaning, StreamCleaningPowerLossTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? "RestatementInFlight" : "RestatementCommitted";
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Moments, StreamPowerLossTest,
                          ::testing::Values(StreamMoment::kForcedPartialHome,

@@ -505,11 +505,12 @@ bool RingStore::WantsCleaning() const {
          stream_.bytes_used() * 100 >= stream_.capacity() * percent;
 }
 
-bool RingStore::CleanOne(uint64_t* stuck_head) {
+bool RingStore::CleanOne(uint64_t* stuck_head, bool any_fill) {
   Restatement r;
   {
     ReaderMutexLock l(&mu_);
-    if (!CheckOpen().ok() || !CheckWritable().ok() || !WantsCleaning()) return false;
+    if (!CheckOpen().ok() || !CheckWritable().ok()) return false;
+    if (any_fill ? !stream_.exists() || stream_.pins().empty() : !WantsCleaning()) return false;
     RingPg* pg = stream_.pins().begin()->second;
     *stuck_head = stream_.head();
     // Restating writes the PG's live log, which may have to move again a
@@ -566,12 +567,12 @@ bool RingStore::CleanOne(uint64_t* stuck_head) {
   return true;
 }
 
-absl::Status RingStore::CleanStreamForTest() {
+absl::Status RingStore::CleanStreamNowForTest() {
   if (cleaner_ == nullptr) {
     return absl::FailedPreconditionError("the store has no stream cleaner (home_bytes 0)");
   }
   uint64_t stuck_head = ~uint64_t{0};
-  while (CleanOne(&stuck_head)) {
+  while (CleanOne(&stuck_head, /*any_fill=*/true)) {
   }
   return absl::OkStatus();
 }

@@ -43,10 +43,11 @@ class RingStore final : public PgStore<RingPg> {
   ~RingStore() override;
 
   absl::Status Submit(Transaction txn, CommitCallback done) override;
-  // Cleans the stream until its head is clear of PGs it would be cheaper to
-  // restate than to home, then returns (tests: what the cleaner thread
-  // does, without waiting for it). kFailedPrecondition without a cleaner.
-  absl::Status CleanStreamForTest();
+  // For tests: what the cleaner thread does, on the caller's thread and
+  // whatever the stream's fill, until the PG pinning the stream's head is
+  // not one to restate (or the store stops taking transactions).
+  // kFailedPrecondition without a cleaner (home_bytes 0).
+  absl::Status CleanStreamNowForTest();
   // The partition device's Plug()/Unplug() (block_device.h).
   void PlugWrites() override { device_->Plug(); }
   void UnplugWrites() override { device_->Unplug(); }
@@ -89,7 +90,8 @@ class RingStore final : public PgStore<RingPg> {
   // head has fewer live bytes than bytes it would home, reads its live log
   // and states it again, then waits for that to commit. StreamCleaner::
   // CleanOne's contract.
-  bool CleanOne(uint64_t* stuck_head) ABSL_LOCKS_EXCLUDED(mu_);
+  // `any_fill`: whatever the stream's fill (CleanStreamNowForTest).
+  bool CleanOne(uint64_t* stuck_head, bool any_fill = false) ABSL_LOCKS_EXCLUDED(mu_);
   // The stream is full enough for the cleaner (home_bytes 0 only).
   bool WantsCleaning() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void StopBackgroundWork() override;
