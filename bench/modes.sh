@@ -20,8 +20,9 @@
 #   stream; also floor: no PG log, stream-room: a stream of a quarter of the
 #   partition that homes only what it needs the room for (max_chunks 0,
 #   home_bytes 0), stream-clean: records written once and the stream cleaned
-#   by restating the PGs that pin it (home_bytes 0, a stream of 768 chunks,
-#   3/8 of the 2 GiB partition; docs/DESIGN.md, "Cleaning the stream"), and
+#   by restating the PGs that pin it (home_bytes 0, a stream of
+#   PGRING_CLEAN_CHUNKS chunks, 1536 by default: 3/8 of the 4 GiB partition;
+#   docs/DESIGN.md, "Cleaning the stream"), and
 #   stream-wo: a 2 GiB stream with home_bytes 256 MiB, the most),
 #   --base-engine SO (adds mode "base": the stream with another build of the
 #   engine, e.g. an older commit's, to compare a change against; not in the
@@ -127,7 +128,7 @@ restart_args() {
     stream) echo "--backend=ring --layout=stream" ;;
     stream-room) echo "--backend=ring --layout=stream --stream-chunks=0 --home-bytes=0" ;;
     stream-wo) echo "--backend=ring --layout=stream --stream-chunks=2048 --home-bytes=256M --log-size=6G" ;;
-    stream-clean) echo "--backend=ring --layout=stream --stream-chunks=768 --home-bytes=0" ;;
+    stream-clean) echo "--backend=ring --layout=stream --stream-chunks=${PGRING_CLEAN_CHUNKS:-1536} --home-bytes=0" ;;
     *) return 1 ;;
   esac
 }
@@ -156,7 +157,7 @@ for ((r = 1; r <= ROUNDS && FIO; r++)); do
           stream-room) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
                          "pgring_stream_chunks=0" "pgring_home_bytes=0" || true ;;
           stream-clean) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
-                          "pgring_stream_chunks=768" "pgring_home_bytes=0" || true ;;
+                          "pgring_stream_chunks=${PGRING_CLEAN_CHUNKS:-1536}" "pgring_home_bytes=0" || true ;;
           base) PGRING_ENGINE=$BASE_ENGINE bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" \
                   "pgring_layout=stream" || true ;;
           *) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=$m" || true ;;

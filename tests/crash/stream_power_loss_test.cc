@@ -158,6 +158,8 @@ TEST_P(StreamCleaningPowerLossTest, APowerLossKeepsTheRestatedLog) {
   } else {
     cleaner.join();
     ASSERT_OK(cleaned);
+    // A alone: B's live log is nearly all it has unhomed (homed, not
+    // restated), and A, not written since, is not restated again.
     ASSERT_EQ(store_->GetStoreStats().stream_restates, 1u);
     EXPECT_LT(2 * store_->GetPgStats(a_)->unhomed_bytes, unhomed);
     ExpectA();

@@ -71,6 +71,13 @@ Options CrashStoreOptions(const CrashConfig& c) {
   o.stream.max_forced_homes = 2;
   o.stream.forced_home_bytes = c.block_size;
   o.stream.bypass_when_idle = false;  // the stream takes every transaction
+  if (c.write_once) {
+    // Nothing homed by count: the cleaner restates PGs from 45% full,
+    // forced homes take the rest from 60% (earlier, they would home what
+    // the cleaner is there to restate).
+    o.stream.home_bytes = 0;
+    o.stream.force_home_percent = 60;
+  }
   return o;
 }
 

@@ -63,6 +63,9 @@ struct CrashConfig {
   bool timed = false;
   uint32_t tear_unit = 0;
   uint64_t device_seed = 1;  // the timed device's delays
+  // The stream written once (home_bytes 0) and cleaned by restating the PGs
+  // that pin it (docs/DESIGN.md, "Cleaning the stream").
+  bool write_once = false;
 };
 
 // The store options the campaigns open with (the stream small, homing two

@@ -49,6 +49,10 @@ struct RingPg : RingPgLog {
   // the PG's new records all go to the stream and nothing else changes, its
   // pointer stays as it is (RingStore::CommitPointers).
   PgPointer written_pointer;
+  // The tail its last restatement left (0: none since open; the staging
+  // lock): a PG still there was not written since, and is homed rather
+  // than restated again (RingStore::CleanOne).
+  uint64_t restated_tail = 0;
 
   Mutex io_mu;
   CondVar written_cv;  // signalled when written_upto moves or a write fails

@@ -513,11 +513,14 @@ bool RingStore::CleanOne(uint64_t* stuck_head, bool any_fill) {
     if (any_fill ? !stream_.exists() || stream_.pins().empty() : !WantsCleaning()) return false;
     RingPg* pg = stream_.pins().begin()->second;
     *stuck_head = stream_.head();
-    // Restating writes the PG's live log, which may have to move again a
-    // lap later; homing writes what it has not homed, once. So the cleaner
-    // restates a PG whose live log is under half of that (a busy PG's
-    // dups, an idle PG whose entries were mostly trimmed) and leaves the
-    // rest to forced homes (an idle PG restated before: its one record).
+    // Restating writes the PG's live log; homing what it has not homed.
+    // For a PG still written to, either comes back each lap of the stream:
+    // restating cleans one whose live log is under half of that (a busy PG
+    // whose dups reach far back), where it clearly writes less; a PG with
+    // few dead records is homed, as the default homes every PG. A PG not
+    // written since its last restatement would only be restated again, lap
+    // after lap, where a home writes it once. Forced homes take what the
+    // cleaner leaves.
     uint64_t bytes = kRecordHeaderSize + RecordBodyBuilder::ItemSize(0) +
                      RecordBodyBuilder::ItemSize(kItemVersionSize);
     for (const MappingTable* table : {&pg->entries, &pg->dups}) {
@@ -526,7 +529,7 @@ bool RingStore::CleanOne(uint64_t* stuck_head, bool any_fill) {
       }
     }
     if (pg->has_info) bytes += RecordBodyBuilder::ItemSize(pg->info.size());
-    if (!pg->damage.ok() || bytes > kMaxRecordBody ||
+    if (!pg->damage.ok() || bytes > kMaxRecordBody || pg->bounds.tail == pg->restated_tail ||
         2 * bytes >= pg->bounds.tail - pg->bounds.homed) {
       return false;
     }
@@ -791,6 +794,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
             UnhomedRun{new_tail, plan->slot.pos, plan->slot.pos + plan->bytes_end[i]});
       }
       if (t->restated) {
+        pg->restated_tail = new_tail;
         restates_.fetch_add(1);
         restated_bytes_.fetch_add(rec.size());
       }
