@@ -1,6 +1,8 @@
 #include "log/stream_reader.h"
 
 #include <algorithm>
+#include <cassert>
+#include <iterator>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/cord.h"
@@ -189,6 +191,13 @@ absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
                               const PgChunkList& stream_chunks,
                               const std::deque<UnhomedRun>& runs, uint64_t from, uint64_t to,
                               std::string* out) {
+  return ReadUnhomedRanges(device, geo, stream_chunks, runs, {RingRange{from, to}}, out);
+}
+
+absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
+                               const PgChunkList& stream_chunks,
+                               const std::deque<UnhomedRun>& runs,
+                               const std::vector<RingRange>& ranges, std::string* out) {
   // Runs whose stream bytes lie within this many bytes of each other are
   // read in one I/O: reading a block between them costs less than another
   // request. No more: the reads are in flight together, so a wider gap
@@ -196,30 +205,43 @@ absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
   // PGs; reading the gaps too made a whole-log read 5x slower,
   // docs/decisions/2026-11-28-write-once-plan.md).
   constexpr uint64_t kJoinGap = 4096;
-  if (from >= to) return absl::OkStatus();
   struct Piece {
     uint64_t stream_from, stream_to;
   };
   std::vector<Piece> pieces;
-  uint64_t at = from;
-  for (const UnhomedRun& r : runs) {
-    if (at >= to) break;
-    if (r.ring_end <= at) continue;
-    const uint64_t end = std::min(to, r.ring_end);
-    const uint64_t stream_from = r.data_end - (r.ring_end - at);
-    if (r.ring_end - at > r.data_end || stream_from < r.stream_pos + kRecordHeaderSize) {
-      return absl::DataLossError(absl::StrFormat(
-          "unhomed bytes from lpos %u would lie before the stream record at %u that holds them "
-          "up to lpos %u", at, r.stream_pos, r.ring_end));
+  uint64_t total = 0, last_to = 0;
+  auto run = runs.begin();
+  for (const RingRange& range : ranges) {
+    const uint64_t from = range.from, to = range.to;
+    if (from >= to) continue;
+    assert(from >= last_to);  // sorted and apart: the pieces stay in stream order
+    last_to = to;
+    total += to - from;
+    uint64_t at = from;
+    // The runs are in ring order, as the ranges are: each range resumes the
+    // search where the one before it stopped.
+    while (run != runs.begin() && std::prev(run)->ring_end > at) --run;
+    for (; run != runs.end() && at < to; ++run) {
+      const UnhomedRun& r = *run;
+      if (r.ring_end <= at) continue;
+      const uint64_t end = std::min(to, r.ring_end);
+      const uint64_t stream_from = r.data_end - (r.ring_end - at);
+      if (r.ring_end - at > r.data_end || stream_from < r.stream_pos + kRecordHeaderSize) {
+        return absl::DataLossError(absl::StrFormat(
+            "unhomed bytes from lpos %u would lie before the stream record at %u that holds "
+            "them up to lpos %u", at, r.stream_pos, r.ring_end));
+      }
+      pieces.push_back(Piece{stream_from, r.data_end - (r.ring_end - end)});
+      at = end;
+      if (at >= to) break;  // the next range may start in this run
     }
-    pieces.push_back(Piece{stream_from, r.data_end - (r.ring_end - end)});
-    at = end;
+    if (at < to) {
+      return absl::DataLossError(absl::StrFormat(
+          "unhomed bytes [%u, %u) are not all named by the stream records kept for them (up to "
+          "%u)", from, to, at));
+    }
   }
-  if (at < to) {
-    return absl::DataLossError(absl::StrFormat(
-        "unhomed bytes [%u, %u) are not all named by the stream records kept for them (up to "
-        "%u)", from, to, at));
-  }
+  if (pieces.empty()) return absl::OkStatus();
   // Stretches of the stream read in one I/O each: a piece through the last
   // one near it, widened to whole blocks.
   struct Stretch {
@@ -252,7 +274,7 @@ absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
   // Every stretch's reads in flight together (BlockDevice::ReadMany), in
   // batches that bound the memory a long PG log's read holds at once.
   constexpr uint64_t kBatchBytes = 16 << 20;
-  out->reserve(out->size() + (to - from));
+  out->reserve(out->size() + total);
   for (size_t s = 0; s < stretches.size();) {
     size_t e = s;
     uint64_t bytes = 0;

@@ -119,6 +119,19 @@ absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
                               const std::deque<UnhomedRun>& runs, uint64_t from, uint64_t to,
                               std::string* out);
 
+// A stretch [from, to) of a PG's ring positions.
+struct RingRange {
+  uint64_t from = 0;
+  uint64_t to = 0;
+};
+// ReadUnhomedBytes for several ranges, sorted and apart (a record each, say,
+// of a PG whose live items are few and far between): their bytes appended
+// to `out` one range after the other, every read in flight together.
+absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
+                               const PgChunkList& stream_chunks,
+                               const std::deque<UnhomedRun>& runs,
+                               const std::vector<RingRange>& ranges, std::string* out);
+
 }  // namespace pgring
 
 #endif  // PGRING_LOG_STREAM_READER_H_

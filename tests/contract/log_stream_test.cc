@@ -627,6 +627,7 @@ TEST_F(LogStreamTest, CleaningRestatesAnIdlePgAndHomesNothing) {
   options_.stream.home_bytes = 0;           // records written once
   options_.stream.max_chunks = 8;           // 512 KiB
   options_.stream.force_home_percent = 90;  // cleaning from 67%, forced homes from 90%
+  options_.stream.resident_bytes = 2 * 4096;  // PG 1's older records read from the stream
   MkfsAndOpenStream();
   ASSERT_OK(Create(Pg(1)));
   ASSERT_OK(Create(Pg(2)));
@@ -675,6 +676,7 @@ TEST_F(LogStreamTest, CleaningRestatesAnIdlePgAndHomesNothing) {
   // PG 2 writes 1000-byte entries, keeping its last 50, until the stream
   // is past the cleaner's fill; then the cleaner has 10 s to clean.
   const uint64_t capacity = 8 * kChunkSize;
+  const uint64_t read_before = Stats().stream_bytes_read;
   uint64_t v2 = 0;
   while (Stats().stream_restates == 0 && v2 < 3000) {
     ASSERT_OK(Do([&](Transaction* t) {
@@ -698,6 +700,10 @@ TEST_F(LogStreamTest, CleaningRestatesAnIdlePgAndHomesNothing) {
   EXPECT_GT(st.stream_restated_bytes, pg1.entry_bytes + pg1.dup_bytes);
   EXPECT_LT(2 * st.stream_restated_bytes, unhomed_before);
   EXPECT_EQ(Unhomed(Pg(1)), st.stream_restated_bytes);
+  // The cleaner read the records holding PG 1's live items, not the ~70 KB
+  // between them (nothing else reads back from the stream meanwhile).
+  EXPECT_GT(st.stream_bytes_read, read_before);
+  EXPECT_LT(2 * (st.stream_bytes_read - read_before), unhomed_before);
   EXPECT_EQ(store_->GetPgStats(Pg(1))->ring_bytes_used, st.stream_restated_bytes);
   expect_pg1_as_it_was();
 

@@ -3,6 +3,7 @@
 // wherever they lie on the device; runs that do not cover the range, or
 // that point before their record or outside the stream, are refused with
 // kDataLoss, never read from elsewhere.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -108,6 +109,35 @@ TEST_F(ReadUnhomedBytesTest, ScatteredRunsAreReadTogetherInRingOrder) {
   // One request a run, one more where a run's block straddles the chunks.
   EXPECT_GE(counting.requests, runs.size());
   EXPECT_LE(counting.requests, runs.size() + 1);
+}
+
+// Several ranges of one PG (a record each, say) in one call: their bytes
+// one after the other, as separate reads of each would give, every read in
+// one ReadMany; two ranges in one run, and a range across two runs.
+TEST_F(ReadUnhomedBytesTest, SeveralRangesAreReadTogetherInOrder) {
+  std::deque<UnhomedRun> runs;
+  uint64_t ring = 5000;
+  constexpr uint64_t kSpacing = 6000, kBytes = 300;
+  for (uint64_t s = 2 * kChunk + 200; s + 400 < 4 * kChunk; s += kSpacing) {
+    ring += kBytes;
+    runs.push_back(UnhomedRun{ring, s, s + kRecordHeaderSize + 15 + kBytes});
+  }
+  const std::vector<RingRange> ranges = {{5010, 5040},  {5100, 5290},  // one run
+                                         {5590, 5700},                 // across two
+                                         {6500, 6600}, {ring - 50, ring}};
+  std::string want = "x";
+  for (const RingRange& r : ranges) ASSERT_TRUE(Read(runs, r.from, r.to, &want).ok());
+  ReadCountingDevice counting(std::shared_ptr<BlockDevice>(&device_, [](BlockDevice*) {}));
+  std::string out = "x";
+  ASSERT_TRUE(ReadUnhomedRanges(&counting, geo_, stream_, runs, ranges, &out).ok());
+  EXPECT_EQ(out, want);
+  EXPECT_EQ(counting.calls, 1);
+  // A range no run holds is refused, naming it.
+  std::string none;
+  const absl::Status s =
+      ReadUnhomedRanges(&device_, geo_, stream_, runs, {{5010, 5040}, {ring, ring + 10}}, &none);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("are not all named"));
 }
 
 TEST_F(ReadUnhomedBytesTest, RunsThatDoNotHoldTheRangeAreRefused) {

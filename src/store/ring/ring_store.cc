@@ -421,6 +421,125 @@ absl::Status RingStore::UnhomedBytes(const RingPg& pg, uint64_t from, uint64_t t
   return absl::OkStatus();
 }
 
+absl::Status RingStore::UnhomedRanges(const RingPg& pg, const std::vector<RingRange>& ranges,
+                                      std::string* out) const {
+  const uint64_t cold_end = pg.ColdEnd();
+  std::vector<RingRange> cold;
+  for (const RingRange& r : ranges) {
+    assert(r.from >= pg.bounds.homed && r.to <= pg.bounds.tail);
+    if (r.from < std::min(r.to, cold_end)) cold.push_back({r.from, std::min(r.to, cold_end)});
+  }
+  std::string cold_bytes;
+  if (!cold.empty()) {
+    RETURN_IF_ERROR(ReadUnhomedRanges(device_.get(), geo_, stream_.chunks(), pg.unhomed_runs,
+                                      cold, &cold_bytes));
+    stream_reads_.fetch_add(1);
+    stream_bytes_read_.fetch_add(cold_bytes.size());
+  }
+  size_t at = 0;
+  for (const RingRange& r : ranges) {
+    uint64_t from = r.from;
+    if (from < std::min(r.to, cold_end)) {
+      const uint64_t n = std::min(r.to, cold_end) - from;
+      out->append(cold_bytes, at, n);
+      at += n;
+      from += n;
+    }
+    if (from < r.to) out->append(pg.image.resident().substr(from - cold_end, r.to - from));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RingStore::ReadLiveLog(RingPg* pg, LiveLog* live) const {
+  const uint64_t anchor = pg->bounds.head, homed = pg->bounds.homed, tail = pg->bounds.tail;
+  auto pos = [&](const MappingTable& t, size_t i) { return MappingTable::Pos(t.at(i), anchor); };
+  // The slots before the first whose record starts at or past homed.
+  auto in_ring = [&](const MappingTable& t) {
+    size_t lo = 0, hi = t.size();
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      if (pos(t, mid) < homed) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  };
+  const size_t ring_entries = in_ring(pg->entries), ring_dups = in_ring(pg->dups);
+  ASSIGN_OR_RETURN(live->entries, ReadSlots(pg, ItemKind::kEntry, 0, ring_entries));
+  ASSIGN_OR_RETURN(live->dups, ReadSlots(pg, ItemKind::kDup, 0, ring_dups));
+
+  std::vector<uint64_t> starts;
+  for (size_t i = ring_entries; i < pg->entries.size(); ++i) starts.push_back(pos(pg->entries, i));
+  for (size_t i = ring_dups; i < pg->dups.size(); ++i) starts.push_back(pos(pg->dups, i));
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  if (starts.empty()) return absl::OkStatus();
+  // Each record's first bytes (a block's worth, or to the next record),
+  // then the rest of those that are longer: two rounds of reads in flight.
+  constexpr uint64_t kFirstRead = 4096;
+  std::vector<RingRange> first;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const uint64_t next = k + 1 < starts.size() ? starts[k + 1] : tail;
+    first.push_back({starts[k], std::min(next, starts[k] + kFirstRead)});
+  }
+  std::string head_bytes;
+  RETURN_IF_ERROR(UnhomedRanges(*pg, first, &head_bytes));
+  auto damage = [&](uint64_t at, std::string_view what) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: the record at lpos %u, which holds live items: %s", pg->name, at, what));
+  };
+  std::vector<uint64_t> sizes(starts.size());
+  std::vector<RingRange> rest;
+  size_t at = 0;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const uint64_t got = first[k].to - first[k].from;
+    if (got < kRecordHeaderSize) return damage(starts[k], "too short for a header");
+    const RecordHeader h = DecodeRecordHeader(head_bytes.data() + at);
+    sizes[k] = kRecordHeaderSize + uint64_t{h.length};
+    if (starts[k] + sizes[k] > tail) return damage(starts[k], "its length runs past the tail");
+    if (sizes[k] > got) rest.push_back({first[k].to, starts[k] + sizes[k]});
+    at += got;
+  }
+  std::string rest_bytes;
+  RETURN_IF_ERROR(UnhomedRanges(*pg, rest, &rest_bytes));
+  // Each record whole, checked as a reader checks it, its items matched to
+  // the slots that name it.
+  size_t e = ring_entries, d = ring_dups, at_head = 0, at_rest = 0;
+  std::string rec;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const uint64_t got = first[k].to - first[k].from;
+    rec.assign(head_bytes, at_head, std::min<uint64_t>(got, sizes[k]));
+    at_head += got;
+    if (sizes[k] > got) {
+      rec.append(rest_bytes, at_rest, sizes[k] - got);
+      at_rest += sizes[k] - got;
+    }
+    const RecordHeader h = DecodeRecordHeader(rec.data());
+    if (!RecordCrcMatches(rec)) return damage(starts[k], "CRC mismatch");
+    if (h.pg_stamp != pg->stamp || (h.type & ~kSkippableBit) != kRecordTxn) {
+      return damage(starts[k], "not a record of this PG");
+    }
+    const std::string_view body = std::string_view(rec).substr(kRecordHeaderSize);
+    for (const Item& it : LiveItems(body, ItemKind::kEntry)) {
+      if (e < pg->entries.size() && pos(pg->entries, e) == starts[k] &&
+          pg->entries.at(e).v() == it.version) {
+        live->entries.push_back(LogEntry{it.version, std::string(it.payload)});
+        ++e;
+      }
+    }
+    for (const Item& it : LiveItems(body, ItemKind::kDup)) {
+      if (d < pg->dups.size() && pos(pg->dups, d) == starts[k] && pg->dups.at(d).v() == it.version) {
+        live->dups.push_back(LogEntry{it.version, std::string(it.payload)});
+        ++d;
+      }
+    }
+  }
+  if (e != pg->entries.size() || d != pg->dups.size()) {
+    return absl::DataLossError(absl::StrFormat(
+        "PG %s: found %u of %u entries and %u of %u dups in their records; the mapping table "
+        "and the records disagree", pg->name, e, pg->entries.size(), d, pg->dups.size()));
+  }
+  return absl::OkStatus();
+}
+
 void RingStore::EvictOldUnhomed(RingPg* pg) {
   pg->EvictUnhomed(stream_resident_bytes_, stream_.written());
 }
@@ -535,18 +654,12 @@ bool RingStore::CleanOne(uint64_t* stuck_head, bool any_fill) {
     }
     r.pg = *pgs_.Find(pg->id);  // a pinned PG is in the map
     r.tail_seq = pg->bounds.tail_seq;
-    absl::StatusOr<std::vector<LogEntry>> entries =
-        ReadSlots(pg, ItemKind::kEntry, 0, pg->entries.size());
-    absl::StatusOr<std::vector<LogEntry>> dups =
-        ReadSlots(pg, ItemKind::kDup, 0, pg->dups.size());
-    if (!entries.ok() || !dups.ok()) {
+    if (absl::Status read = ReadLiveLog(pg, &r.live); !read.ok()) {
       log_->Log(LogLevel::kWarning,
                 absl::StrCat("PG ", pg->name, ": cleaning the log stream could not read its "
-                             "live log: ", (entries.ok() ? dups : entries).status().ToString()));
+                             "live log: ", read.ToString()));
       return false;
     }
-    r.live.entries = *std::move(entries);
-    r.live.dups = *std::move(dups);
     r.live.has_info = pg->has_info;
     r.live.info = pg->info;
   }
@@ -556,9 +669,15 @@ bool RingStore::CleanOne(uint64_t* stuck_head, bool any_fill) {
     result = st;
     committed.Notify();
   }, &r);
-  // A PG written since the read is read again (the next call); a closed or
-  // failed store stops the next call.
-  if (absl::IsFailedPrecondition(s)) return true;
+  // A PG written since the read is read again (the next call), twice; one
+  // written that often is left to forced homes (a livelock of reads
+  // otherwise). A closed or failed store stops the next call.
+  if (absl::IsFailedPrecondition(s)) {
+    if (++restate_retries_ <= 2) return true;
+    restate_retries_ = 0;
+    return false;
+  }
+  restate_retries_ = 0;
   if (!s.ok()) {
     log_->Log(LogLevel::kWarning, absl::StrCat("PG ", r.pg->name, ": cleaning the log stream "
                                                "could not restate its log: ", s.ToString()));

@@ -21,6 +21,7 @@
 #include "device/block_device.h"
 #include "format/label.h"
 #include "log/ring_layout.h"
+#include "log/stream_reader.h"
 #include "format/metadata_keys.h"
 #include "store/commit_pipeline.h"
 #include "store/metadata_db.h"
@@ -141,6 +142,15 @@ class RingStore final : public PgStore<RingPg> {
   // stream, to `out`.
   absl::Status UnhomedBytes(const RingPg& pg, uint64_t from, uint64_t to, std::string* out) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // UnhomedBytes for several ranges (sorted, apart), appended one after
+  // the other, the cold ones read together.
+  absl::Status UnhomedRanges(const RingPg& pg, const std::vector<RingRange>& ranges,
+                             std::string* out) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The cleaner's read of pg's live log: items in records before homed
+  // through the ring (ReadSlots); records past it each read alone, all
+  // together, so that a PG whose live items lie far apart (its dups among
+  // trimmed entries) reads those records, not its whole unhomed span.
+  absl::Status ReadLiveLog(RingPg* pg, LiveLog* live) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Lets pg's oldest unhomed bytes leave memory, whole blocks whose stream
   // write has completed, until resident_bytes are left.
   void EvictOldUnhomed(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -219,6 +229,9 @@ class RingStore final : public PgStore<RingPg> {
   // The stream's cleaner: a writable store whose stream homes nothing by
   // count (home_bytes 0). Made last at open and stopped first at Close.
   std::unique_ptr<StreamCleaner> cleaner_;
+  // CleanOne's restatements refused in a row because their PG had changed
+  // (the cleaner's thread, or a test's, one at a time).
+  std::atomic<int> restate_retries_{0};
 };
 
 }  // namespace pgring
