@@ -103,8 +103,10 @@ struct StreamOptions {
   // [2, 4096]) or [2, 4096]. Raise it (or set 0) together with home_bytes 0
   // when the partition has room for about twice the PG logs' live span
   // (dups included): records are then trimmed before they are homed and
-  // written once. A stream smaller than that with home_bytes 0 force-homes
-  // all the time, reading records back.
+  // written once, and a PG whose old dups or idleness pin the stream is
+  // cleaned by restating its live log (see home_bytes). A stream much
+  // smaller than that with home_bytes 0 force-homes all the time, reading
+  // records back.
   uint32_t max_chunks = 16;
 
   // home_bytes, resident_bytes and forced_home_bytes are bytes, so that
@@ -118,6 +120,12 @@ struct StreamOptions {
   // never by count; a PG's records go home only when the stream needs the
   // room (force_home_percent, or a partition with fewer free chunks than
   // the stream holds).
+  //
+  // With 0 the store runs a cleaner thread (pgring-clean): once the stream
+  // is three quarters of the way to force_home_percent, it states the live
+  // log of the PG pinning the stream's head again at the tail (one record),
+  // where that writes under half of what homing the PG would, so the head
+  // moves without homing (docs/DESIGN.md, "Cleaning the stream").
   //
   // Default: 8192. Range: 0 or [512, 268435456] (256 MiB). Set 0 only with
   // a stream large enough to hold the PG logs (see max_chunks).
