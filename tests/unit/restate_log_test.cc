@@ -27,17 +27,17 @@ Version V(uint64_t v) { return Version{3, v}; }
 std::string EntryPayload(uint64_t v) { return absl::StrCat("entry ", v, std::string(v % 7, 'x')); }
 std::string DupPayload(uint64_t v) { return absl::StrCat("dup ", v); }
 
+void ExpectSameItems(const MappingTable& want, const MappingTable& got) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got.at(i).v(), want.at(i).v()) << i;
+    EXPECT_EQ(got.at(i).size, want.at(i).size) << i;
+  }
+}
+
 void ExpectSameLog(const PgLogState& want, const PgLogState& got) {
-  ASSERT_EQ(got.entries.size(), want.entries.size());
-  for (size_t i = 0; i < want.entries.size(); ++i) {
-    EXPECT_EQ(got.entries.at(i).v(), want.entries.at(i).v()) << i;
-    EXPECT_EQ(got.entries.at(i).size, want.entries.at(i).size) << i;
-  }
-  ASSERT_EQ(got.dups.size(), want.dups.size());
-  for (size_t i = 0; i < want.dups.size(); ++i) {
-    EXPECT_EQ(got.dups.at(i).v(), want.dups.at(i).v()) << i;
-    EXPECT_EQ(got.dups.at(i).size, want.dups.at(i).size) << i;
-  }
+  ExpectSameItems(want.entries, got.entries);
+  ExpectSameItems(want.dups, got.dups);
   EXPECT_EQ(got.entry_bytes, want.entry_bytes);
   EXPECT_EQ(got.dup_bytes, want.dup_bytes);
   EXPECT_EQ(got.last_version, want.last_version);

@@ -406,45 +406,29 @@ std::shared_ptr<RingWrite> RingStore::HomeWrite(const std::shared_ptr<RingPg>& p
 
 absl::Status RingStore::UnhomedBytes(const RingPg& pg, uint64_t from, uint64_t to,
                                      std::string* out) const {
-  if (from >= to) return absl::OkStatus();
-  const uint64_t cold_end = pg.ColdEnd();
-  assert(from >= pg.bounds.homed && to <= pg.bounds.tail);
-  if (from < cold_end) {
-    const size_t before = out->size();
-    RETURN_IF_ERROR(ReadUnhomedBytes(device_.get(), geo_, stream_.chunks(), pg.unhomed_runs, from,
-                                     std::min(to, cold_end), out));
-    stream_reads_.fetch_add(1);
-    stream_bytes_read_.fetch_add(out->size() - before);
-    from = cold_end;
-  }
-  if (from < to) out->append(pg.image.resident().substr(from - cold_end, to - from));
-  return absl::OkStatus();
+  return UnhomedRanges(pg, {RingRange{from, to}}, out);
 }
 
 absl::Status RingStore::UnhomedRanges(const RingPg& pg, const std::vector<RingRange>& ranges,
                                       std::string* out) const {
+  // The ranges are in ring order and every cold byte lies before ColdEnd(),
+  // every resident one after it: their cold parts, read together, then
+  // their resident parts make the bytes in order.
   const uint64_t cold_end = pg.ColdEnd();
   std::vector<RingRange> cold;
   for (const RingRange& r : ranges) {
     assert(r.from >= pg.bounds.homed && r.to <= pg.bounds.tail);
     if (r.from < std::min(r.to, cold_end)) cold.push_back({r.from, std::min(r.to, cold_end)});
   }
-  std::string cold_bytes;
   if (!cold.empty()) {
+    const size_t before = out->size();
     RETURN_IF_ERROR(ReadUnhomedRanges(device_.get(), geo_, stream_.chunks(), pg.unhomed_runs,
-                                      cold, &cold_bytes));
+                                      cold, out));
     stream_reads_.fetch_add(1);
-    stream_bytes_read_.fetch_add(cold_bytes.size());
+    stream_bytes_read_.fetch_add(out->size() - before);
   }
-  size_t at = 0;
   for (const RingRange& r : ranges) {
-    uint64_t from = r.from;
-    if (from < std::min(r.to, cold_end)) {
-      const uint64_t n = std::min(r.to, cold_end) - from;
-      out->append(cold_bytes, at, n);
-      at += n;
-      from += n;
-    }
+    const uint64_t from = std::max(r.from, cold_end);
     if (from < r.to) out->append(pg.image.resident().substr(from - cold_end, r.to - from));
   }
   return absl::OkStatus();
@@ -518,19 +502,18 @@ absl::Status RingStore::ReadLiveLog(RingPg* pg, LiveLog* live) const {
       return damage(starts[k], "not a record of this PG");
     }
     const std::string_view body = std::string_view(rec).substr(kRecordHeaderSize);
-    for (const Item& it : LiveItems(body, ItemKind::kEntry)) {
-      if (e < pg->entries.size() && pos(pg->entries, e) == starts[k] &&
-          pg->entries.at(e).v() == it.version) {
-        live->entries.push_back(LogEntry{it.version, std::string(it.payload)});
-        ++e;
+    // The items the slots from `*next` on name in this record, in order.
+    auto take = [&](ItemKind kind, const MappingTable& t, size_t* next,
+                    std::vector<LogEntry>* to) {
+      for (const Item& it : LiveItems(body, kind)) {
+        if (*next < t.size() && pos(t, *next) == starts[k] && t.at(*next).v() == it.version) {
+          to->push_back(LogEntry{it.version, std::string(it.payload)});
+          ++*next;
+        }
       }
-    }
-    for (const Item& it : LiveItems(body, ItemKind::kDup)) {
-      if (d < pg->dups.size() && pos(pg->dups, d) == starts[k] && pg->dups.at(d).v() == it.version) {
-        live->dups.push_back(LogEntry{it.version, std::string(it.payload)});
-        ++d;
-      }
-    }
+    };
+    take(ItemKind::kEntry, pg->entries, &e, &live->entries);
+    take(ItemKind::kDup, pg->dups, &d, &live->dups);
   }
   if (e != pg->entries.size() || d != pg->dups.size()) {
     return absl::DataLossError(absl::StrFormat(
@@ -640,14 +623,11 @@ bool RingStore::CleanOne(uint64_t* stuck_head, bool any_fill) {
     // written since its last restatement would only be restated again, lap
     // after lap, where a home writes it once. Forced homes take what the
     // cleaner leaves.
-    uint64_t bytes = kRecordHeaderSize + RecordBodyBuilder::ItemSize(0) +
-                     RecordBodyBuilder::ItemSize(kItemVersionSize);
-    for (const MappingTable* table : {&pg->entries, &pg->dups}) {
-      for (size_t i = 0; i < table->size(); ++i) {
-        bytes += RecordBodyBuilder::ItemSize(kItemVersionSize + table->at(i).size);
-      }
-    }
-    if (pg->has_info) bytes += RecordBodyBuilder::ItemSize(pg->info.size());
+    // At most: a header, the reset and a rewind, and each item with its
+    // payload and a length of up to five varint bytes.
+    const uint64_t bytes = kRecordHeaderSize + 2 * RecordBodyBuilder::ItemSize(kItemVersionSize) +
+                           pg->live_items() * (1 + 5 + kItemVersionSize) + pg->entry_bytes +
+                           pg->dup_bytes + RecordBodyBuilder::ItemSize(pg->info.size());
     if (!pg->damage.ok() || bytes > kMaxRecordBody || pg->bounds.tail == pg->restated_tail ||
         2 * bytes >= pg->bounds.tail - pg->bounds.homed) {
       return false;
