@@ -28,6 +28,7 @@
 #include "format/record.h"
 #include "store/open_store.h"
 #include "store/ring/log_stream.h"
+#include "store/ring/ring_store.h"
 #include "store/store_core.h"
 #include "util/forwarding_device.h"
 #include "util/store_fixture.h"
@@ -716,6 +717,37 @@ TEST_F(LogStreamTest, CleaningRestatesAnIdlePgAndHomesNothing) {
   ASSERT_OK(after);
   ASSERT_EQ(after->size(), entries->size() + 1);
   EXPECT_EQ(after->back().version, V(1, 396));
+}
+
+// A damaged stream record under a PG's live items: the cleaner's read
+// finds it (kDataLoss inside, logged), restates nothing, and leaves the PG
+// as it was; reads of the damaged items say kDataLoss naming the PG, and no
+// wrong entry is returned.
+TEST_F(LogStreamTest, CleaningAPgWithADamagedRecordRestatesNothing) {
+  options_.stream.home_bytes = 0;
+  options_.stream.max_chunks = 8;
+  options_.stream.force_home_percent = 100;  // the test cleans, not the thread
+  options_.stream.resident_bytes = 4096;     // the dups' record read from the device
+  MkfsAndOpenStream();
+  ASSERT_OK(Create(Pg(1)));
+  const std::string dup_payload(200, 'd');
+  ASSERT_OK(Do([&](Transaction* t) { t->AppendDup(Pg(1), V(1, 1), dup_payload); }));
+  for (uint64_t v = 1; v <= 60; ++v) ASSERT_OK(One(Pg(1), v, 300));
+  ASSERT_OK(Do([&](Transaction* t) { t->Trim(Pg(1), V(1, 58)); }));
+  auto* mem = static_cast<MemoryBlockDevice*>(device_.get());
+  const std::string all = mem->ReadRaw(0, mem->size());
+  const size_t at = all.find(dup_payload);
+  ASSERT_NE(at, std::string::npos);
+  std::string b = all.substr(at + 100, 1);
+  b[0] = static_cast<char>(b[0] ^ 0x01);
+  mem->WriteRaw(at + 100, b);
+
+  ASSERT_OK(static_cast<RingStore*>(store_.get())->CleanStreamNowForTest());
+  EXPECT_EQ(Stats().stream_restates, 0u);
+  auto dups = store_->ReadDups(Pg(1));
+  EXPECT_CODE(dups, kDataLoss);
+  EXPECT_THAT(std::string(dups.status().message()), HasSubstr("1.1"));
+  EXPECT_EQ(VersionsOf(Pg(1), 300), Range(59, 60));
 }
 
 TEST_F(LogStreamTest, BoundZeroIsAQuarterOfThePartition) {

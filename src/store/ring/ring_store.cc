@@ -478,7 +478,10 @@ absl::Status RingStore::ReadLiveLog(RingPg* pg, LiveLog* live) const {
     if (got < kRecordHeaderSize) return damage(starts[k], "too short for a header");
     const RecordHeader h = DecodeRecordHeader(head_bytes.data() + at);
     sizes[k] = kRecordHeaderSize + uint64_t{h.length};
-    if (starts[k] + sizes[k] > tail) return damage(starts[k], "its length runs past the tail");
+    const uint64_t next = k + 1 < starts.size() ? starts[k + 1] : tail;
+    if (starts[k] + sizes[k] > next) {
+      return damage(starts[k], "its length runs past the next record or the tail");
+    }
     if (sizes[k] > got) rest.push_back({first[k].to, starts[k] + sizes[k]});
     at += got;
   }
