@@ -34,12 +34,15 @@ namespace pgring {
 // What mkfs writes: a store whose log stream never held a record.
 inline constexpr uint32_t kFormatVersionWritten = 1;
 // A ring store that has been opened with a log stream (LogLayout::kStream):
-// its PGs' records continue in the stream past their pointers' tails. A
-// reader of version 1 would not know to read the stream, and one of version
-// 2 (whose stream store rewrote every pointer with every transaction) would
-// stop at the pointers' tails; both refuse it. This library reads version
-// 2 too and makes it version 3 at the first open with a stream.
-inline constexpr uint32_t kFormatVersionStream = 3;
+// its PGs' records continue in the stream past their pointers' tails, and
+// a PG's ring takes chunks only for the bytes homed to it. A reader of
+// version 1 would not know to read the stream, one of version 2 (whose
+// stream store rewrote every pointer with every transaction) would stop at
+// the pointers' tails, and one of version 3 (whose rings took chunks for
+// every byte, homed or not) would take a pointer past its chunks for
+// damage; each refuses it. This library reads versions 2 and 3 too and
+// makes either version 4 at the first open with a stream.
+inline constexpr uint32_t kFormatVersionStream = 4;
 // The versions this library opens.
 inline constexpr uint32_t kFormatVersionMinRead = 1;
 inline constexpr uint32_t kFormatVersionMaxRead = kFormatVersionStream;

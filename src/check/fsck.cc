@@ -245,13 +245,10 @@ absl::Status CheckRing(const OfflineStore& s, const FsckOptions& o, bool pg_chec
         usable = false;
       }
       if (k.pointer.ok()) {
-        if (absl::Status b = CheckPointerInChunks(k.pointer->head, k.pointer->tail, c, g.chunk_size);
+        if (absl::Status b = CheckPgPointerInChunks(k.pointer->head, k.pointer->homed(),
+                                                    k.pointer->tail, c, g.chunk_size);
             !b.ok()) {
           out.push_back(PgProblem(id, "pointer-outside-ring", std::string(b.message())));
-          usable = false;
-        } else if (absl::Status h = CheckRingPgKeys(k, g); !h.ok()) {
-          // The homed position (the one check CheckRingPgKeys adds).
-          out.push_back(PgProblem(id, "pointer-outside-ring", std::string(h.message())));
           usable = false;
         }
       }

@@ -200,16 +200,8 @@ absl::Status CheckRingPgKeys(const RingPgKeys& pg, const Geometry& g) {
   if (!pg.pointer.ok()) return pg.pointer.status();
   if (!pg.chunks.ok()) return pg.chunks.status();
   RETURN_IF_ERROR(CheckChunkListBase(*pg.chunks, g.chunk_size));
-  RETURN_IF_ERROR(
-      CheckPointerInChunks(pg.pointer->head, pg.pointer->tail, *pg.chunks, g.chunk_size));
-  // The decoder bounds unhomed by the tail only; recovery also needs the
-  // ring to hold the head (RingPgRecovery::Start refuses the same).
-  if (pg.pointer->homed() < pg.pointer->head) {
-    return absl::DataLossError(absl::StrFormat(
-        "pointer's homed position %u (tail %u less %u unhomed bytes) is before its head %u",
-        pg.pointer->homed(), pg.pointer->tail, pg.pointer->unhomed, pg.pointer->head));
-  }
-  return absl::OkStatus();
+  return CheckPgPointerInChunks(pg.pointer->head, pg.pointer->homed(), pg.pointer->tail,
+                                *pg.chunks, g.chunk_size);
 }
 
 absl::Status CheckStreamKeys(const StreamKeys& stream, const Geometry& g) {

@@ -153,7 +153,8 @@ class Scanner final : public RingReader::Reporter {
       out_->problems.push_back(std::move(e));
       return false;
     }
-    auto image = ReadRingImage(device_, geometry_, chunks_, homed, std::string(unhomed_));
+    auto image = ReadRingImage(device_, geometry_, chunks_, p.head, homed,
+                               std::string(unhomed_));
     if (!image.ok()) {
       out_->problems.push_back(
           At(RingImageStart(homed, geometry_.block_size), "read-error",

@@ -398,6 +398,25 @@ absl::Status CheckPointerInChunks(uint64_t head, uint64_t tail, const PgChunkLis
                                              head, tail, chunks.base, end));
 }
 
+absl::Status CheckPgPointerInChunks(uint64_t head, uint64_t homed, uint64_t tail,
+                                    const PgChunkList& chunks, uint32_t chunk_size) {
+  if (head > tail) {
+    return absl::DataLossError(
+        absl::StrFormat("pointer's head %u is past its tail %u", head, tail));
+  }
+  if (homed < head || homed > tail) {
+    return absl::DataLossError(absl::StrFormat(
+        "pointer's homed position %u (tail %u less %u unhomed bytes) is before its head %u",
+        homed, tail, tail - homed, head));
+  }
+  if (homed == head) return absl::OkStatus();
+  const uint64_t end = chunks.End(chunk_size);
+  if (chunks.base <= head && homed <= end) return absl::OkStatus();
+  return absl::DataLossError(absl::StrFormat(
+      "pointer's homed bytes [%u, %u) lie outside its chunks [%u, %u)", head, homed,
+      chunks.base, end));
+}
+
 RingClaims::Verdict RingClaims::ClaimStamp(const PgId& pg, uint32_t stamp) {
   if (stamp == 0 || (next_pg_stamp_ && stamp >= *next_pg_stamp_)) {
     return {Broken::kStampNeverIssued, {},

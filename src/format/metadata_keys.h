@@ -129,9 +129,16 @@ struct PgChunkList {
 //
 // The chunk list's base is a multiple of the chunk size.
 absl::Status CheckChunkListBase(const PgChunkList& chunks, uint32_t chunk_size);
-// A pointer's [head, tail) lies within the chunks' [base, End).
+// The log stream's pointer: its [head, tail) lies within the chunks'
+// [base, End).
 absl::Status CheckPointerInChunks(uint64_t head, uint64_t tail, const PgChunkList& chunks,
                                   uint32_t chunk_size);
+// A PG's pointer: head <= homed <= tail, and the bytes its ring holds,
+// [head, homed), lie within the chunks' [base, End). The unhomed bytes
+// [homed, tail) are in the log stream and take no chunk, so a PG whose
+// whole log is unhomed (homed == head) may have chunks anywhere or none.
+absl::Status CheckPgPointerInChunks(uint64_t head, uint64_t homed, uint64_t tail,
+                                    const PgChunkList& chunks, uint32_t chunk_size);
 
 // The store-wide rules over every PG's pointer and chunk list
 // (docs/FORMAT.md, "Reading a PG's log", the store-level checks): each stamp

@@ -93,6 +93,7 @@ class RecordBodyBuilder {
   const std::string& body() const { return body_; }
   std::string Release() { return std::move(body_); }
   void Clear() { body_.clear(); }
+  void Reserve(size_t bytes) { body_.reserve(bytes); }
 
   // Bytes an item with `data_len` data bytes takes.
   static size_t ItemSize(size_t data_len);

@@ -41,10 +41,11 @@ void RingImage::DropResident(size_t n) {
 }
 
 absl::StatusOr<std::string> ReadRingImage(BlockDevice* device, const Geometry& geo,
-                                          const PgChunkList& chunks, uint64_t homed,
-                                          std::string unhomed) {
+                                          const PgChunkList& chunks, uint64_t head,
+                                          uint64_t homed, std::string unhomed) {
   const uint64_t start = RingImageStart(homed, geo.block_size);
   if (homed == start) return unhomed;
+  if (homed == head) return std::string(homed - start, '\0') + unhomed;
   AlignedBuffer block(geo.block_size);
   std::vector<Extent> ex;
   MapRange(chunks, geo, start, geo.block_size, &ex);

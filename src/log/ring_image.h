@@ -76,13 +76,15 @@ inline uint64_t RingImageStart(uint64_t homed, uint32_t block_size) {
 // `device` (the partial block a forced home left, which a reader must see
 // as the ring holds it), then `unhomed`. Reads nothing when homed is
 // block-aligned, and then returns `unhomed` itself (the tool's scan holds a
-// PG's unhomed bytes whole; a copy would double them). Recovery reads the
-// same block through its RingReader (RingPgRecovery::Start).
-// `homed` must lie within `chunks` (callers check the pointer first);
-// device errors pass through.
+// PG's unhomed bytes whole; a copy would double them), nor when homed is the
+// head: the ring then holds none of the log and may have no chunk there, and
+// zeros stand for the bytes before the head. Recovery reads the same block
+// through its RingReader (RingPgRecovery::Start). `homed` must lie within
+// `chunks` unless it is the head (callers check the pointer first); device
+// errors pass through.
 absl::StatusOr<std::string> ReadRingImage(BlockDevice* device, const Geometry& geo,
-                                          const PgChunkList& chunks, uint64_t homed,
-                                          std::string unhomed);
+                                          const PgChunkList& chunks, uint64_t head,
+                                          uint64_t homed, std::string unhomed);
 
 }  // namespace pgring
 

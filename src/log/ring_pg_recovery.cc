@@ -20,14 +20,10 @@ RingPgRecovery::RingPgRecovery(BlockDevice* device, const Geometry& geo, RingPgL
 
 absl::Status RingPgRecovery::Start() {
   const RingBounds& p = pg_->bounds;
-  for (const absl::Status& s : {CheckPointerInChunks(p.head, p.tail, pg_->chunks, geo_.chunk_size),
-                                CheckChunkListBase(pg_->chunks, geo_.chunk_size)}) {
+  for (const absl::Status& s :
+       {CheckPgPointerInChunks(p.head, p.homed, p.tail, pg_->chunks, geo_.chunk_size),
+        CheckChunkListBase(pg_->chunks, geo_.chunk_size)}) {
     if (!s.ok()) return absl::DataLossError(absl::StrFormat("PG %s: %s", pg_->name, s.message()));
-  }
-  if (p.homed < p.head) {
-    return absl::DataLossError(absl::StrFormat(
-        "PG %s: pointer's homed position %u (tail %u less %u unhomed bytes) is before its head "
-        "%u", pg_->name, p.homed, p.tail, p.tail - p.homed, p.head));
   }
   reader_.emplace(device_, geo_, pg_->chunks, pg_->name, pg_->stamp, p.head, p.tail);
   reader_->SetAvailable(p.homed);
@@ -38,7 +34,11 @@ absl::Status RingPgRecovery::Start() {
   const uint64_t image_start = pg_->ImageStart();
   const uint64_t at = reader_->position();
   const uint64_t from = std::min(at, image_start);
-  if (from < p.homed) {
+  if (p.homed == p.head) {
+    // The ring holds none of the log (it may have no chunk there): what
+    // lies before the head in homed's block is no part of it.
+    pg_->ring_prefix.assign(p.homed - image_start, '\0');
+  } else if (from < p.homed) {
     auto bytes = reader_->Bytes(from, p.homed - from);
     if (!bytes.ok()) {
       return absl::Status(bytes.status().code(),

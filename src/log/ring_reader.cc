@@ -69,21 +69,26 @@ absl::StatusOr<const char*> RingReader::Fetch(uint64_t lpos, uint64_t n, uint64_
   if (window_ && lpos >= window_start_ && lpos + n <= window_start_ + window_len_) {
     return window_->data() + (lpos - window_start_);
   }
+  // The device holds what lies before the overlay, within the chunks; the
+  // overlay the rest (behind the stream a ring has no chunk for the bytes
+  // only the stream holds, which the overlay serves).
   const uint64_t ring_end = RingEnd(chunks_, geometry_);
-  if (lpos < chunks_.base || lpos + n > ring_end) {
+  const uint64_t overlay_end = overlay_start_ + overlay_.size();
+  const uint64_t readable_end =
+      overlay_.empty() || overlay_start_ > ring_end ? ring_end : std::max(ring_end, overlay_end);
+  if (lpos < chunks_.base || lpos + n > readable_end) {
     return absl::DataLossError(absl::StrFormat("[%u, %u) lies outside the PG's chunks [%u, %u)",
                                                  lpos, lpos + n, chunks_.base, ring_end));
   }
   const uint64_t start = lpos - (lpos - chunks_.base) % align_;
   const uint64_t want = std::max(lpos + n, std::min(start + kWindowBytes, ahead_limit));
   const uint64_t end =
-      std::min(ring_end, chunks_.base + (want - chunks_.base + align_ - 1) / align_ * align_);
+      std::min(readable_end, chunks_.base + (want - chunks_.base + align_ - 1) / align_ * align_);
   const uint64_t len = end - start;
   if (!window_ || window_->size() < len) {
     window_ = std::make_unique<AlignedBuffer>(std::max<uint64_t>(len, kWindowBytes));
   }
   window_len_ = 0;
-  // The device holds what lies before the overlay; the overlay the rest.
   const uint64_t from_device = std::min(end, std::max(start, overlay_start_)) - start;
   std::vector<Extent> extents;
   if (from_device > 0) MapRange(chunks_, geometry_, start, from_device, &extents);
@@ -95,7 +100,6 @@ absl::StatusOr<const char*> RingReader::Fetch(uint64_t lpos, uint64_t n, uint64_
   }
   if (filled < len) {
     const uint64_t at = start + filled;
-    const uint64_t overlay_end = overlay_start_ + overlay_.size();
     const uint64_t have = at < overlay_end ? std::min(len - filled, overlay_end - at) : 0;
     std::memcpy(window_->data() + filled, overlay_.data() + (at - overlay_start_), have);
     // Past the overlay's end (beyond the limit, Bytes()): nothing written.

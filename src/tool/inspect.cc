@@ -37,7 +37,7 @@ Json PosJson(const ReadAccess& a, const PgChunkList& c, uint64_t lpos) {
 
 std::string PosText(const Json& p) {
   if (p["chunk"].is_null())
-    return absl::StrCat(p["lpos"].get<uint64_t>(), " (past the last chunk)");
+    return absl::StrCat(p["lpos"].get<uint64_t>(), " (in no chunk of its ring)");
   return absl::StrFormat("%u (chunk %u, offset %u)", p["lpos"].get<uint64_t>(),
                          p["chunk"].get<uint64_t>(), p["offset"].get<uint64_t>());
 }

@@ -591,7 +591,8 @@ TEST_F(DamageTest, PointerTailOutsideItsChunksIsRefused) {
   p.tail = RingEnd(a_.chunks, geo_) + 100;
   DbPut(PgPointerKey(kA), p.Encode());
   ExpectRefused(absl::StatusCode::kDataLoss,
-                {absl::StrFormat("PG 1.2a: pointer [%d, %d) lies outside its chunks [%d, %d)",
+                {absl::StrFormat("PG 1.2a: pointer's homed bytes [%d, %d) lie outside its chunks "
+                                 "[%d, %d)",
                                  p.head, p.tail, a_.chunks.base, RingEnd(a_.chunks, geo_))});
 }
 

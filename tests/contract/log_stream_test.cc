@@ -26,6 +26,7 @@
 #include "format/label.h"
 #include "format/metadata_keys.h"
 #include "format/record.h"
+#include "pgring/verify.h"
 #include "store/open_store.h"
 #include "store/ring/log_stream.h"
 #include "store/ring/ring_store.h"
@@ -719,6 +720,76 @@ TEST_F(LogStreamTest, CleaningRestatesAnIdlePgAndHomesNothing) {
   EXPECT_EQ(after->back().version, V(1, 396));
 }
 
+// Records written once, to the stream, take no chunk of the partition: more
+// PGs than the partition has chunks each keep their log in the stream, with
+// no ring chunk (before format version 4 each ring took a chunk for them,
+// and the partition was full at its 1,023rd PG). A home takes chunks for the
+// blocks it writes, and gives them back once the log is all in the stream
+// again. Reopen, and a deep Verify, find every log as it was written.
+TEST_F(LogStreamTest, RecordsOnlyInTheStreamTakeNoRingChunk) {
+  UseFileDevice();
+  options_.stream.home_bytes = 0;
+  options_.stream.max_chunks = 256;        // 16 MiB of the 1,023 chunks
+  options_.stream.force_home_percent = 100;
+  MkfsAndOpenStream();
+  constexpr uint32_t kPgs = 1500;
+  const uint64_t chunks = (kDeviceSize - 4096) / kChunkSize;
+  ASSERT_GT(kPgs, chunks);
+  for (uint32_t from = 1; from <= kPgs; from += 100) {
+    ASSERT_OK(Do([&](Transaction* t) {
+      for (uint32_t p = from; p < from + 100; ++p) t->CreatePg(Pg(p));
+    }));
+  }
+  for (uint64_t v = 1; v <= 2; ++v) {
+    for (uint32_t from = 1; from <= kPgs; from += 100) {
+      ASSERT_OK(Do([&](Transaction* t) {
+        for (uint32_t p = from; p < from + 100; ++p) {
+          t->AppendEntry(Pg(p), V(1, v), TestPayload(v, 200));
+        }
+      }));
+    }
+  }
+  // One transaction writing to more PGs than the partition has chunks.
+  ASSERT_OK(Do([&](Transaction* t) {
+    for (uint32_t p = 1; p <= kPgs; ++p) t->AppendEntry(Pg(p), V(1, 3), TestPayload(3, 200));
+  }));
+  auto every_pg_as_written = [&] {
+    for (uint32_t p = 1; p <= kPgs; ++p) {
+      ASSERT_EQ(VersionsOf(Pg(p), 200), Range(1, 3)) << p;
+      ASSERT_EQ(store_->GetPgStats(Pg(p))->chunks, 0u) << p;
+    }
+  };
+  every_pg_as_written();
+  EXPECT_EQ(Stats().total_chunks - Stats().free_chunks, Stats().stream_chunks);
+  Reopen();
+  every_pg_as_written();
+
+  // PG 1 homed (home_bytes reached): its ring takes a chunk for the blocks
+  // written; trimmed past them, it holds none again.
+  options_.stream.home_bytes = 4096;
+  Reopen();
+  for (uint64_t v = 4; v <= 40; ++v) ASSERT_OK(One(Pg(1), v, 200));
+  EXPECT_GT(Stats().home_writes, 0u);
+  EXPECT_EQ(store_->GetPgStats(Pg(1))->chunks, 1u);
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 40));
+  options_.stream.home_bytes = 0;
+  Reopen();
+  ASSERT_OK(Do([&](Transaction* t) { t->Trim(Pg(1), V(1, 40)); }));
+  ASSERT_OK(One(Pg(1), 41, 200));
+  EXPECT_EQ(store_->GetPgStats(Pg(1))->chunks, 0u);
+  Reopen();
+  EXPECT_EQ(VersionsOf(Pg(1), 200), Range(41, 41));
+  store_.reset();
+
+  VerifyOptions deep;
+  deep.deep = true;
+  auto r = Verify(device_path_, meta(), deep);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->errors, 0u);
+  for (const VerifyProblem& p : r->problems) ADD_FAILURE() << p.kind << ": " << p.message;
+}
+
 // A damaged stream record under a PG's live items: the cleaner's read
 // finds it (kDataLoss inside, logged), restates nothing, and leaves the PG
 // as it was; reads of the damaged items say kDataLoss naming the PG, and no
@@ -933,8 +1004,9 @@ TEST_P(HomeToTailTest, FullStreamNeverRewritesABlock) {
 // Under kNeverRewrite behind the stream a record that would leave its
 // block less room than a pad record pads itself to the block's end, so
 // the pad a home to the tail adds always fits the block: no PG's tail is
-// ever 1 to kMinPadRecord - 1 bytes short of a block boundary, and no
-// chunk is taken past the one holding the tail (fsck's chunk-beyond-tail).
+// ever 1 to kMinPadRecord - 1 bytes short of a block boundary. The ring
+// takes chunks only for the blocks homed: none past the one holding the
+// last homed byte, none short of it.
 TEST_F(LogStreamTest, NeverRewriteRecordsLeaveRoomForTheirPad) {
   options_.tail_block_policy = TailBlockPolicy::kNeverRewrite;
   options_.stream.home_bytes = 4096;
@@ -952,7 +1024,8 @@ TEST_F(LogStreamTest, NeverRewriteRecordsLeaveRoomForTheirPad) {
     ASSERT_TRUE(short_of_block == 0 || short_of_block >= kMinPadRecord)
         << "record " << v << ": tail " << tail << " is " << short_of_block
         << " bytes short of its block's end";
-    ASSERT_EQ(st->chunks, (tail + kChunkSize - 1) / kChunkSize) << "record " << v;
+    const uint64_t homed = tail - st->unhomed_bytes;
+    ASSERT_EQ(st->chunks, (homed + kChunkSize - 1) / kChunkSize) << "record " << v;
   }
   auto db = DumpDb();  // closes the store
   auto ptr = PgPointer::Decode(db.at(PgPointerKey(Pg(1))));
@@ -1009,11 +1082,12 @@ TEST_F(LogStreamTest, PerPgRingsHomeAndDropAStream) {
   EXPECT_EQ(Versions(Pg(2)), Range(1, 2));
 }
 
-// A store opened in the stream layout says format version 3 before its
+// A store opened in the stream layout says format version 4 before its
 // stream can hold anything (an older pgring refuses it by its label),
-// written at open; once 3 it stays 3 in either layout. A version-2 store
-// (an older pgring's stream, every pointer exact) becomes 3 the same way.
-TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion3) {
+// written at open; once 4 it stays 4 in either layout. A version-2 store
+// (an older pgring's stream, every pointer exact) and a version-3 one (every
+// unhomed byte with a ring chunk) become 4 the same way.
+TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion4) {
   auto version = [&] {
     auto region = ReadLabelRegion(device_.get(), "mem");
     EXPECT_OK(region);
@@ -1051,6 +1125,17 @@ TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion3) {
   ASSERT_OK(Open(options_));  // per-PG rings: a version-2 store stays 2
   EXPECT_EQ(version(), 2u);
   options_.log_layout = LogLayout::kStream;
+  Reopen();
+  EXPECT_EQ(version(), kStreamFormatVersion);
+  EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));
+
+  store_.reset();
+  region = ReadLabelRegion(device_.get(), "mem");
+  ASSERT_OK(region);
+  label = Label::Decode(*region);
+  ASSERT_OK(label);
+  label->format_version = 3;
+  ASSERT_OK(WriteLabelRegion(device_.get(), *label));
   Reopen();
   EXPECT_EQ(version(), kStreamFormatVersion);
   EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));

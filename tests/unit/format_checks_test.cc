@@ -315,6 +315,29 @@ TEST(CheckPointerInChunks, HeadAndTailWithinTheChunks) {
               absl::StatusCode::kDataLoss, "lies outside its chunks [4194304, 4194304)");
 }
 
+// A PG's pointer: only its homed bytes [head, homed) need chunks; those in
+// the log stream [homed, tail) take none.
+TEST(CheckPgPointerInChunks, TheHomedBytesWithinTheChunks) {
+  const PgChunkList c = Chunks(2ull * kChunk, 3);  // lpos [2 MiB, 5 MiB)
+  const uint64_t m = kChunk;
+  EXPECT_OK(CheckPgPointerInChunks(2 * m, 5 * m, 5 * m, c, kChunk));     // all homed
+  EXPECT_OK(CheckPgPointerInChunks(2 * m, 4 * m, 9 * m, c, kChunk));     // tail past the chunks
+  EXPECT_OK(CheckPgPointerInChunks(7 * m, 7 * m, 9 * m, c, kChunk));     // none homed: no chunk
+  EXPECT_OK(CheckPgPointerInChunks(m, m, 9 * m, Chunks(0, 0), kChunk));  // nor any list
+  ExpectError(CheckPgPointerInChunks(2 * m, 5 * m + 1, 9 * m, c, kChunk),
+              absl::StatusCode::kDataLoss,
+              "pointer's homed bytes [2097152, 5242881) lie outside its chunks [2097152, 5242880)");
+  ExpectError(CheckPgPointerInChunks(2 * m - 1, 3 * m, 3 * m, c, kChunk),
+              absl::StatusCode::kDataLoss,
+              "pointer's homed bytes [2097151, 3145728) lie outside its chunks");
+  ExpectError(CheckPgPointerInChunks(3 * m, 2 * m, 4 * m, c, kChunk),
+              absl::StatusCode::kDataLoss,
+              "pointer's homed position 2097152 (tail 4194304 less 2097152 unhomed bytes) is "
+              "before its head 3145728");
+  ExpectError(CheckPgPointerInChunks(4 * m, 4 * m, 3 * m, c, kChunk),
+              absl::StatusCode::kDataLoss, "pointer's head 4194304 is past its tail 3145728");
+}
+
 // --- Value framing ----------------------------------------------------------
 
 TEST(SealValue, UnsealChecksSizeCrcAndFormat) {

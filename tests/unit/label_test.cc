@@ -98,10 +98,13 @@ TEST(LabelDecode, UnknownVersion) {
   EncodeFixed32(enc.data() + 8, 3);  // a store whose pointers lag the stream
   FixCrc(&enc);
   EXPECT_OK(Label::Decode(enc));
-  EncodeFixed32(enc.data() + 8, 4);
+  EncodeFixed32(enc.data() + 8, 4);  // a store whose unhomed bytes take no ring chunk
+  FixCrc(&enc);
+  EXPECT_OK(Label::Decode(enc));
+  EncodeFixed32(enc.data() + 8, 5);
   FixCrc(&enc);
   ExpectError(Label::Decode(enc), absl::StatusCode::kDataLoss,
-              "pgring label has format version 4; this pgring reads versions 1 to 3");
+              "pgring label has format version 5; this pgring reads versions 1 to 4");
   EncodeFixed32(enc.data() + 8, 0);
   FixCrc(&enc);
   ExpectError(Label::Decode(enc), absl::StatusCode::kDataLoss, "format version 0");

@@ -342,23 +342,24 @@ absl::StatusOr<bool> RingStore::LoadStreamKeys(RingClaims* claims, StreamPointer
 // ---------------------------------------------------------------------------
 // Submit
 
-absl::Status RingStore::ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32_t>* allocated) {
+absl::Status RingStore::ReserveRing(RingPg* pg, uint64_t start, uint64_t end,
+                                   std::vector<uint32_t>* allocated) {
   PgChunkList& c = pg->chunks;
-  if (c.chunks.empty()) {
-    // An empty ring restarts at the tail's chunk boundary.
-    c.base = pg->bounds.tail / geo_.chunk_size * geo_.chunk_size;
-  }
   // The first chunk is reused once wholly behind the durable head: its
   // records are no longer needed by any pointer that may survive a crash.
   const uint64_t reusable_before = std::min(pg->durable_head.load(), pg->bounds.head);
+  // A ring holding nothing such a pointer reads (no chunk, or every chunk
+  // wholly behind the durable head) restarts at start's chunk: the lpos
+  // before it were only ever in the stream, and need no chunk.
+  const uint64_t start_base = start / geo_.chunk_size * geo_.chunk_size;
+  if (c.chunks.empty() || (RingEnd(c, geo_) <= reusable_before && c.base < start_base &&
+                           RingEnd(c, geo_) <= start)) {
+    c.base = start_base;
+  }
+  assert(c.base <= start);
   while (RingEnd(c, geo_) < end) {
     if (ReuseFirst(&c, geo_, reusable_before)) continue;
-    if (c.chunks.size() >= options_.limits.max_chunks_per_pg) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "PG %s: its ring is full (%u chunks, the per-PG limit, limits.max_chunks_per_pg) "
-          "and cannot reuse a chunk until the log is trimmed",
-          pg->name, c.chunks.size()));
-    }
+    if (c.chunks.size() >= options_.limits.max_chunks_per_pg) return RingFull(*pg);
     auto chunk = alloc_.Allocate();
     if (!chunk) {
       return absl::ResourceExhaustedError(absl::StrFormat(
@@ -370,6 +371,34 @@ absl::Status RingStore::ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32
     c.chunks.push_back(*chunk);
   }
   return absl::OkStatus();
+}
+
+absl::Status RingStore::RingFull(const RingPg& pg) const {
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "PG %s: its ring is full (%u chunks, the per-PG limit, limits.max_chunks_per_pg) "
+      "and cannot reuse a chunk until the log is trimmed",
+      pg.name, options_.limits.max_chunks_per_pg));
+}
+
+absl::Status RingStore::RingSpanFits(const RingPg& pg, uint64_t end) const {
+  const uint64_t from =
+      pg.chunks.chunks.empty() ? pg.bounds.head : std::min(pg.bounds.head, pg.chunks.base);
+  const uint64_t c = geo_.chunk_size;
+  const uint64_t chunks = (end + c - 1) / c - from / c;
+  return chunks <= options_.limits.max_chunks_per_pg ? absl::OkStatus() : RingFull(pg);
+}
+
+absl::Status RingStore::ReserveHome(RingPg* pg, uint64_t end, std::vector<uint32_t>* allocated) {
+  const size_t before = allocated->size();
+  absl::Status s = ReserveRing(pg, pg->ImageStart(), end, allocated);
+  if (s.ok()) return s;
+  // ReserveRing appends what it allocates after what it reuses.
+  while (allocated->size() > before) {
+    alloc_.Release(allocated->back());
+    pg->chunks.chunks.pop_back();
+    allocated->pop_back();
+  }
+  return s;
 }
 
 std::shared_ptr<RingWrite> RingStore::HomeWrite(const std::shared_ptr<RingPg>& pg, uint64_t end,
@@ -568,7 +597,9 @@ absl::Status RingStore::Stage(Transaction txn, CommitCallback done, const Restat
         },
         [](PgChange*) {});
     std::vector<std::string> records;
+    StreamPlan plan;
     if (status.ok()) status = PlaceRecords(&staging, &records);
+    if (status.ok()) status = PlanStream(staging, records, &plan);
     if (!status.ok()) {
       for (const auto& t : staging.changes()) {
         for (uint32_t c : t->allocated) alloc_.Release(c);
@@ -578,8 +609,6 @@ absl::Status RingStore::Stage(Transaction txn, CommitCallback done, const Restat
       return status;
     }
     // From here nothing fails.
-    StreamPlan plan;
-    PlanStream(staging, records, &plan);
     CommitPointers(staging, records, &plan, old_meta, &txn, ctxn, &writes);
     live_items_ = staging.live_items();
   }
@@ -739,8 +768,20 @@ absl::Status RingStore::PlaceRecord(PgChange* t, std::string* record) {
     }
     AppendRecord(record, kRecordTxn, pg->stamp, LapOf(t->record_pos, geo_), pg->bounds.tail_seq,
                  t->body.body());
+    // Behind the stream the ring takes chunks only for what is homed
+    // (PlanStream), but the PG's log must still fit the ring it is homed
+    // to; per-PG rings home every record now, from the block holding homed
+    // on (a stream an earlier open left may hold the bytes before it). A
+    // record carrying the info forward is a trim's, which must be taken on
+    // a full partition (the stream may be full too): its home's chunks are
+    // taken now, and without them the trim goes without the info.
+    const uint64_t end = t->record_pos + record->size();
     const size_t allocated_before = t->allocated.size();
-    absl::Status status = ReserveRing(pg, t->record_pos + record->size(), &t->allocated);
+    absl::Status status =
+        stream_layout_ && !carried
+            ? RingSpanFits(*pg, end)
+            : ReserveRing(pg, pg->ImageStart(), stream_layout_ ? geo_.AlignUp(end) : end,
+                          &t->allocated);
     if (status.ok() || !carried || !absl::IsResourceExhausted(status)) return status;
     // No room for the carried copy of the info (a full partition): take the
     // trim without it rather than refuse the trim that is meant to free
@@ -761,18 +802,30 @@ absl::Status RingStore::PlaceRecord(PgChange* t, std::string* record) {
   return absl::OkStatus();
 }
 
-void RingStore::PlanStream(const Staging& staging, const std::vector<std::string>& records,
-                           StreamPlan* plan) {
+absl::Status RingStore::PlanStream(const Staging& staging,
+                                   const std::vector<std::string>& records, StreamPlan* plan) {
   const auto& changes = staging.changes();
   plan->homed_after.assign(changes.size(), 0);
   plan->bytes_end.assign(changes.size(), 0);
   plan->stream_existed = stream_.exists();
   plan->old_stream = stream_.Pointer();
   plan->old_stream_chunks = stream_.chunks();
-  auto home_all = [&] {
+  // Every PG homed to its tail. Behind the stream its ring takes the chunks
+  // for that here (per-PG rings took them in PlaceRecord); false when the
+  // partition has no room for them.
+  auto home_all = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (size_t i = 0; i < changes.size(); ++i) {
+      PgChange* t = changes[i].get();
+      if (stream_layout_ && !t->removed && !records[i].empty()) {
+        RETURN_IF_ERROR(ReserveHome(t->pg.get(),
+                                    geo_.AlignUp(t->record_pos + records[i].size()),
+                                    &t->allocated));
+      }
+    }
     for (size_t i = 0; i < changes.size(); ++i) {
       plan->homed_after[i] = changes[i]->record_pos + records[i].size();
     }
+    return absl::OkStatus();
   };
   if (!stream_layout_) return home_all();
   if (options_.stream.bypass_when_idle && txns_in_flight_.load() == 0 &&
@@ -781,21 +834,31 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
         // rings would; a PG with whole blocks waiting keeps them in the
         // stream until home_bytes of them are there.
         return t->removed || t->pg->ImageStart() >= geo_.AlignDown(t->record_pos);
-      })) {
-    return home_all();
+      }) &&
+      home_all().ok()) {
+    return absl::OkStatus();
   }
   // Each PG keeps in the stream what is not a whole block past the ones
-  // its ring holds, once home_bytes of them are there.
+  // its ring holds, once home_bytes of them are there. The body is sized
+  // once (each item's header, the pad), not grown a copy at a time.
   RecordBodyBuilder body;
+  size_t most = geo_.block_size + kMinPadRecord;
   for (size_t i = 0; i < changes.size(); ++i) {
-    const PgChange* t = changes[i].get();
+    most += RecordBodyBuilder::ItemSize(kItemPgBytesPrefixSize + records[i].size());
+  }
+  body.Reserve(most);
+  for (size_t i = 0; i < changes.size(); ++i) {
+    PgChange* t = changes[i].get();
     if (t->removed || records[i].empty()) continue;
     const RingPg* pg = t->pg.get();
     const uint64_t pos = t->record_pos;
     const uint64_t tail = pos + records[i].size();
     uint64_t homed = pg->bounds.homed;
+    // A PG whose ring has no room for its home keeps its bytes in the
+    // stream (forced homes and the cleaner take them later).
     if (stream_home_bytes_ != 0 &&
-        geo_.AlignDown(tail) >= pg->ImageStart() + stream_home_bytes_) {
+        geo_.AlignDown(tail) >= pg->ImageStart() + stream_home_bytes_ &&
+        ReserveHome(t->pg.get(), geo_.AlignDown(tail), &t->allocated).ok()) {
       homed = geo_.AlignDown(tail);
     }
     plan->homed_after[i] = homed;
@@ -805,7 +868,7 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
       plan->bytes_end[i] = kRecordHeaderSize + body.size();
     }
   }
-  if (body.empty()) return;  // every PG's new bytes go home in whole blocks
+  if (body.empty()) return absl::OkStatus();  // every PG's new bytes go home in whole blocks
   const LogStream::Slot slot = stream_.NextSlot();
   const uint64_t pos = slot.pos;
   if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite) {
@@ -816,18 +879,19 @@ void RingStore::PlanStream(const Staging& staging, const std::vector<std::string
     body.AddPad(pad);
   }
   if (body.size() <= kMaxRecordBody) {
+    plan->record.reserve(kRecordHeaderSize + body.size());
     AppendRecord(&plan->record, kRecordStream, kStreamStamp, LapOf(pos, geo_), slot.seq,
                  body.body());
     if (stream_.Reserve(pos + plan->record.size(), &plan->allocated)) {
       plan->slot = slot;
-      return;
+      return absl::OkStatus();
     }
   }
   // The stream is full (its head is pinned by PGs not homed yet) or the
   // record too large for one: this transaction writes to the PGs' rings.
   plan->record.clear();
   stream_full_fallbacks_.fetch_add(1);
-  home_all();
+  return home_all();
 }
 
 void RingStore::Repin(RingPg* pg, bool was_pinned, uint64_t old_pos) {
@@ -910,9 +974,18 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
     if (pg->bounds.homed < pg->bounds.head) pg->MoveHomed(pg->bounds.head);
     Repin(pg, was_pinned, old_pin);
     EvictOldUnhomed(pg);
-    // Give back chunks wholly behind the head, beyond the reserve.
-    GiveBackBefore(&pg->chunks, geo_, pg->bounds.head, options_.reserve_chunks_per_pg, &to_free);
-    if (pg->chunks.chunks.empty()) pg->chunks.base = pg->bounds.tail / geo_.chunk_size * geo_.chunk_size;
+    // Give back chunks wholly behind the head, beyond the reserve; behind
+    // the stream a ring that holds none of the log gives back every chunk
+    // (its records are in the stream, which may hold them for good; once
+    // this is durable no pointer reads the ring).
+    const bool ring_unused = stream_layout_ && pg->bounds.homed == pg->bounds.head;
+    GiveBackBefore(&pg->chunks, geo_, ring_unused ? UINT64_MAX : pg->bounds.head,
+                   ring_unused ? 0 : options_.reserve_chunks_per_pg, &to_free);
+    // An empty ring's base stays at or before the head, where a reader of
+    // the log starts (the ring holds none of it: homed is the head).
+    if (pg->chunks.chunks.empty()) {
+      pg->chunks.base = pg->bounds.homed / geo_.chunk_size * geo_.chunk_size;
+    }
     // The pointer is written when something only it can say changes: the
     // chunk list, the head, the trim points, how far the ring holds the log
     // (homed), or that the stream holds some of it (a pointer with nothing
@@ -1008,12 +1081,18 @@ void RingStore::ForceHomes(StoreKeyWriter* wb, std::vector<std::shared_ptr<RingW
     const uint64_t old_pin = pg->StreamPos();
     // A PG with more to go than the budget: its oldest whole blocks (the
     // next forced home goes on from there). Else all of it, to its tail.
+    // No room on the partition for its ring (or the pad) now: a later
+    // transaction retries.
+    std::vector<uint32_t> allocated;
     const uint64_t budget_end = pg->ImageStart() + stream_forced_home_bytes_;
     if (budget_end < geo_.AlignUp(pg->bounds.tail)) {
+      if (!ReserveHome(pg, budget_end, &allocated).ok()) break;
       writes->push_back(HomeWrite(owner, budget_end, budget_end));
     } else {
-      // No room on the partition for the pad now: a later transaction retries.
-      if (!PadPartialBlock(pg)) break;
+      if (!ReserveHome(pg, geo_.AlignUp(pg->bounds.tail), &allocated).ok() ||
+          !PadPartialBlock(pg)) {
+        break;
+      }
       const uint64_t tail = pg->bounds.tail;
       writes->push_back(HomeWrite(owner, geo_.AlignUp(tail), tail));
     }
@@ -1036,13 +1115,7 @@ bool RingStore::PadPartialBlock(RingPg* pg) {
   if (end - tail < kMinPadRecord) end += geo_.block_size;
   const uint64_t pad = end - tail;
   std::vector<uint32_t> allocated;
-  if (!ReserveRing(pg, end, &allocated).ok()) {
-    for (uint32_t c : allocated) {
-      alloc_.Release(c);
-      pg->chunks.chunks.pop_back();
-    }
-    return false;
-  }
+  if (!ReserveHome(pg, end, &allocated).ok()) return false;
   std::string rec;
   AppendPadRecord(&rec, kRecordTxn, pg->stamp, LapOf(pg->bounds.tail, geo_), pg->bounds.tail_seq,
                   pad);

@@ -71,7 +71,7 @@ class RingStore final : public PgStore<RingPg> {
   // Open.
   absl::Status Recover();
   // Before the stream's first record: the label and pgring.meta say format
-  // version 3 (kStreamFormatVersion), so an older pgring refuses the store
+  // version 4 (kStreamFormatVersion), so an older pgring refuses the store
   // instead of misreading its pointers.
   absl::Status MarkStreamFormat() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The stream's keys (both or neither), claimed; false when there is none.
@@ -107,9 +107,10 @@ class RingStore final : public PgStore<RingPg> {
   absl::Status PlaceRecord(PgChange* t, std::string* record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Where each PG's new bytes go: how far each PG is homed, and the stream
   // record with the rest (or, the stream being full, every PG homed to its
-  // tail). Nothing fails.
-  void PlanStream(const Staging& staging, const std::vector<std::string>& records,
-                  StreamPlan* plan) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // tail), with the ring chunks each home needs. kResourceExhausted only
+  // when neither the stream nor the rings have room for the records.
+  absl::Status PlanStream(const Staging& staging, const std::vector<std::string>& records,
+                          StreamPlan* plan) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves the PGs' pointers past their records, gives back chunks behind
   // the heads, fills the batch, plans the writes and enqueues the
   // transaction. Nothing fails.
@@ -132,7 +133,19 @@ class RingStore final : public PgStore<RingPg> {
   // than kMinPadRecord to its block's end can need: PlaceRecord leaves no
   // such tail.
   bool PadPartialBlock(RingPg* pg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status ReserveRing(RingPg* pg, uint64_t end, std::vector<uint32_t>* allocated)
+  // Chunks in pg's ring for lpos [start, end), reusing those wholly behind
+  // the durable head first. A ring takes chunks only for what is written
+  // to it: behind the stream, the blocks a home writes (from ImageStart()).
+  absl::Status ReserveRing(RingPg* pg, uint64_t start, uint64_t end,
+                           std::vector<uint32_t>* allocated) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // kResourceExhausted naming pg and limits.max_chunks_per_pg.
+  absl::Status RingFull(const RingPg& pg) const;
+  // Behind the stream: whether pg's log, from its head's chunk (or its
+  // ring's first) to `end`, fits the ring it is homed to.
+  absl::Status RingSpanFits(const RingPg& pg, uint64_t end) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ReserveRing for a home write of pg to `end`; its error, with nothing
+  // allocated, when the ring or the partition has no room.
+  absl::Status ReserveHome(RingPg* pg, uint64_t end, std::vector<uint32_t>* allocated)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The write of pg's image [ImageStart(), end) (zeros past its tail), and
   // homed moved to `homed` (<= end, <= tail).
