@@ -404,14 +404,19 @@ absl::Status CheckPgPointerInChunks(uint64_t head, uint64_t homed, uint64_t tail
     return absl::DataLossError(
         absl::StrFormat("pointer's head %u is past its tail %u", head, tail));
   }
-  if (homed < head || homed > tail) {
+  if (homed > tail) {
+    return absl::DataLossError(
+        absl::StrFormat("pointer's homed position %u is past its tail %u", homed, tail));
+  }
+  if (homed < head) {
     return absl::DataLossError(absl::StrFormat(
         "pointer's homed position %u (tail %u less %u unhomed bytes) is before its head %u",
         homed, tail, tail - homed, head));
   }
-  if (homed == head) return absl::OkStatus();
+  // The base is never past the head, chunks or none: a ring that takes
+  // chunks again starts at or after its base, where the log is.
   const uint64_t end = chunks.End(chunk_size);
-  if (chunks.base <= head && homed <= end) return absl::OkStatus();
+  if (chunks.base <= head && (homed == head || homed <= end)) return absl::OkStatus();
   return absl::DataLossError(absl::StrFormat(
       "pointer's homed bytes [%u, %u) lie outside its chunks [%u, %u)", head, homed,
       chunks.base, end));

@@ -133,10 +133,11 @@ absl::Status CheckChunkListBase(const PgChunkList& chunks, uint32_t chunk_size);
 // [base, End).
 absl::Status CheckPointerInChunks(uint64_t head, uint64_t tail, const PgChunkList& chunks,
                                   uint32_t chunk_size);
-// A PG's pointer: head <= homed <= tail, and the bytes its ring holds,
-// [head, homed), lie within the chunks' [base, End). The unhomed bytes
-// [homed, tail) are in the log stream and take no chunk, so a PG whose
-// whole log is unhomed (homed == head) may have chunks anywhere or none.
+// A PG's pointer: head <= homed <= tail, base <= head, and the bytes its
+// ring holds, [head, homed), lie within the chunks' [base, End). The
+// unhomed bytes [homed, tail) are in the log stream and take no chunk, so a
+// PG whose whole log is unhomed (homed == head) may have no chunk, or only
+// chunks wholly behind its head.
 absl::Status CheckPgPointerInChunks(uint64_t head, uint64_t homed, uint64_t tail,
                                     const PgChunkList& chunks, uint32_t chunk_size);
 

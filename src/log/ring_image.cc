@@ -45,7 +45,10 @@ absl::StatusOr<std::string> ReadRingImage(BlockDevice* device, const Geometry& g
                                           uint64_t homed, std::string unhomed) {
   const uint64_t start = RingImageStart(homed, geo.block_size);
   if (homed == start) return unhomed;
-  if (homed == head) return std::string(homed - start, '\0') + unhomed;
+  if (homed == head) {
+    unhomed.insert(0, homed - start, '\0');
+    return unhomed;
+  }
   AlignedBuffer block(geo.block_size);
   std::vector<Extent> ex;
   MapRange(chunks, geo, start, geo.block_size, &ex);

@@ -336,6 +336,12 @@ TEST(CheckPgPointerInChunks, TheHomedBytesWithinTheChunks) {
               "before its head 3145728");
   ExpectError(CheckPgPointerInChunks(4 * m, 4 * m, 3 * m, c, kChunk),
               absl::StatusCode::kDataLoss, "pointer's head 4194304 is past its tail 3145728");
+  ExpectError(CheckPgPointerInChunks(m, 2 * m, m, c, kChunk), absl::StatusCode::kDataLoss,
+              "pointer's homed position 2097152 is past its tail 1048576");
+  // Nothing homed, but chunks past the head: a ring taking chunks again
+  // would map the log's lpos before its base.
+  ExpectError(CheckPgPointerInChunks(m, m, 9 * m, c, kChunk), absl::StatusCode::kDataLoss,
+              "pointer's homed bytes [1048576, 1048576) lie outside its chunks [2097152, 5242880)");
 }
 
 // --- Value framing ----------------------------------------------------------
