@@ -17,12 +17,12 @@
 #
 # Options: --runtime S (10), --pgs "LIST" (8 128 1024), --qds "LIST" (1 16 32),
 #   --modes "LIST" (perpg stream rocksdb; stream is the library's default
-#   stream; also floor: no PG log, stream-room: a stream of a quarter of the
-#   partition that homes only what it needs the room for (max_chunks 0,
-#   home_bytes 0), stream-clean: records written once and the stream cleaned
-#   by restating the PGs that pin it (home_bytes 0, a stream of
-#   PGRING_CLEAN_CHUNKS chunks, 1536 by default: 3/8 of the 4 GiB partition;
-#   docs/DESIGN.md, "Cleaning the stream"), and
+#   stream; also floor: no PG log, stream-homed: the stream that homes
+#   every record, 8 KiB at a time, in 16 chunks (max_chunks 16,
+#   home_bytes 8192: the default before records were written once),
+#   stream-clean: the default's write-once stream with a bound of
+#   PGRING_CLEAN_CHUNKS chunks (1536 by default; docs/DESIGN.md, "Cleaning
+#   the stream"), and
 #   stream-wo: a 2 GiB stream with home_bytes 256 MiB, the most),
 #   --base-engine SO (adds mode "base": the stream with another build of the
 #   engine, e.g. an older commit's, to compare a change against; not in the
@@ -126,7 +126,7 @@ restart_args() {
     rocksdb) echo "--backend=rocksdb" ;;
     perpg) echo "--backend=ring --layout=perpg" ;;
     stream) echo "--backend=ring --layout=stream" ;;
-    stream-room) echo "--backend=ring --layout=stream --stream-chunks=0 --home-bytes=0" ;;
+    stream-homed) echo "--backend=ring --layout=stream --stream-chunks=16 --home-bytes=8192" ;;
     stream-wo) echo "--backend=ring --layout=stream --stream-chunks=2048 --home-bytes=256M --log-size=6G" ;;
     stream-clean) echo "--backend=ring --layout=stream --stream-chunks=${PGRING_CLEAN_CHUNKS:-1536} --home-bytes=0" ;;
     *) return 1 ;;
@@ -154,8 +154,8 @@ for ((r = 1; r <= ROUNDS && FIO; r++)); do
           # only what a full stream forces: each record written once.
           stream-wo) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
                        "pgring_stream_chunks=2048" "pgring_home_bytes=256m" || true ;;
-          stream-room) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
-                         "pgring_stream_chunks=0" "pgring_home_bytes=0" || true ;;
+          stream-homed) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
+                          "pgring_stream_chunks=16" "pgring_home_bytes=8k" || true ;;
           stream-clean) bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" "pgring_layout=stream" \
                           "pgring_stream_chunks=${PGRING_CLEAN_CHUNKS:-1536}" "pgring_home_bytes=0" || true ;;
           base) PGRING_ENGINE=$BASE_ENGINE bench_fio ring "$OUT/r$r-$m-pgs$pgs-qd$qd" \

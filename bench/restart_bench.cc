@@ -4,8 +4,8 @@
 //   restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK
 //                 [--entry-min=180 --entry-max=220] [--dups=0] [--chunk-size=1M]
 //                 [--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep]
-//                 [--cache=drop|fadvise|none] [--layout=perpg|stream] [--stream-chunks=16]
-//                 [--home-bytes=8K] [--resident-bytes=64K]
+//                 [--cache=drop|fadvise|none] [--layout=perpg|stream] [--stream-chunks=0]
+//                 [--home-bytes=0] [--resident-bytes=64K]
 //                 [--verify-on-open=off|shallow|deep]
 //                 [--peering-reads=N (16, at most --pgs)]
 //
@@ -91,9 +91,11 @@ struct Args {
   std::string phase = "all";  // all | populate | open
   std::string backend = "ring";
   std::string layout = "perpg";  // the ring's log layout, populating and opening
-  uint32_t stream_chunks = 16;  // StreamOptions' defaults; 0: a quarter of the partition
-  uint64_t home_bytes = 8192;  // 0: homes only when the stream needs the room
-  uint64_t resident_bytes = 65536;
+  // StreamOptions' defaults: stream_chunks 0 is three quarters of the
+  // partition, home_bytes 0 homes only when the stream needs the room.
+  uint32_t stream_chunks = pgring::StreamOptions{}.max_chunks;
+  uint64_t home_bytes = pgring::StreamOptions{}.home_bytes;
+  uint64_t resident_bytes = pgring::StreamOptions{}.resident_bytes;
   uint32_t pgs = 128;
   uint64_t entries = 3000;
   uint32_t entry_min = 180, entry_max = 220;
@@ -158,8 +160,8 @@ Args ParseArgs(int argc, char** argv) {
       std::puts("restart_bench --backend=ring|rocksdb --pgs=N --entries=E --dir=WORK "
                 "[--entry-min=180] [--entry-max=220] [--dups=0] [--chunk-size=1M] "
                 "[--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep] [--cache=drop|fadvise|none] "
-                "[--phase=all|populate|open] [--layout=perpg|stream] [--stream-chunks=16] "
-                "[--home-bytes=8K] [--resident-bytes=64K] [--verify-on-open=off|shallow|deep] "
+                "[--phase=all|populate|open] [--layout=perpg|stream] [--stream-chunks=0] "
+                "[--home-bytes=0] [--resident-bytes=64K] [--verify-on-open=off|shallow|deep] "
                 "[--peering-reads=16]");
       std::exit(0);
     } else {
@@ -227,8 +229,9 @@ uint64_t DefaultLogSize(const Args& a) {
   const uint64_t rings = a.pgs * chunks * a.chunk_size + (64ull << 20);
   uint64_t size = rings;
   if (a.layout == "stream") {
-    // The stream's own chunks, or with the bound 0 (a quarter of the
-    // partition) a partition a third larger than the rings need.
+    // The stream's own chunks, or with the bound 0 (three quarters of the
+    // partition) a partition a third larger than the rings need: the
+    // stream may then hold as much as the rings would.
     size = a.stream_chunks != 0 ? rings + uint64_t{a.stream_chunks} * a.chunk_size
                                 : (rings / 3 * 4 + a.chunk_size - 1) / a.chunk_size * a.chunk_size;
   }

@@ -55,7 +55,7 @@ struct StoreMetrics {
   uint64_t rocksdb_wal_bytes = 0;
 
   // Nanoseconds from Submit accepting a transaction to its callback (each
-  // transaction since open).
+  // of the caller's transactions since open).
   HistogramData commit_latency_ns;
   // Nanoseconds of each partition flush (ring backend).
   HistogramData flush_latency_ns;

@@ -99,15 +99,14 @@ struct StreamOptions {
   // that holds more chunks than the partition has free is drained by forced
   // homes, so that the rings can have them.
   //
-  // Default: 16. Range: 0 (a quarter of the partition's chunks, within
-  // [2, 4096]) or [2, 4096]. Raise it (or set 0) together with home_bytes 0
-  // when the partition has room for about twice the PG logs' live span
-  // (dups included): records are then trimmed before they are homed and
-  // written once, and a PG whose old dups or idleness pin the stream is
-  // cleaned by restating its live log (see home_bytes). A stream much
-  // smaller than that with home_bytes 0 force-homes all the time, reading
-  // records back.
-  uint32_t max_chunks = 16;
+  // Default: 0, three quarters of the partition's chunks (within
+  // [2, 4096]); with home_bytes 0 the cleaner keeps the stream under
+  // about half of that (force_home_percent), so the rings keep the rest.
+  // Range: 0 or [2, 4096]. A stream much smaller than the PG logs' live
+  // span (dups included) with home_bytes 0 cleans and force-homes all the
+  // time; set a small bound (16) only together with a home_bytes that homes
+  // every record.
+  uint32_t max_chunks = 0;
 
   // home_bytes, resident_bytes and forced_home_bytes are bytes, so that
   // they mean the same on partitions of 512- and 4096-byte logical blocks.
@@ -117,9 +116,10 @@ struct StreamOptions {
   // A PG's records are written to its ring ("homed") once whole blocks of
   // them holding this many bytes are not there yet: larger means fewer and
   // larger ring writes, and more records trimmed before they are homed. 0:
-  // never by count; a PG's records go home only when the stream needs the
-  // room (force_home_percent, or a partition with fewer free chunks than
-  // the stream holds).
+  // never by count: each record is written once, to the stream, and stays
+  // there until it is trimmed; a PG's records go home only when the stream
+  // needs the room (force_home_percent, or a partition with fewer free
+  // chunks than the stream holds).
   //
   // With 0 the store runs a cleaner thread (pgring-clean): once the stream
   // is three quarters of the way to force_home_percent, it states the live
@@ -127,9 +127,10 @@ struct StreamOptions {
   // where that writes under half of what homing the PG would, so the head
   // moves without homing (docs/DESIGN.md, "Cleaning the stream").
   //
-  // Default: 8192. Range: 0 or [512, 268435456] (256 MiB). Set 0 only with
-  // a stream large enough to hold the PG logs (see max_chunks).
-  uint64_t home_bytes = 8192;
+  // Default: 0. Range: 0 or [512, 268435456] (256 MiB). A value homes every
+  // record a second time, to its ring: for a partition too small to hold
+  // the PG logs' live span in the stream (with max_chunks 16, say).
+  uint64_t home_bytes = 0;
 
   // Of a PG's records not homed yet, the newest this many bytes (whole
   // blocks) stay in memory; older ones are read back from the stream when

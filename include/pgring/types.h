@@ -100,7 +100,7 @@ struct StoreStats {
   uint64_t chunk_size = 0;
   uint64_t live_entries = 0;
   uint64_t live_dups = 0;
-  uint64_t transactions_committed = 0;   // since open
+  uint64_t transactions_committed = 0;   // since open: the caller's (Submit)
   uint64_t commit_groups = 0;            // RocksDB writes that committed them
   // Writes of a PG's own keys (ring: pointer, chunk list; RocksDB backend:
   // info, state) left out of a commit group because a later transaction in

@@ -1,5 +1,7 @@
 #include "store/commit_pipeline.h"
 
+#include <algorithm>
+
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
@@ -214,8 +216,10 @@ void CommitPipeline::AckLoop() {
 }
 
 void CommitPipeline::Finish(Txn* t, const absl::Status& s) {
-  commit_latency_.Record(
-      static_cast<uint64_t>(absl::ToInt64Nanoseconds(absl::Now() - t->enqueue_time)));
+  if (t->from_caller) {
+    commit_latency_.Record(
+        static_cast<uint64_t>(absl::ToInt64Nanoseconds(absl::Now() - t->enqueue_time)));
+  }
   // Before the callback: a caller at the limit that submits from it, or as
   // soon as it returns, is not refused for a transaction that has finished.
   t->LeaveInFlight();
@@ -381,7 +385,8 @@ void CommitPipeline::Run() {
     mu_.Unlock();
     if (status.ok()) {
       commit_groups_.fetch_add(1);
-      committed_txns_.fetch_add(group.size());
+      committed_txns_.fetch_add(static_cast<uint64_t>(std::count_if(
+          group.begin(), group.end(), [](const auto& t) { return t->from_caller; })));
       group_size_.Record(group.size());
     }
     // The log write WriteGroup started (its transactions may make the next

@@ -105,6 +105,10 @@ class CommitPipeline {
     void LeaveInFlight() {
       if (counted.exchange(false)) in_flight->fetch_sub(1);
     }
+    // A caller's transaction (Submit), not one the store makes for itself
+    // (the cleaner's restatements): only those count in
+    // transactions_committed and commit_latency_ns.
+    bool from_caller = true;
     std::unique_ptr<rocksdb::WriteBatch> batch;
     // The store's whole-value keys in `batch` (StoreKeyWriter): a group
     // writes only the last of each.

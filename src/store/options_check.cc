@@ -111,7 +111,7 @@ absl::Status CheckOptions(const Options& o, const OptionsContext& context) {
   // them ignores is checked all the same, so that the same Options open
   // either.
   for (const Range& r : {
-           Range{"stream.max_chunks", so.max_chunks, 2, 4096, "a quarter of the partition"},
+           Range{"stream.max_chunks", so.max_chunks, 2, 4096, "three quarters of the partition"},
            Range{"stream.home_bytes", so.home_bytes, kMinStreamBytes, kMaxStreamBytes,
                  "never home by count"},
            Range{"stream.resident_bytes", so.resident_bytes, kMinStreamBytes, kMaxStreamBytes},

@@ -616,8 +616,6 @@ INSTANTIATE_TEST_SUITE_P(Policies, ForcedHomeTest,
                                            TailBlockPolicy::kNeverRewrite),
                          PolicyName);
 
-// StreamOptions::max_chunks 0: a quarter of the partition's chunks, within
-// [2, 4096].
 // Cleaning the stream (home_bytes 0; docs/DESIGN.md, "Cleaning the
 // stream"): an idle PG whose live log is much smaller than what it has in
 // the stream pins the stream's head; once the stream is full enough the
@@ -679,6 +677,7 @@ TEST_F(LogStreamTest, CleaningRestatesAnIdlePgAndHomesNothing) {
   // is past the cleaner's fill; then the cleaner has 10 s to clean.
   const uint64_t capacity = 8 * kChunkSize;
   const uint64_t read_before = Stats().stream_bytes_read;
+  const uint64_t committed_before = Stats().transactions_committed;
   uint64_t v2 = 0;
   while (Stats().stream_restates == 0 && v2 < 3000) {
     ASSERT_OK(Do([&](Transaction* t) {
@@ -698,6 +697,10 @@ TEST_F(LogStreamTest, CleaningRestatesAnIdlePgAndHomesNothing) {
   EXPECT_EQ(st.forced_homes, 0u);
   EXPECT_EQ(st.home_writes, 0u);
   EXPECT_EQ(st.home_bytes_written, 0u);
+  // A restatement is the store's own transaction: transactions_committed
+  // counts the caller's (what an OSD, and the fio engine's report, compare
+  // with what they submitted).
+  EXPECT_EQ(st.transactions_committed - committed_before, v2);
   // One record of PG 1's live log, under half of what it had in the stream.
   EXPECT_GT(st.stream_restated_bytes, pg1.entry_bytes + pg1.dup_bytes);
   EXPECT_LT(2 * st.stream_restated_bytes, unhomed_before);
@@ -821,15 +824,19 @@ TEST_F(LogStreamTest, CleaningAPgWithADamagedRecordRestatesNothing) {
   EXPECT_EQ(VersionsOf(Pg(1), 300), Range(59, 60));
 }
 
-TEST_F(LogStreamTest, BoundZeroIsAQuarterOfThePartition) {
-  EXPECT_EQ(LogStream::MaxChunksFor(0, 1000), 250u);
-  EXPECT_EQ(LogStream::MaxChunksFor(0, 7), 2u);
+// StreamOptions::max_chunks 0 (the default): three quarters of the
+// partition's chunks, within [2, 4096].
+TEST_F(LogStreamTest, BoundZeroIsThreeQuartersOfThePartition) {
+  EXPECT_EQ(StreamOptions{}.max_chunks, 0u);
+  EXPECT_EQ(LogStream::MaxChunksFor(0, 1000), 750u);
+  EXPECT_EQ(LogStream::MaxChunksFor(0, 7), 5u);
+  EXPECT_EQ(LogStream::MaxChunksFor(0, 2), 2u);
   EXPECT_EQ(LogStream::MaxChunksFor(0, 1 << 20), 4096u);
   EXPECT_EQ(LogStream::MaxChunksFor(16, 1000), 16u);
   options_.stream.max_chunks = 0;
   MkfsAndOpenStream();
   const StoreStats st = Stats();
-  EXPECT_EQ(st.stream_max_chunks, st.total_chunks / 4);
+  EXPECT_EQ(st.stream_max_chunks, st.total_chunks * 3 / 4);
 }
 
 // The PG rings' chunks, the stream's and the free ones are the partition's.
@@ -879,6 +886,7 @@ TEST_F(LogStreamTest, StreamGivesBackTheChunksItsHeadPassed) {
 // but the one holding the stream's tail before a write is refused.
 TEST_F(LogStreamTest, PartitionPressureDrainsTheStream) {
   device_ = std::make_shared<MemoryBlockDevice>(4 << 20);
+  options_.stream.home_bytes = 8192;         // homing by count: so PG 2's bytes go home
   options_.stream.max_chunks = 4096;         // no bound but the partition's
   options_.stream.force_home_percent = 100;  // and never homed for the stream's own fill
   MkfsAndOpenStream();
@@ -1276,7 +1284,7 @@ TEST_F(LogStreamTest, StreamOptionsOutOfRangeAreRefused) {
   constexpr uint64_t kMaxBytes = 256 << 20;
   for (const Case& c :
        {Case{[](StreamOptions* o, uint64_t v) { o->max_chunks = static_cast<uint32_t>(v); }, 2,
-             4096, "stream.max_chunks", "0 (a quarter of the partition) or "},
+             4096, "stream.max_chunks", "0 (three quarters of the partition) or "},
         Case{[](StreamOptions* o, uint64_t v) { o->home_bytes = v; }, 512, kMaxBytes,
              "stream.home_bytes", "0 (never home by count) or ", true},
         Case{[](StreamOptions* o, uint64_t v) { o->resident_bytes = v; }, 512, kMaxBytes,
@@ -1320,6 +1328,7 @@ class StreamBytesTest : public LogStreamTest {
   // A fresh store on a memory partition of `block`-byte logical blocks,
   // with its own RocksDB.
   void MkfsAndOpenWithBlock(uint32_t block) {
+    options_.stream.max_chunks = 16;  // the bound these tests' sizes assume
     store_.reset();
     device_ = std::make_shared<MemoryBlockDevice>(kDeviceSize, block);
     db_path_ = dir_.Join(absl::StrCat("db-", block));
@@ -1327,11 +1336,12 @@ class StreamBytesTest : public LogStreamTest {
   }
 };
 
-// The default home_bytes homes a PG's records in 8 KiB writes on a
+// A home_bytes of 8 KiB homes a PG's records in 8 KiB writes on a
 // partition of 512-byte blocks as on one of 4096: the same workload makes
 // the same home writes of the same size (in block units, 512-byte blocks
 // would make 1 KiB homes and eight times as many).
-TEST_F(StreamBytesTest, DefaultHomesAreTheSameBytesAtEitherBlockSize) {
+TEST_F(StreamBytesTest, HomesAreTheSameBytesAtEitherBlockSize) {
+  options_.stream.home_bytes = 8192;
   struct Homes {
     uint64_t writes, bytes;
   };

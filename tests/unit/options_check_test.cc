@@ -87,7 +87,7 @@ std::vector<RangeCase> RangeCases() {
   };
   return {
       {"stream.max_chunks", stream32(&StreamOptions::max_chunks), 2, 4096, kU32Max,
-       "0 (a quarter of the partition) or "},
+       "0 (three quarters of the partition) or "},
       {"stream.home_bytes", stream64(&StreamOptions::home_bytes), 512, kMaxStreamBytes, kU64Max,
        "0 (never home by count) or "},
       {"stream.resident_bytes", stream64(&StreamOptions::resident_bytes), 512, kMaxStreamBytes,

@@ -28,11 +28,13 @@ struct EngineConfig {
   DurabilityMode durability = DurabilityMode::kGroupCommit;           // pgring_durability
   TailBlockPolicy tail_policy = TailBlockPolicy::kRewriteTailBlock;   // pgring_tail_policy
   LogLayout layout = LogLayout::kStream;      // pgring_layout
-  uint32_t stream_chunks = 16;                // pgring_stream_chunks
-  uint64_t home_bytes = 8192;                 // pgring_home_bytes
-  uint64_t resident_bytes = 65536;            // pgring_resident_bytes
-  uint32_t force_home_percent = 50;           // pgring_force_home_percent
-  bool stream_bypass = true;                  // pgring_stream_bypass
+  // The library's defaults (fio_pgring.cc's option defaults say the same,
+  // checked at compile time there).
+  uint32_t stream_chunks = StreamOptions{}.max_chunks;               // pgring_stream_chunks
+  uint64_t home_bytes = StreamOptions{}.home_bytes;                  // pgring_home_bytes
+  uint64_t resident_bytes = StreamOptions{}.resident_bytes;          // pgring_resident_bytes
+  uint32_t force_home_percent = StreamOptions{}.force_home_percent;  // pgring_force_home_percent
+  bool stream_bypass = StreamOptions{}.bypass_when_idle;             // pgring_stream_bypass
   IoEngine io_engine = IoEngine::kIoUring;  // pgring_io_engine (log partition and data file)
   // pgring_shared_flush: let the store's partition flush make the data
   // writes durable too (pgring::Options::gated_writes_share_flush) instead

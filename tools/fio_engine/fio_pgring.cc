@@ -106,6 +106,26 @@ constexpr fio_option IntOption(const char* name, const char* lname, unsigned int
                     .category = kCategory, .group = kGroup};
 }
 
+// The stream options' defaults as fio reads them, checked against the
+// library's so that a job without them runs what an embedder gets.
+constexpr uint64_t FioValue(const char* s) {
+  uint64_t v = 0;
+  for (; *s >= '0' && *s <= '9'; ++s) v = v * 10 + static_cast<uint64_t>(*s - '0');
+  if (*s == 'k') return v << 10;
+  if (*s == 'm') return v << 20;
+  return v;
+}
+constexpr char kDefStreamChunks[] = "0";
+constexpr char kDefHomeBytes[] = "0";
+constexpr char kDefResidentBytes[] = "64k";
+constexpr char kDefForceHomePercent[] = "50";
+constexpr char kDefStreamBypass[] = "1";
+static_assert(FioValue(kDefStreamChunks) == pgring::StreamOptions{}.max_chunks);
+static_assert(FioValue(kDefHomeBytes) == pgring::StreamOptions{}.home_bytes);
+static_assert(FioValue(kDefResidentBytes) == pgring::StreamOptions{}.resident_bytes);
+static_assert(FioValue(kDefForceHomePercent) == pgring::StreamOptions{}.force_home_percent);
+static_assert(FioValue(kDefStreamBypass) == (pgring::StreamOptions{}.bypass_when_idle ? 1 : 0));
+
 fio_option g_options[] = {
     {.name = "pgring_backend",
      .lname = "pgring backend",
@@ -338,16 +358,16 @@ fio_option g_options[] = {
      .category = kCategory,
      .group = kGroup},
     IntOption("pgring_stream_chunks", "pgring stream chunks", PGRING_OFF(stream_chunks), 0,
-              "The log stream's size bound in chunks (pgring_layout=stream); 0: a quarter of "
-              "the partition", "16"),
+              "The log stream's size bound in chunks (pgring_layout=stream); 0: three quarters "
+              "of the partition", kDefStreamChunks),
     {.name = "pgring_home_bytes",
      .lname = "pgring home bytes",
      .type = FIO_OPT_STR_VAL,
      .off1 = PGRING_OFF(home_bytes),
      .help = "Unhomed bytes a PG gathers before they go to its ring in one write, rounded down "
              "to whole blocks of the partition (pgring_layout=stream; 512..256m); 0: only when "
-             "the stream needs the room",
-     .def = "8k",
+             "the stream needs the room (records written once)",
+     .def = kDefHomeBytes,
      .category = kCategory,
      .group = kGroup},
     {.name = "pgring_resident_bytes",
@@ -356,20 +376,20 @@ fio_option g_options[] = {
      .off1 = PGRING_OFF(resident_bytes),
      .help = "Newest unhomed bytes a PG keeps in memory, rounded down to whole blocks; older "
              "ones are read back from the stream (pgring_layout=stream; 512..256m)",
-     .def = "64k",
+     .def = kDefResidentBytes,
      .category = kCategory,
      .group = kGroup},
     IntOption("pgring_force_home_percent", "pgring force home percent",
               PGRING_OFF(force_home_percent), 1,
               "How full the log stream is (percent of its bound) when transactions start homing "
               "the PGs that pin its head (pgring_layout=stream)",
-              "50"),
+              kDefForceHomePercent),
     {.name = "pgring_stream_bypass",
      .lname = "pgring stream bypass",
      .type = FIO_OPT_BOOL,
      .off1 = PGRING_OFF(stream_bypass),
      .help = "A transaction that finds no write in flight goes to the rings, not the stream",
-     .def = "1",
+     .def = kDefStreamBypass,
      .category = kCategory,
      .group = kGroup},
     {.name = "pgring_io_engine",

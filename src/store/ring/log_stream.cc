@@ -40,7 +40,7 @@ void LogStream::Load(const StreamPointer& p, PgChunkList chunks, std::string tai
 
 uint32_t LogStream::MaxChunksFor(uint32_t option, uint64_t chunk_count) {
   if (option != 0) return option;
-  return static_cast<uint32_t>(std::clamp<uint64_t>(chunk_count / 4, 2, 4096));
+  return static_cast<uint32_t>(std::clamp<uint64_t>(chunk_count * 3 / 4, 2, 4096));
 }
 
 uint64_t LogStream::capacity() const {

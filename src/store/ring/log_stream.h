@@ -54,8 +54,8 @@ class LogStream {
             SeekCounter* seeks, WrittenFn written);
 
   // The size bound StreamOptions::max_chunks sets on a partition of
-  // `chunk_count` chunks: itself, or for 0 a quarter of the partition
-  // within [2, 4096].
+  // `chunk_count` chunks: itself, or for 0 three quarters of the
+  // partition within [2, 4096].
   static uint32_t MaxChunksFor(uint32_t option, uint64_t chunk_count);
 
   // Open: the stream as its keys describe it (`chunks` claimed by the

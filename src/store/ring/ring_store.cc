@@ -572,6 +572,7 @@ absl::Status RingStore::Stage(Transaction txn, CommitCallback done, const Restat
   RETURN_IF_ERROR(CheckWritable());
   ASSIGN_OR_RETURN(std::shared_ptr<CommitPipeline::Txn> ctxn, pipeline_->NewTxn());
   ctxn->done = std::move(done);
+  ctxn->from_caller = restate == nullptr;
   std::vector<std::shared_ptr<RingWrite>> writes;
   {
     MutexLock l(&mu_);
