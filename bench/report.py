@@ -296,7 +296,8 @@ md.append(f"- fio: 4 KiB random writes as OSD writes, {s['runtime']} s per run, 
 md.append("- the ring backend in both log layouts: **per-PG rings** = the ring job with "
           "`pgring_layout=perpg` (each PG's records straight to its ring); **stream** = "
           "`pgring_layout=stream`, the library's default (one log stream write for every PG's records, "
-          "the rings written later in whole blocks), at the engine's stream defaults. **floor** = the ring "
+          "each record kept there until its PG trims it and homed to its ring only when the stream needs "
+          "the room), at the engine's stream defaults. **floor** = the ring "
           "job with `pgring_no_pg_log=1` (the same OSD write with no PG log; `pgring_layout=perpg`).")
 # What the PG-log entries, dups and infos held, as every engine run's report
 # says (PGRING_PAYLOAD, fio-jobs/defaults.sh; the floor writes none).
@@ -789,7 +790,7 @@ hb = home_setting(s["restart"][0]) if s["restart"] else None
 md.append("\nEntries of 180-220 payload bytes (uniform), one info per PG; bench/restart_bench. per-PG rings: "
           "`--layout=perpg`. stream: `--layout=stream`, a stream of "
           + (f"{F(sc)} chunks ({F(sc)} MiB; StreamOptions::max_chunks)" if sc else
-             "a bound of a quarter of the partition (StreamOptions::max_chunks 0)")
+             "a bound of three quarters of the partition (StreamOptions::max_chunks 0)")
           + " and "
           + (hb or "this restart_bench's default home size (it takes no --home-bytes)")
           + ": unless the home size is small, a PG's records stay in the stream until forced homes take "
@@ -923,7 +924,7 @@ for k in TARGET_KINDS:
     v = ratio(ro.get("seconds"), rd_.get("seconds"))
     note = "" if v is None else f"{ro['seconds']:.2f} s vs {rd_['seconds']:.2f} s"
     if k == "stream":
-        note += (f"; stream of {F(sc) if sc else 'a quarter of the partition'}, "
+        note += (f"; stream of {F(sc) if sc else 'three quarters of the partition'}, "
                  f"{hb or 'the default home size'}, at close: "
                  f"{stream_at_close(big) or '-'}")
     target(I13, f"restart {big} <= 0.25x rocksdb's" if big else "restart <= 0.25x rocksdb's", k, X(v, 0.25),

@@ -50,7 +50,7 @@
 #     loads every PG log; heap and RSS growth per live entry, and the store's
 #     mapping-table bytes per entry. 128 and 1024 PGs: per-PG rings
 #     (--layout=perpg), the stream (--layout=stream with a bound of
-#     BENCH_STREAM_CHUNKS chunks, 0 being a quarter of the partition, and
+#     BENCH_STREAM_CHUNKS chunks, 0 being three quarters of the partition, and
 #     BENCH_HOME_BYTES home bytes, 0 homing only what the stream needs
 #     the room for, so that the stream is left full of unhomed records at
 #     close and open replays them), and rocksdb.
@@ -95,14 +95,16 @@
 #                     else fadvise; default), fadvise (only the store's
 #                     files), none (--smoke: fadvise)
 #   BENCH_STREAM_CHUNKS  the restart's stream size bound in 1 MiB chunks
-#                     (StreamOptions::max_chunks; 0: a quarter of the
-#                     partition restart_bench sizes; --smoke 16)
+#                     (StreamOptions::max_chunks; 0: three quarters of
+#                     the partition restart_bench sizes; --smoke 16)
 #   BENCH_HOME_BYTES  the restart's StreamOptions::home_bytes (0: a PG's
 #                     records stay in the stream until forced homes take
 #                     them at half the stream's size), passed when
 #                     restart_bench takes --home-bytes
 #   PGRING_SIZE       data partition (2G; --smoke 256M)
-#   PGRING_LOG_SIZE   log partition (4G: 1024 PGs need ~3 chunks each; --smoke 256M)
+#   PGRING_LOG_SIZE   log partition (4G: the logs of 1024 PGs span at least
+#                     ~1.6 GB of stream, twice what a 2G partition's stream
+#                     holds before forced homes start; --smoke 256M)
 #   PGRING_PAYLOAD    ceph (default) or random: what the PG log entries, dups
 #                     and infos hold
 #   (the others' defaults: fio-jobs/defaults.sh, shared with fio-jobs/run.sh
@@ -249,9 +251,11 @@ LOG_KINDS=(ring stream)  # the ring backend's two layouts
 # The partitions (fio-jobs/run.sh creates them on first use).
 export PGRING_DIR=$WORK
 # The fio jobs' defaults are fio-jobs/defaults.sh, as for run.sh and
-# main-job.sh, but for the log partition (4G, not 2G: 1024 PGs, the
-# matrix's largest count, need ~3 chunks each), the --smoke sizes, and the
-# runtime and queue depth, which the matrix sets run by run.
+# main-job.sh, but for the log partition (4G, not 2G: the logs of 1024
+# PGs, the matrix's largest count, span at least ~1.6 GB of stream, twice
+# what a 2G partition's stream holds before forced homes start), the
+# --smoke sizes, and the runtime and queue depth, which the matrix sets run
+# by run.
 if [[ $MODE == smoke ]]; then
   : "${PGRING_SIZE:=256M}" "${PGRING_LOG_SIZE:=256M}"
 else

@@ -14,9 +14,13 @@
 #                        (build/main-job-work).
 #   bench/report.sh      PGRING_RUNTIME and PGRING_IODEPTH per mode and per
 #                        cell of its matrix (it sweeps them);
-#                        PGRING_LOG_SIZE=4G: its matrix has 1024 PGs, ~3
-#                        chunks (MiB) each in the ring, more than 2G holds
-#                        with the log stream; --smoke 256M for both
+#                        PGRING_LOG_SIZE=4G: its matrix has 1024 PGs,
+#                        whose logs span at least ~1.6 GB of the log
+#                        stream (3000 writes of each PG, dups included:
+#                        docs/decisions/2026-11-28-write-once-plan.md),
+#                        twice what the stream holds on 2G before forced
+#                        homes start (at half its bound, three quarters of
+#                        the partition); --smoke 256M for both
 #                        partitions; its own PGRING_DIR (--work).
 #   fio-jobs/ring-plain.fio  no environment at all: its values are in the
 #                        file (small and short: it shows plain fio works).

@@ -8,7 +8,7 @@
 #   ring     pgring's fio engine, PG logs in per-PG rings (pgring_layout=perpg)
 #   stream   the same, the rings behind the log stream (pgring_layout=stream,
 #            the library's default: one stream write for every PG's records,
-#            rings in whole blocks)
+#            each record written once and kept there until its PG trims it)
 #   rocksdb  pgring's fio engine, PG logs in RocksDB the way BlueStore keeps them
 # and prints one table: IOPS, p50/p99 completion latency, and the counts a
 # noisy machine cannot move: CPU time, context switches, system calls, log-partition writes and PG-log

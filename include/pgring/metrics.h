@@ -66,7 +66,9 @@ struct StoreMetrics {
   // transaction that wrote nothing to the partition). 0 when the gates
   // opened first.
   HistogramData gate_wait_ns;
-  // Transactions per commit group.
+  // The caller's transactions per commit group (0 for a group of only the
+  // store's own, the stream cleaner's restatements): count is
+  // commit_groups, sum is transactions_committed.
   HistogramData group_size;
 
   // Calls `counter` for every counter ("pgs", "device_writes", ...: the

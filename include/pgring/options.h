@@ -82,9 +82,12 @@ enum class LogLayout : uint8_t {
   kPerPgRings = 0,
   // The records of every PG a transaction touches go to one shared log
   // stream, written sequentially (one write for all the transactions staged
-  // while the previous stream write was in flight); each PG's ring gets its
-  // records later in whole blocks, written in the same transactions' I/O.
-  // Opening a store with a stream in kPerPgRings homes what is left in it.
+  // while the previous stream write was in flight). Each record stays in the
+  // stream until its PG trims it (StreamOptions::home_bytes 0, the default);
+  // it goes to its PG's ring, in whole blocks written in the same
+  // transactions' I/O, only when the stream needs the room or a home_bytes
+  // asks. Opening a store with a stream in kPerPgRings homes what is left
+  // in it.
   kStream = 1,
 };
 

@@ -101,7 +101,9 @@ struct StoreStats {
   uint64_t live_entries = 0;
   uint64_t live_dups = 0;
   uint64_t transactions_committed = 0;   // since open: the caller's (Submit)
-  uint64_t commit_groups = 0;            // RocksDB writes that committed them
+  // Synced RocksDB writes that committed them, and the store's own
+  // transactions (the stream cleaner's restatements) with them or alone.
+  uint64_t commit_groups = 0;
   // Writes of a PG's own keys (ring: pointer, chunk list; RocksDB backend:
   // info, state) left out of a commit group because a later transaction in
   // the same group wrote the key again.
@@ -141,7 +143,8 @@ struct StoreStats {
   uint64_t stream_full_fallbacks = 0;
   // Cleaning (StreamOptions::home_bytes 0): PGs whose live log was stated
   // again at the stream's tail so that its head could pass their older
-  // records, and the bytes of those records.
+  // records, and the bytes of those records. Each is a transaction of the
+  // store's own, counted when staged and not in transactions_committed.
   uint64_t stream_restates = 0;
   uint64_t stream_restated_bytes = 0;
   // Unhomed bytes read back from the stream (StreamOptions::

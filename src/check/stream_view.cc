@@ -103,9 +103,16 @@ void KeepLogLayout(const StreamKeys& stream, Options* options) {
     return;
   }
   options->log_layout = LogLayout::kStream;
+  if (options->stream.home_bytes == 0) {
+    // home_bytes 0 runs the stream cleaner, which would restate PGs the
+    // command was not asked about. The largest home_bytes homes no PG by
+    // count either (records are still written once) and runs no cleaner.
+    options->stream.home_bytes = uint64_t{256} << 20;
+  }
   if (stream.chunks.ok() && options->stream.max_chunks != 0) {
-    // StreamOptions::max_chunks bounds it to [2, 4096]; 0 (a quarter of the
-    // partition) is left to the store, which keeps what its stream holds.
+    // StreamOptions::max_chunks bounds it to [2, 4096]; 0 (three quarters
+    // of the partition) is left to the store, which keeps what its stream
+    // holds.
     const uint64_t have = stream.chunks->chunks.size();
     options->stream.max_chunks = static_cast<uint32_t>(
         std::clamp<uint64_t>(std::max<uint64_t>(have, options->stream.max_chunks), 2, 4096));

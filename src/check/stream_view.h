@@ -66,7 +66,8 @@ absl::StatusOr<StreamRead> ReadStreamForPgs(BlockDevice* device, const Geometry&
 // store's layout: kStream (with room for every chunk the stream has, when
 // max_chunks is set rather than left to the partition's size) when
 // the store has a log stream, so the command does not home every PG and
-// drop the stream as an open in per-PG mode would.
+// drop the stream as an open in per-PG mode would; and no stream cleaner,
+// so the command changes only the PGs it names.
 void KeepLogLayout(const StreamKeys& stream, Options* options);
 
 }  // namespace pgring

@@ -56,7 +56,13 @@ absl::Status CommitPipeline::failure() const {
   return failure_;
 }
 
-absl::StatusOr<std::shared_ptr<CommitPipeline::Txn>> CommitPipeline::NewTxn() {
+absl::StatusOr<std::shared_ptr<CommitPipeline::Txn>> CommitPipeline::NewTxn(bool from_caller) {
+  if (!from_caller) {
+    auto t = std::make_shared<Txn>();
+    t->in_flight = in_flight_;
+    t->from_caller = false;
+    return t;
+  }
   const uint64_t n = in_flight_->fetch_add(1) + 1;
   if (n > max_in_flight_) {
     in_flight_->fetch_sub(1);
@@ -385,9 +391,10 @@ void CommitPipeline::Run() {
     mu_.Unlock();
     if (status.ok()) {
       commit_groups_.fetch_add(1);
-      committed_txns_.fetch_add(static_cast<uint64_t>(std::count_if(
-          group.begin(), group.end(), [](const auto& t) { return t->from_caller; })));
-      group_size_.Record(group.size());
+      const auto from_caller = static_cast<uint64_t>(std::count_if(
+          group.begin(), group.end(), [](const auto& t) { return t->from_caller; }));
+      committed_txns_.fetch_add(from_caller);
+      group_size_.Record(from_caller);
     }
     // The log write WriteGroup started (its transactions may make the next
     // group), reaped before the callbacks: a callback may Submit, and wait

@@ -107,7 +107,8 @@ class CommitPipeline {
     }
     // A caller's transaction (Submit), not one the store makes for itself
     // (the cleaner's restatements): only those count in
-    // transactions_committed and commit_latency_ns.
+    // transactions_committed, commit_latency_ns, group_size and the
+    // in-flight limit (NewTxn).
     bool from_caller = true;
     std::unique_ptr<rocksdb::WriteBatch> batch;
     // The store's whole-value keys in `batch` (StoreKeyWriter): a group
@@ -182,9 +183,11 @@ class CommitPipeline {
   // The sticky failure, or OK.
   absl::Status failure() const;
 
-  // A new transaction, counted in flight until its callback fires;
-  // kResourceExhausted when Limits::max_transactions_in_flight are.
-  absl::StatusOr<std::shared_ptr<Txn>> NewTxn();
+  // A new transaction. A caller's is counted in flight until its callback
+  // fires (kResourceExhausted when Limits::max_transactions_in_flight are);
+  // the store's own (from_caller false: the stream cleaner's, one at a
+  // time) is not, so it never takes a caller's place.
+  absl::StatusOr<std::shared_ptr<Txn>> NewTxn(bool from_caller = true);
 
   // Appends `t` to the queue. Callers serialise Enqueue calls in the order
   // their writes were planned.

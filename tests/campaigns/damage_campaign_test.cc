@@ -224,8 +224,10 @@ class DamageCampaignTest : public ::testing::TestWithParam<DamageParam> {
     o.log_sink = NullLogSink();
     o.reserve_chunks_per_pg = 1;
     SetLayout(std::get<0>(GetParam()), &o);
-    // More blocks wait in the stream before they go home: at close most PGs
-    // have several records there.
+    // Records go home four blocks at a time (the default, 0, homes only for
+    // room), so the rings hold homed records to damage as well as the
+    // stream, and at close most PGs still have several records only in the
+    // stream.
     o.stream.home_bytes = 4 * 4096;
     o.stream.resident_bytes = 4096;  // homes read bytes back from the stream
     o.tail_block_policy = std::get<1>(GetParam());

@@ -125,9 +125,10 @@ class LimitsTest : public StoreFixture, public ::testing::WithParamInterface<Sto
 
 // max_payload_bytes (the default, 1 MiB) for an entry, a dup and an info:
 // the ring's chunks are 64 KiB here, so a record at the limit spans 17 of
-// them, and it is larger than the whole log stream (16 chunks), which takes
-// it straight to the ring.
+// them, and it is larger than the whole log stream (16 chunks here), which
+// takes it straight to the ring.
 TEST_P(LimitsTest, PayloadAtTheLimitAndOneByteOver) {
+  options_.stream.max_chunks = 16;
   ASSERT_OK(Open(options_));
   const uint32_t max = options_.limits.max_payload_bytes;
   ASSERT_EQ(max, 1u << 20);

@@ -94,8 +94,8 @@ TEST_P(StoreContractTest, AppendReadReopen) {
   EXPECT_EQ(st->last_version, V(1, 10));
   EXPECT_EQ(st->info_bytes, 7u);
   // Per-PG rings keep 2 KB in one chunk; behind the stream the 2 KB are
-  // all in the stream (home_bytes is not reached) and the ring takes none;
-  // the RocksDB backend has no chunks.
+  // all in the stream (records are written once: home_bytes 0) and the ring
+  // takes none; the RocksDB backend has no chunks.
   EXPECT_EQ(st->chunks, GetParam() == StoreMode::kRing ? 1u : 0u);
   // A PG without info, and an empty PG, survive a reopen too.
   ASSERT_OK(Create(Pg(2)));

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "absl/strings/str_format.h"
+#include "check/stream_view.h"
 #include "format/record.h"
 #include "format/metadata_keys.h"
 #include "log/ring_layout.h"
@@ -481,6 +482,27 @@ TEST_F(ToolStreamTest, RepairLeavesACleanStreamStoreAlone) {
   EXPECT_THAT(r.out, HasSubstr("(nothing to do)"));
   EXPECT_EQ(store_.DeviceBytes(), dev);
   EXPECT_EQ(store_.DbContents(), keys);
+}
+
+// A command that writes through the library keeps the store's layout and
+// runs no stream cleaner (home_bytes 0, the default, would start one, and it
+// would restate PGs the command was not asked about); a home_bytes the
+// caller set is kept.
+TEST(KeepLogLayoutTest, StreamStoreKeepsTheStreamAndRunsNoCleaner) {
+  StreamKeys stream;
+  stream.has_pointer_key = true;
+  Options o;
+  ASSERT_EQ(o.stream.home_bytes, 0u);
+  KeepLogLayout(stream, &o);
+  EXPECT_EQ(o.log_layout, LogLayout::kStream);
+  EXPECT_NE(o.stream.home_bytes, 0u);
+  Options set;
+  set.stream.home_bytes = 8192;
+  KeepLogLayout(stream, &set);
+  EXPECT_EQ(set.stream.home_bytes, 8192u);
+  Options none;
+  KeepLogLayout(StreamKeys{}, &none);
+  EXPECT_EQ(none.log_layout, LogLayout::kPerPgRings);
 }
 
 }  // namespace

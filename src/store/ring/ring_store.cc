@@ -570,9 +570,9 @@ absl::Status RingStore::Submit(Transaction txn, CommitCallback done) {
 
 absl::Status RingStore::Stage(Transaction txn, CommitCallback done, const Restatement* restate) {
   RETURN_IF_ERROR(CheckWritable());
-  ASSIGN_OR_RETURN(std::shared_ptr<CommitPipeline::Txn> ctxn, pipeline_->NewTxn());
+  ASSIGN_OR_RETURN(std::shared_ptr<CommitPipeline::Txn> ctxn,
+                   pipeline_->NewTxn(/*from_caller=*/restate == nullptr));
   ctxn->done = std::move(done);
-  ctxn->from_caller = restate == nullptr;
   std::vector<std::shared_ptr<RingWrite>> writes;
   {
     MutexLock l(&mu_);
@@ -652,10 +652,10 @@ bool RingStore::CleanOne(uint64_t* stuck_head, bool any_fill) {
     // For a PG still written to, either comes back each lap of the stream:
     // restating cleans one whose live log is under half of that (a busy PG
     // whose dups reach far back), where it clearly writes less; a PG with
-    // few dead records is homed, as the default homes every PG. A PG not
-    // written since its last restatement would only be restated again, lap
-    // after lap, where a home writes it once. Forced homes take what the
-    // cleaner leaves.
+    // few dead records is homed, as a `home_bytes` stream homes every PG. A
+    // PG not written since its last restatement would only be restated
+    // again, lap after lap, where a home writes it once. Forced homes take
+    // what the cleaner leaves.
     // At most: a header, the reset and a rewind, and each item with its
     // payload and a length of up to five varint bytes.
     const uint64_t bytes = kRecordHeaderSize + 2 * RecordBodyBuilder::ItemSize(kItemVersionSize) +
