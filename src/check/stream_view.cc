@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "format/record.h"
 #include "log/stream_reader.h"
+#include "store/options_check.h"
 
 namespace pgring {
 namespace {
@@ -107,7 +108,7 @@ void KeepLogLayout(const StreamKeys& stream, Options* options) {
     // home_bytes 0 runs the stream cleaner, which would restate PGs the
     // command was not asked about. The largest home_bytes homes no PG by
     // count either (records are still written once) and runs no cleaner.
-    options->stream.home_bytes = uint64_t{256} << 20;
+    options->stream.home_bytes = kMaxStreamBytes;
   }
   if (stream.chunks.ok() && options->stream.max_chunks != 0) {
     // StreamOptions::max_chunks bounds it to [2, 4096]; 0 (three quarters

@@ -14,11 +14,6 @@ namespace {
 // No bound above but the field's type.
 constexpr uint64_t kNoMax = UINT64_MAX;
 
-// StreamOptions' byte sizes: from the smallest logical block pgring supports
-// to 65536 blocks of 4096 bytes; the store rounds them to whole blocks.
-constexpr uint64_t kMinStreamBytes = 512;
-constexpr uint64_t kMaxStreamBytes = uint64_t{65536} * 4096;
-
 // A ring may span at most 4 GiB: the mapping tables keep the low 32 bits of
 // a record's position (log/mapping_table.h).
 constexpr uint64_t kMaxRingSpan = uint64_t{1} << 32;

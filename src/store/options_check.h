@@ -17,6 +17,11 @@
 
 namespace pgring {
 
+// StreamOptions' byte sizes: from the smallest logical block pgring supports
+// to 65536 blocks of 4096 bytes; the store rounds them to whole blocks.
+inline constexpr uint64_t kMinStreamBytes = 512;
+inline constexpr uint64_t kMaxStreamBytes = uint64_t{65536} * 4096;
+
 // What the rules need to know beyond the options: the store's label, and
 // where its metadata lives.
 struct OptionsContext {

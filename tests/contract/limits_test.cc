@@ -258,12 +258,18 @@ TEST_P(LimitsTest, MaxChunksPerPg) {
     return s;
   };
   const uint64_t ring_bytes = uint64_t{kMaxChunks} * kChunkSize;
+  // The ring full: all its chunks in per-PG rings; behind the stream, the
+  // chunks its homed bytes need and no more than the limit.
   auto expect_full_ring = [&](uint64_t chunks) {
-    if (GetParam() == StoreMode::kRingStream) {
-      EXPECT_LE(chunks, kMaxChunks);
-    } else {
+    if (GetParam() != StoreMode::kRingStream) {
       EXPECT_EQ(chunks, kMaxChunks);
+      return;
     }
+    const PgStats now = *store_->GetPgStats(pg);
+    const uint64_t homed_bytes = now.ring_bytes_used - now.unhomed_bytes;
+    EXPECT_GE(chunks * kChunkSize, homed_bytes);
+    EXPECT_LE(chunks, (homed_bytes + kChunkSize - 1) / kChunkSize + 1);
+    EXPECT_LE(chunks, kMaxChunks);
   };
   if (!IsRing()) {
     // Twice what the ring would take.
