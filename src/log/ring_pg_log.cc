@@ -49,8 +49,21 @@ void RingPgLog::EvictUnhomed(uint64_t keep, uint64_t written) {
   if (image.resident_size() <= keep) return;
   const uint64_t cold_end = ColdEnd();
   uint64_t to = ResidentFrom(bounds.homed + image.size(), keep);
-  // Only bytes a completed stream write put on the device may leave.
-  auto run = std::upper_bound(unhomed_runs.begin(), unhomed_runs.end(), cold_end,
+  // Only bytes a completed stream write put on the device may leave. The
+  // first run past cold_end is among the newest (the resident bytes are the
+  // PG's last resident_bytes), and a PG written once holds thousands of
+  // runs: search back from the newest, in steps that double, rather than
+  // across all of them each transaction.
+  size_t lo = 0, hi = unhomed_runs.size();
+  for (size_t step = 1; hi > 0; step *= 2) {
+    const size_t probe = hi > step ? hi - step : 0;
+    if (unhomed_runs[probe].ring_end <= cold_end) {
+      lo = probe + 1;
+      break;
+    }
+    hi = probe;
+  }
+  auto run = std::upper_bound(unhomed_runs.begin() + lo, unhomed_runs.begin() + hi, cold_end,
                               [](uint64_t at, const UnhomedRun& r) { return at < r.ring_end; });
   uint64_t on_device = cold_end;
   for (; run != unhomed_runs.end() && on_device < to; ++run) {

@@ -209,8 +209,12 @@ absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
     uint64_t stream_from, stream_to;
   };
   std::vector<Piece> pieces;
-  uint64_t total = 0, last_to = 0;
-  auto run = runs.begin();
+  uint64_t total = 0;
+  [[maybe_unused]] uint64_t last_to = 0;
+  // The runs are in ring order, as the ranges are: the first range finds
+  // its run by bisection (a PG written once holds thousands), each later
+  // one resumes the search where the one before it stopped.
+  auto run = runs.end();
   for (const RingRange& range : ranges) {
     const uint64_t from = range.from, to = range.to;
     if (from >= to) continue;
@@ -218,8 +222,10 @@ absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
     last_to = to;
     total += to - from;
     uint64_t at = from;
-    // The runs are in ring order, as the ranges are: each range resumes the
-    // search where the one before it stopped.
+    if (run == runs.end()) {
+      run = std::upper_bound(runs.begin(), runs.end(), at,
+                             [](uint64_t a, const UnhomedRun& r) { return a < r.ring_end; });
+    }
     while (run != runs.begin() && std::prev(run)->ring_end > at) --run;
     for (; run != runs.end() && at < to; ++run) {
       const UnhomedRun& r = *run;

@@ -23,6 +23,7 @@ LogStream::LogStream(const Geometry& geo, ChunkAllocator* alloc, uint32_t max_ch
 void LogStream::Load(const StreamPointer& p, PgChunkList chunks, std::string tail_block_prefix) {
   exists_ = true;
   chunks_ = std::move(chunks);
+  ++chunks_version_;
   head_ = p.head;
   tail_ = p.tail;
   tail_seq_ = p.tail_seq;
@@ -33,6 +34,7 @@ void LogStream::Load(const StreamPointer& p, PgChunkList chunks, std::string tai
   pending_start_ = geo_.AlignDown(p.tail);
   pending_ = std::move(tail_block_prefix);
   io_chunks_ = chunks_;
+  io_chunks_version_ = chunks_version_;
   placed_end_ = tail_;
   placed_seq_ = tail_seq_;
   pad_at_ = kNoPad;
@@ -52,6 +54,7 @@ bool LogStream::Reserve(uint64_t end, std::vector<uint32_t>* allocated) {
     // A new stream starts at its tail's chunk boundary, as an empty PG ring.
     exists_ = true;
     chunks_.base = tail_ / geo_.chunk_size * geo_.chunk_size;
+    ++chunks_version_;
     MutexLock l(&io_mu_);
     written_ = tail_;
     written_ok_.store(tail_);
@@ -61,15 +64,23 @@ bool LogStream::Reserve(uint64_t end, std::vector<uint32_t>* allocated) {
     placed_seq_ = tail_seq_;
     pad_at_ = kNoPad;
   }
-  if (chunks_.chunks.empty()) chunks_.base = tail_ / geo_.chunk_size * geo_.chunk_size;
+  if (chunks_.chunks.empty()) {
+    const uint64_t base = tail_ / geo_.chunk_size * geo_.chunk_size;
+    if (chunks_.base != base) ++chunks_version_;
+    chunks_.base = base;
+  }
   const uint64_t reusable_before = std::min(durable_head_.load(), head_);
   while (RingEnd(chunks_, geo_) < end) {
-    if (ReuseFirst(&chunks_, geo_, reusable_before)) continue;
+    if (ReuseFirst(&chunks_, geo_, reusable_before)) {
+      ++chunks_version_;
+      continue;
+    }
     if (chunks_.chunks.size() >= max_chunks_) return false;
     auto chunk = alloc_->Allocate();
     if (!chunk) return false;
     allocated->push_back(*chunk);
     chunks_.chunks.push_back(*chunk);
+    ++chunks_version_;
   }
   return true;
 }
@@ -106,7 +117,10 @@ void LogStream::Queue(const std::string& record, std::shared_ptr<CommitPipeline:
   MutexLock l(&io_mu_);
   pending_.append(record);
   assert(pending_start_ + pending_.size() <= tail_);
-  io_chunks_ = chunks_;
+  if (io_chunks_version_ != chunks_version_) {
+    io_chunks_ = chunks_;
+    io_chunks_version_ = chunks_version_;
+  }
   waiting_.push_back(Waiting{pending_start_ + pending_.size(), std::move(txn)});
 }
 
@@ -118,7 +132,9 @@ void LogStream::GiveBackPassed(std::vector<uint32_t>* freed) {
     MutexLock l(&io_mu_);
     keep_from = std::min(keep_from, pending_start_);
   }
+  const size_t before = chunks_.chunks.size();
   GiveBackBefore(&chunks_, geo_, keep_from, 1, freed);
+  if (chunks_.chunks.size() != before) ++chunks_version_;
 }
 
 bool LogStream::PressesPartition() const {
@@ -128,6 +144,7 @@ bool LogStream::PressesPartition() const {
 void LogStream::Drop(std::vector<uint32_t>* freed) {
   freed->insert(freed->end(), chunks_.chunks.begin(), chunks_.chunks.end());
   chunks_.chunks.clear();
+  ++chunks_version_;
   exists_ = false;
   head_ = tail_;
 }

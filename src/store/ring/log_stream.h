@@ -69,6 +69,9 @@ class LogStream {
   uint64_t tail() const { return tail_; }
   uint64_t tail_seq() const { return tail_seq_; }
   const PgChunkList& chunks() const { return chunks_; }
+  // Changes each time chunks() does: whether the list changed since an
+  // earlier call, without a copy of it (the list can hold thousands).
+  uint64_t chunks_version() const { return chunks_version_; }
   uint32_t max_chunks() const { return max_chunks_; }
   StreamPointer Pointer() const { return StreamPointer{head_, tail_, tail_seq_}; }
   uint64_t bytes_used() const { return tail_ - head_; }
@@ -161,6 +164,7 @@ class LogStream {
   // Staged (the store's staging lock).
   bool exists_ = false;
   PgChunkList chunks_;
+  uint64_t chunks_version_ = 0;
   uint64_t head_ = 0;
   uint64_t tail_ = 0;
   uint64_t tail_seq_ = 1;
@@ -174,7 +178,8 @@ class LogStream {
   std::string pending_ ABSL_GUARDED_BY(io_mu_);
   uint64_t pending_start_ ABSL_GUARDED_BY(io_mu_) = 0;
   uint64_t written_ ABSL_GUARDED_BY(io_mu_) = 0;  // every byte before it written
-  PgChunkList io_chunks_ ABSL_GUARDED_BY(io_mu_);  // chunks_ as of the last Append
+  PgChunkList io_chunks_ ABSL_GUARDED_BY(io_mu_);  // chunks_ as of the last Queue
+  uint64_t io_chunks_version_ ABSL_GUARDED_BY(io_mu_) = 0;
   std::deque<Waiting> waiting_ ABSL_GUARDED_BY(io_mu_);
   // The end and next sequence number of the records placed so far (tail_,
   // tail_seq_ as Place left them, for Kick).

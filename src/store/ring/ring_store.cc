@@ -95,7 +95,7 @@ struct RingStore::StreamPlan {
   // The stream before the transaction: what changed goes to the batch.
   bool stream_existed = false;
   StreamPointer old_stream;
-  PgChunkList old_stream_chunks;
+  uint64_t old_stream_chunks_version = 0;
 };
 
 RingStore::RingStore(std::shared_ptr<BlockDevice> device, std::unique_ptr<MetadataDb> db,
@@ -612,10 +612,20 @@ absl::Status RingStore::Stage(Transaction txn, CommitCallback done, const Restat
     // From here nothing fails.
     CommitPointers(staging, records, &plan, old_meta, &txn, ctxn, &writes);
     live_items_ = staging.live_items();
+    KeepStreamBuffers(&plan.record);
   }
   StartWrites(writes);
   WaitForGatesAndRelease(ctxn, txn.gates());
   return absl::OkStatus();
+}
+
+void RingStore::KeepStreamBuffers(std::string* record) {
+  // What one large record (a restatement's) grew them to goes back.
+  constexpr size_t kKeep = 256 << 10;
+  if (stream_body_.size() > kKeep) stream_body_ = RecordBodyBuilder();
+  if (record->capacity() > stream_record_.capacity() && record->capacity() <= kKeep) {
+    stream_record_.swap(*record);
+  }
 }
 
 absl::Status RingStore::StageRestatement(Staging* staging, const Restatement& r) {
@@ -810,7 +820,7 @@ absl::Status RingStore::PlanStream(const Staging& staging,
   plan->bytes_end.assign(changes.size(), 0);
   plan->stream_existed = stream_.exists();
   plan->old_stream = stream_.Pointer();
-  plan->old_stream_chunks = stream_.chunks();
+  plan->old_stream_chunks_version = stream_.chunks_version();
   // Every PG homed to its tail. Behind the stream its ring takes the chunks
   // for that here (per-PG rings took them in PlaceRecord); false when the
   // partition has no room for them.
@@ -842,7 +852,10 @@ absl::Status RingStore::PlanStream(const Staging& staging,
   // Each PG keeps in the stream what is not a whole block past the ones
   // its ring holds, once home_bytes of them are there. The body is sized
   // once (each item's header, the pad), not grown a copy at a time.
-  RecordBodyBuilder body;
+  RecordBodyBuilder& body = stream_body_;
+  body.Clear();
+  plan->record.swap(stream_record_);
+  plan->record.clear();
   size_t most = geo_.block_size + kMinPadRecord;
   for (size_t i = 0; i < changes.size(); ++i) {
     most += RecordBodyBuilder::ItemSize(kItemPgBytesPrefixSize + records[i].size());
@@ -1024,7 +1037,7 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
     if (!stream_existed || !(stream_.Pointer() == old_stream)) {
       wb.Put(std::string(kStreamPointerKey), stream_.Pointer().Encode());
     }
-    if (!stream_existed || !(stream_.chunks() == plan->old_stream_chunks)) {
+    if (!stream_existed || stream_.chunks_version() != plan->old_stream_chunks_version) {
       wb.Put(std::string(kStreamChunksKey), stream_.chunks().Encode());
     }
   } else if (stream_existed) {

@@ -23,6 +23,7 @@
 #include "log/ring_layout.h"
 #include "log/stream_reader.h"
 #include "format/metadata_keys.h"
+#include "format/record.h"
 #include "store/commit_pipeline.h"
 #include "store/metadata_db.h"
 #include "store/pg_map.h"
@@ -105,6 +106,9 @@ class RingStore final : public PgStore<RingPg> {
   absl::Status PlaceRecords(Staging* staging, std::vector<std::string>* records)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status PlaceRecord(PgChange* t, std::string* record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps PlanStream's buffers (its body, and the stream record the
+  // transaction has queued) for the next transaction.
+  void KeepStreamBuffers(std::string* record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Where each PG's new bytes go: how far each PG is homed, and the stream
   // record with the rest (or, the stream being full, every PG homed to its
   // tail), with the ring chunks each home needs. kResourceExhausted only
@@ -202,6 +206,11 @@ class RingStore final : public PgStore<RingPg> {
   ChunkAllocator alloc_;
 
   StoreMeta meta_ ABSL_GUARDED_BY(mu_);
+  // PlanStream's buffers, kept from one transaction to the next: a stream
+  // record is a block or more, past what malloc keeps at hand for reuse,
+  // and allocating it anew each transaction costs more than building it.
+  RecordBodyBuilder stream_body_ ABSL_GUARDED_BY(mu_);
+  std::string stream_record_ ABSL_GUARDED_BY(mu_);
   const bool stream_layout_;
   // StreamOptions' home_bytes, resident_bytes and forced_home_bytes in
   // whole blocks of the partition (rounded down, at least one block; a
