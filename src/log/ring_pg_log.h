@@ -16,6 +16,7 @@
 #include "log/pg_log_state.h"
 #include "log/ring_image.h"
 #include "log/ring_layout.h"
+#include "log/unhomed_runs.h"
 #include "format/metadata_keys.h"
 #include "pgring/types.h"
 
@@ -33,18 +34,6 @@ struct RingBounds {
   // Per-PG rings alone keep homed == tail.
   uint64_t homed = 0;
 };
-
-// A PG's unhomed bytes up to `ring_end` lie in the stream record at
-// `stream_pos`, ending at stream lpos `data_end`: ring byte x < ring_end at
-// data_end - (ring_end - x). A run starts where the one before it ended
-// (the first at or before homed). One per stream record holding the PG's
-// bytes, so kept small.
-struct UnhomedRun {
-  uint64_t ring_end = 0;
-  uint64_t stream_pos = 0;
-  uint64_t data_end = 0;
-};
-static_assert(sizeof(UnhomedRun) == 24, "StoreStats::stream_index_bytes says 24 bytes a run");
 
 struct RingPgLog : PgLogState {
   RingPgLog(const PgId& id, uint32_t stamp, uint32_t block_size);
@@ -76,7 +65,7 @@ struct RingPgLog : PgLogState {
   std::string ring_prefix;
   // Which stream records hold the unhomed bytes, oldest first; the first
   // run ends past homed.
-  std::deque<UnhomedRun> unhomed_runs;
+  UnhomedRuns unhomed_runs;
   // Runs MoveHomed has dropped from the front, ever; and where EvictUnhomed
   // left off (runs_dropped + the index of a run at or before the first that
   // ends past ColdEnd()), so that it walks only the runs since (a PG written

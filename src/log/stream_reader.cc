@@ -189,14 +189,14 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
 
 absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
                               const PgChunkList& stream_chunks,
-                              const std::deque<UnhomedRun>& runs, uint64_t from, uint64_t to,
+                              const UnhomedRuns& runs, uint64_t from, uint64_t to,
                               std::string* out) {
   return ReadUnhomedRanges(device, geo, stream_chunks, runs, {RingRange{from, to}}, out);
 }
 
 absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
                                const PgChunkList& stream_chunks,
-                               const std::deque<UnhomedRun>& runs,
+                               const UnhomedRuns& runs,
                                const std::vector<RingRange>& ranges, std::string* out) {
   // Runs whose stream bytes lie within this many bytes of each other are
   // read in one I/O: reading a block between them costs less than another

@@ -98,7 +98,7 @@ absl::Status ReadUnhomed(BlockDevice* device, const Geometry& geo, const PgChunk
 // reads each PG through its ring and them).
 struct UnhomedFound : UnhomedOutcome {
   std::string bytes;
-  std::deque<UnhomedRun> runs;
+  UnhomedRuns runs;
 };
 absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                             const StreamPointer& p, const std::vector<UnhomedWant>& wants,
@@ -116,7 +116,7 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
 // through.
 absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
                               const PgChunkList& stream_chunks,
-                              const std::deque<UnhomedRun>& runs, uint64_t from, uint64_t to,
+                              const UnhomedRuns& runs, uint64_t from, uint64_t to,
                               std::string* out);
 
 // A stretch [from, to) of a PG's ring positions.
@@ -129,7 +129,7 @@ struct RingRange {
 // to `out` one range after the other, every read in flight together.
 absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
                                const PgChunkList& stream_chunks,
-                               const std::deque<UnhomedRun>& runs,
+                               const UnhomedRuns& runs,
                                const std::vector<RingRange>& ranges, std::string* out);
 
 }  // namespace pgring

@@ -47,7 +47,7 @@ class ReadUnhomedBytesTest : public ::testing::Test {
     for (uint64_t i = 0; i < n; ++i) s.push_back(ByteAt(stream_from + i));
     return s;
   }
-  absl::Status Read(const std::deque<UnhomedRun>& runs, uint64_t from, uint64_t to,
+  absl::Status Read(const UnhomedRuns& runs, uint64_t from, uint64_t to,
                     std::string* out) {
     return ReadUnhomedBytes(&device_, geo_, stream_, runs, from, to, out);
   }
@@ -62,7 +62,7 @@ class ReadUnhomedBytesTest : public ::testing::Test {
 TEST_F(ReadUnhomedBytesTest, ReadsEachRunFromWhereItsRecordHoldsIt) {
   const uint64_t r1 = 2 * kChunk + 100;
   const uint64_t r2 = 3 * kChunk - 150;
-  const std::deque<UnhomedRun> runs = {UnhomedRun{1300, r1, r1 + 700},
+  const UnhomedRuns runs = {UnhomedRun{1300, r1, r1 + 700},
                                        UnhomedRun{1500, r2, r2 + 300}};
   std::string out = "x";
   ASSERT_TRUE(Read(runs, 1000, 1500, &out).ok());
@@ -90,7 +90,7 @@ class ReadCountingDevice : public testing::ForwardingDevice {
 // not read), all in one ReadMany, and the bytes come back in ring order,
 // across the stream's chunk boundary.
 TEST_F(ReadUnhomedBytesTest, ScatteredRunsAreReadTogetherInRingOrder) {
-  std::deque<UnhomedRun> runs;
+  UnhomedRuns runs;
   std::string want;
   uint64_t ring = 5000;
   constexpr uint64_t kSpacing = 6000, kBytes = 100;
@@ -115,7 +115,7 @@ TEST_F(ReadUnhomedBytesTest, ScatteredRunsAreReadTogetherInRingOrder) {
 // one after the other, as separate reads of each would give, every read in
 // one ReadMany; two ranges in one run, and a range across two runs.
 TEST_F(ReadUnhomedBytesTest, SeveralRangesAreReadTogetherInOrder) {
-  std::deque<UnhomedRun> runs;
+  UnhomedRuns runs;
   uint64_t ring = 5000;
   constexpr uint64_t kSpacing = 6000, kBytes = 300;
   for (uint64_t s = 2 * kChunk + 200; s + 400 < 4 * kChunk; s += kSpacing) {

@@ -1351,7 +1351,7 @@ void RingStore::AddStoreStats(StoreStats* s) const {
   s->stream_bytes_read = stream_bytes_read_.load();
   for (const auto& [id, pg] : pgs_) {
     s->unhomed_resident_bytes += pg->image.resident_size();
-    s->stream_index_bytes += pg->unhomed_runs.size() * sizeof(UnhomedRun);
+    s->stream_index_bytes += pg->unhomed_runs.bytes();
   }
 }
 

@@ -1,0 +1,101 @@
+#include "log/unhomed_runs.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <random>
+
+namespace pgring {
+namespace {
+
+constexpr uint64_t k4G = uint64_t{1} << 32;
+
+void ExpectSame(const UnhomedRuns& runs, const std::deque<UnhomedRun>& model, int op) {
+  ASSERT_EQ(runs.size(), model.size()) << "op " << op;
+  for (size_t i = 0; i < model.size(); ++i) {
+    ASSERT_EQ(runs[i], model[i]) << "op " << op << " run " << i;
+  }
+  ASSERT_TRUE(std::equal(runs.begin(), runs.end(), model.begin(), model.end())) << "op " << op;
+}
+
+// Runs as a PG makes them (ring and stream positions rising, a record's
+// data ending past its start), pushed and popped at random against a plain
+// deque, with gaps that cross 4 GiB now and then: the list always returns
+// exactly the runs pushed and not popped.
+TEST(UnhomedRuns, HoldsWhatWasPushedAndNotPopped) {
+  std::mt19937_64 rng(11);
+  UnhomedRuns runs;
+  std::deque<UnhomedRun> model;
+  uint64_t ring = 1000, stream = 5 << 20;
+  for (int op = 0; op < 50000; ++op) {
+    if (rng() % 3 != 0 || model.empty()) {
+      ring += 1 + rng() % 4000;
+      // Mostly near (records of one PG among others'), sometimes 4 GiB on.
+      stream += rng() % 1000 == 0 ? k4G + rng() % 4096 : 24 + rng() % 40000;
+      const UnhomedRun r{ring, stream, stream + 24 + rng() % 5000};
+      runs.push_back(r);
+      model.push_back(r);
+    } else {
+      const size_t n = 1 + rng() % std::min<size_t>(model.size(), 50);
+      for (size_t i = 0; i < n; ++i) {
+        runs.pop_front();
+        model.pop_front();
+      }
+    }
+    ExpectSame(runs, model, op);
+  }
+}
+
+TEST(UnhomedRuns, TwelveBytesARunUnlessTheySpanFourGiB) {
+  UnhomedRuns runs;
+  for (uint64_t i = 1; i <= 100; ++i) runs.push_back({i * 300, (10 << 20) + i * 32768, (10 << 20) + i * 32768 + 300});
+  EXPECT_EQ(runs.bytes(), 100u * 12);
+  // A run past 4 GiB of stream from the first: every run goes wide.
+  const UnhomedRun far{101 * 300, (10 << 20) + 2 * k4G, (10 << 20) + 2 * k4G + 300};
+  runs.push_back(far);
+  EXPECT_EQ(runs.bytes(), 101u * 24);
+  EXPECT_EQ(runs.back(), far);
+  EXPECT_EQ(runs.front(), (UnhomedRun{300, (10 << 20) + 32768, (10 << 20) + 32768 + 300}));
+  // Once the old runs are gone, the list packs again from the next run.
+  for (int i = 0; i < 101; ++i) runs.pop_front();
+  EXPECT_TRUE(runs.empty());
+  runs.push_back(far);
+  EXPECT_EQ(runs.bytes(), 12u);
+  EXPECT_EQ(runs.front(), far);
+}
+
+// Positions that grow past 4 GiB from the first run while the list never
+// spans 4 GiB (old runs popped as new ones come): it rebases and stays at
+// 12 bytes a run.
+TEST(UnhomedRuns, RebasesAsPositionsGrow) {
+  UnhomedRuns runs;
+  const uint64_t step = uint64_t{1} << 28;  // 256 MiB
+  for (uint64_t i = 0; i < 64; ++i) {
+    runs.push_back({(i + 1) * step, i * step, i * step + 4096});
+    if (runs.size() > 4) runs.pop_front();
+    ASSERT_EQ(runs.bytes(), runs.size() * 12) << i;
+    ASSERT_EQ(runs.back(), (UnhomedRun{(i + 1) * step, i * step, i * step + 4096}));
+  }
+}
+
+// What the store's readers do with it: bisect by ring_end, walk back with
+// std::prev, copy it.
+TEST(UnhomedRuns, IteratesAsARandomAccessRange) {
+  const UnhomedRuns runs = {{1300, 8192, 8192 + 700}, {1500, 16384, 16384 + 300},
+                            {2000, 20480, 20480 + 600}};
+  auto it = std::upper_bound(runs.begin(), runs.end(), uint64_t{1400},
+                             [](uint64_t at, const UnhomedRun& r) { return at < r.ring_end; });
+  ASSERT_EQ(it - runs.begin(), 1);
+  EXPECT_EQ(it->stream_pos, 16384u);
+  EXPECT_EQ(std::prev(it)->ring_end, 1300u);
+  EXPECT_EQ((*(it + 1)).data_end, 20480u + 600);
+  UnhomedRuns copy = runs;
+  copy.pop_front();
+  EXPECT_EQ(runs.size(), 3u);
+  EXPECT_EQ(copy.front(), runs[1]);
+}
+
+}  // namespace
+}  // namespace pgring
