@@ -39,6 +39,63 @@ RingReader::RingReader(BlockDevice* device, const Geometry& geometry, const PgCh
       available_(limit),
       next_seq_(first_seq) {}
 
+RingReader::~RingReader() { DropAhead(); }
+
+void RingReader::DropAhead() {
+  if (ahead_thread_.joinable()) ahead_thread_.join();
+  ahead_len_ = 0;
+}
+
+void RingReader::StartAhead() {
+  if (!background_ || ahead_thread_.joinable() || window_len_ == 0) return;
+  // Only what the device holds: bytes the overlay serves are not read.
+  const uint64_t from = window_start_ + window_len_;
+  const uint64_t device_end = std::min(RingEnd(chunks_, geometry_), overlay_start_);
+  if (from >= device_end || (from - chunks_.base) % align_ != 0) return;
+  const uint64_t to = std::min(device_end, from + kWindowBytes);
+  std::vector<Extent> extents;
+  MapRange(chunks_, geometry_, from, to - from, &extents);
+  if (!ahead_buf_ || ahead_buf_->size() < kAheadCarry + kWindowBytes) {
+    ahead_buf_ = std::make_unique<AlignedBuffer>(kAheadCarry + kWindowBytes);
+  }
+  ahead_start_ = from;
+  ahead_len_ = to - from;
+  ahead_thread_ = std::thread([this, extents = std::move(extents)] {
+    uint64_t filled = 0;
+    for (const Extent& e : extents) {
+      ahead_status_ = device_->Read(e.device_offset,
+                                    {ahead_buf_->data() + kAheadCarry + filled, e.length});
+      if (!ahead_status_.ok()) return;
+      filled += e.length;
+    }
+  });
+}
+
+bool RingReader::TakeAhead(uint64_t start, uint64_t lpos, uint64_t n) {
+  if (!ahead_thread_.joinable()) return false;
+  ahead_thread_.join();
+  // The read ahead continues the window; a record may start in the window
+  // and end in it: the window's last bytes go before it.
+  const bool continues = window_len_ > 0 && ahead_start_ == window_start_ + window_len_ &&
+                         start >= window_start_ && start <= ahead_start_ &&
+                         ahead_start_ - start <= kAheadCarry;
+  const bool ok = ahead_status_.ok() && ahead_len_ > 0 && continues &&
+                  lpos + n <= ahead_start_ + ahead_len_;
+  if (!ok) {
+    ahead_len_ = 0;  // a failed read is the synchronous read's to report
+    return false;
+  }
+  const uint64_t carry = ahead_start_ - start;
+  std::memcpy(ahead_buf_->data() + kAheadCarry - carry,
+              window_->data() + window_off_ + (start - window_start_), carry);
+  std::swap(window_, ahead_buf_);
+  window_off_ = kAheadCarry - carry;
+  window_start_ = start;
+  window_len_ = carry + ahead_len_;
+  ahead_len_ = 0;
+  return true;
+}
+
 absl::Status RingReader::Report(std::string_view kind, uint64_t lpos, std::string what,
                                 bool ends_log, bool whole_log) {
   RingDamage d;
@@ -67,7 +124,7 @@ absl::StatusOr<const char*> RingReader::Fetch(uint64_t lpos, uint64_t n, uint64_
     return overlay_.data() + (lpos - overlay_start_);
   }
   if (window_ && lpos >= window_start_ && lpos + n <= window_start_ + window_len_) {
-    return window_->data() + (lpos - window_start_);
+    return window_->data() + window_off_ + (lpos - window_start_);
   }
   // The device holds what lies before the overlay, within the chunks; the
   // overlay the rest (behind the stream a ring has no chunk for the bytes
@@ -85,6 +142,10 @@ absl::StatusOr<const char*> RingReader::Fetch(uint64_t lpos, uint64_t n, uint64_
   const uint64_t end =
       std::min(readable_end, chunks_.base + (want - chunks_.base + align_ - 1) / align_ * align_);
   const uint64_t len = end - start;
+  if (TakeAhead(start, lpos, n)) {
+    StartAhead();
+    return window_->data() + window_off_ + (lpos - window_start_);
+  }
   if (!window_ || window_->size() < len) {
     window_ = std::make_unique<AlignedBuffer>(std::max<uint64_t>(len, kWindowBytes));
   }
@@ -105,12 +166,15 @@ absl::StatusOr<const char*> RingReader::Fetch(uint64_t lpos, uint64_t n, uint64_
     // Past the overlay's end (beyond the limit, Bytes()): nothing written.
     std::memset(window_->data() + filled + have, 0, len - filled - have);
   }
+  window_off_ = 0;
   window_start_ = start;
   window_len_ = len;
+  StartAhead();
   return window_->data() + (lpos - window_start_);
 }
 
 void RingReader::SetOverlay(uint64_t start, std::string_view bytes) {
+  DropAhead();  // it may have read what the overlay now serves
   overlay_start_ = start;
   overlay_ = bytes;
   window_len_ = 0;  // what the window holds may be the device's
@@ -130,6 +194,8 @@ void RingReader::ExtendLimit(uint64_t limit) {
 }
 
 void RingReader::ReleaseWindow() {
+  DropAhead();
+  ahead_buf_.reset();
   window_.reset();
   window_len_ = 0;
 }

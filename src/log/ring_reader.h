@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -82,6 +83,15 @@ class RingReader {
   RingReader(BlockDevice* device, const Geometry& geometry, const PgChunkList& chunks,
              std::string pg_name, uint32_t stamp, uint64_t from, uint64_t limit,
              uint64_t first_seq = 0, Reporter* reporter = nullptr);
+  ~RingReader();
+  RingReader(const RingReader&) = delete;
+  RingReader& operator=(const RingReader&) = delete;
+
+  // For a pass over a whole log that nothing writes meanwhile (the log
+  // stream at open, fsck): the device window after the current one is read
+  // on a thread of its own while the current one is parsed, so the pass
+  // costs about the larger of its reads and its parsing, not their sum.
+  void ReadAheadInBackground() { background_ = true; }
 
   // Reads the next readable record into *out. Returns kOutOfRange at the
   // limit, and, staying where it is (waiting()), when the next record does
@@ -176,9 +186,31 @@ class RingReader {
   uint64_t last_record_lpos_ = 0;
   uint64_t overlay_start_ = UINT64_MAX;
   std::string_view overlay_;
+  // The window: [window_start_, window_start_ + window_len_) of the ring at
+  // window_->data() + window_off_.
   std::unique_ptr<AlignedBuffer> window_;
+  uint64_t window_off_ = 0;
   uint64_t window_start_ = 0;
   uint64_t window_len_ = 0;
+
+  // Reading ahead in the background: the device's bytes [ahead_start_,
+  // ahead_start_ + ahead_len_) are read by ahead_thread_ into ahead_buf_
+  // at kAheadCarry (the room before them takes the end of the current
+  // window that a record straddling the two needs).
+  static constexpr uint64_t kAheadCarry = 64 << 10;
+  // Starts reading the window after the current one, if the device holds it.
+  void StartAhead();
+  // Waits for the read ahead; true when it serves [lpos, lpos + n) from
+  // `start` (the current window's end joined to it), which becomes the window.
+  bool TakeAhead(uint64_t start, uint64_t lpos, uint64_t n);
+  // Waits for the read ahead, if any, and forgets it.
+  void DropAhead();
+  bool background_ = false;
+  std::thread ahead_thread_;
+  std::unique_ptr<AlignedBuffer> ahead_buf_;
+  uint64_t ahead_start_ = 0;
+  uint64_t ahead_len_ = 0;
+  absl::Status ahead_status_;  // written by ahead_thread_ until joined
 };
 
 }  // namespace pgring

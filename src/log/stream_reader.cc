@@ -33,6 +33,7 @@ absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkL
   while (true) {
     RingReader reader(device, geo, chunks, "log stream", kStreamStamp, from, p.tail, first_seq,
                       reporter);
+    reader.ReadAheadInBackground();
     RingRecord rec;
     absl::Status s;
     uint64_t at = from;

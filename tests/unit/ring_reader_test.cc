@@ -174,6 +174,84 @@ TEST_F(RingReaderTest, ReadErrorsKeepTheDevicesCode) {
   EXPECT_THAT(c.seen, ElementsAre(absl::StrFormat("read-error@%d", chunks_.base)));
 }
 
+// A log of several windows (1 MiB each) over chunks out of device order,
+// with records that straddle windows, one longer than the room a window
+// keeps for the end of the one before (64 KiB): read ahead in the
+// background, the pass returns the same records, byte for byte, as without;
+// a read ahead that fails is read again in the foreground, and a device
+// that keeps failing fails the pass with its own code.
+class RingReaderAheadTest : public ::testing::Test {
+ protected:
+  RingReaderAheadTest()
+      : mem_(std::make_shared<MemoryBlockDevice>(16 << 20, 4096)), dev_(mem_) {
+    g_ = MakeGeometry(4096, 1 << 20, 12);
+    chunks_.base = 3ull << 20;
+    chunks_.chunks = {5, 2, 7, 0, 3};
+    uint64_t seq = 1;
+    uint32_t x = 1;
+    while (bytes_.size() < (9u << 19)) {  // 4.5 MiB
+      x = x * 1103515245 + 12345;
+      // Mostly small, some of tens of KiB, one of 200 KiB at ~2 MiB.
+      size_t payload = 50 + (x >> 8) % 900;
+      if ((x >> 4) % 16 == 0) payload = 20000 + (x >> 12) % 40000;
+      if (bytes_.size() > (2u << 20) && !big_) {
+        payload = 200 << 10;
+        big_ = true;
+      }
+      RecordBodyBuilder b;
+      b.AddEntry(Version{1, seq}, std::string(payload, static_cast<char>('a' + seq % 26)));
+      const uint64_t lpos = chunks_.base + bytes_.size();
+      AppendRecord(&bytes_, kRecordTxn, kStamp, LapOf(lpos, g_), seq, b.body());
+      ++seq;
+    }
+    EXPECT_TRUE(testing::WriteRingBytes(&dev_, g_, chunks_, chunks_.base, bytes_).ok());
+  }
+
+  // Every record's lpos and body, and how the pass ended.
+  absl::Status Pass(bool ahead, std::vector<std::pair<uint64_t, std::string>>* out) {
+    RingReader r(&dev_, g_, chunks_, "1.2a", kStamp, chunks_.base, chunks_.base + bytes_.size());
+    if (ahead) r.ReadAheadInBackground();
+    RingRecord rec;
+    absl::Status s;
+    while ((s = r.Next(&rec)).ok()) out->emplace_back(rec.lpos, std::string(rec.body));
+    return s;
+  }
+
+  std::shared_ptr<MemoryBlockDevice> mem_;
+  FaultInjectionDevice dev_;
+  Geometry g_;
+  PgChunkList chunks_;
+  std::string bytes_;
+  bool big_ = false;
+};
+
+TEST_F(RingReaderAheadTest, ReadAheadReturnsTheSameRecords) {
+  ASSERT_TRUE(big_);
+  std::vector<std::pair<uint64_t, std::string>> plain, ahead;
+  EXPECT_TRUE(absl::IsOutOfRange(Pass(false, &plain)));
+  EXPECT_TRUE(absl::IsOutOfRange(Pass(true, &ahead)));
+  ASSERT_GT(plain.size(), 1000u);
+  EXPECT_TRUE(plain == ahead);
+}
+
+TEST_F(RingReaderAheadTest, AFailedReadAheadIsReadAgain) {
+  std::vector<std::pair<uint64_t, std::string>> plain, ahead;
+  ASSERT_TRUE(absl::IsOutOfRange(Pass(false, &plain)));
+  // The first read is the first window's; the second, the read ahead's.
+  dev_.FailOps(FaultInjectionDevice::OpKind::kRead, 1, 1, absl::UnavailableError("EIO"));
+  EXPECT_TRUE(absl::IsOutOfRange(Pass(true, &ahead)));
+  EXPECT_TRUE(plain == ahead);
+}
+
+TEST_F(RingReaderAheadTest, ADeviceThatKeepsFailingFailsThePass) {
+  dev_.FailOps(FaultInjectionDevice::OpKind::kRead, 1, 1000, absl::UnavailableError("EIO"));
+  std::vector<std::pair<uint64_t, std::string>> ahead;
+  absl::Status s = Pass(true, &ahead);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(s.message(), HasSubstr("EIO"));
+  EXPECT_FALSE(ahead.empty());  // the first window's records
+}
+
 TEST_F(RingReaderTest, ReadsAsBytesArriveAndWaitsWhereTheyEnd) {
   const uint64_t r1 = Add(1);
   const uint64_t r2 = Add(2);
