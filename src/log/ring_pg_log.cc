@@ -37,7 +37,6 @@ void RingPgLog::MoveHomed(uint64_t to) {
   bounds.homed = to;
   while (!unhomed_runs.empty() && unhomed_runs.front().ring_end <= bounds.homed) {
     unhomed_runs.pop_front();
-    ++runs_dropped;
   }
 }
 
@@ -52,26 +51,15 @@ void RingPgLog::EvictUnhomed(uint64_t keep, uint64_t written) {
   uint64_t to = ResidentFrom(bounds.homed + image.size(), keep);
   // Only bytes a completed stream write put on the device may leave. The
   // first run past cold_end: from where the last call left off (checked:
-  // every run before it ends by cold_end), else searched back from the
-  // newest in steps that double (the resident bytes are the newest).
+  // every run before it ends by cold_end), else searched for.
   const size_t n = unhomed_runs.size();
-  size_t i = evict_hint > runs_dropped ? evict_hint - runs_dropped : 0;
+  const uint64_t dropped = unhomed_runs.dropped();
+  size_t i = evict_hint > dropped ? evict_hint - dropped : 0;
   if (i > n || (i > 0 && unhomed_runs[i - 1].ring_end > cold_end)) {
-    size_t lo = 0, hi = n;
-    for (size_t step = 1; hi > 0; step *= 2) {
-      const size_t probe = hi > step ? hi - step : 0;
-      if (unhomed_runs[probe].ring_end <= cold_end) {
-        lo = probe + 1;
-        break;
-      }
-      hi = probe;
-    }
-    i = std::upper_bound(unhomed_runs.begin() + lo, unhomed_runs.begin() + hi, cold_end,
-                         [](uint64_t at, const UnhomedRun& r) { return at < r.ring_end; }) -
-        unhomed_runs.begin();
+    i = unhomed_runs.FirstEndingPast(cold_end);
   }
   while (i < n && unhomed_runs[i].ring_end <= cold_end) ++i;
-  evict_hint = runs_dropped + i;  // cold_end only grows: still true after this call
+  evict_hint = dropped + i;  // cold_end only grows: still true after this call
   auto run = unhomed_runs.begin() + i;
   uint64_t on_device = cold_end;
   for (; run != unhomed_runs.end() && on_device < to; ++run) {

@@ -223,10 +223,7 @@ absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
     last_to = to;
     total += to - from;
     uint64_t at = from;
-    if (run == runs.end()) {
-      run = std::upper_bound(runs.begin(), runs.end(), at,
-                             [](uint64_t a, const UnhomedRun& r) { return a < r.ring_end; });
-    }
+    if (run == runs.end()) run = runs.begin() + runs.FirstEndingPast(at);
     while (run != runs.begin() && std::prev(run)->ring_end > at) --run;
     for (; run != runs.end() && at < to; ++run) {
       const UnhomedRun& r = *run;

@@ -16,6 +16,7 @@ UnhomedRuns::UnhomedRuns(std::initializer_list<UnhomedRun> runs) {
 UnhomedRuns::UnhomedRuns(const UnhomedRuns& other)
     : ring_base_(other.ring_base_),
       stream_base_(other.stream_base_),
+      dropped_(other.dropped_),
       packed_(other.packed_),
       wide_(other.wide_ ? std::make_unique<std::deque<UnhomedRun>>(*other.wide_) : nullptr) {}
 
@@ -79,7 +80,23 @@ void UnhomedRuns::Rebase(const UnhomedRun& run) {
   }
 }
 
+size_t UnhomedRuns::FirstEndingPast(uint64_t lpos) const {
+  size_t lo = 0, hi = size();
+  for (size_t step = 1; hi > 0; step *= 2) {
+    const size_t probe = hi > step ? hi - step : 0;
+    if ((*this)[probe].ring_end <= lpos) {
+      lo = probe + 1;
+      break;
+    }
+    hi = probe;
+  }
+  return std::upper_bound(begin() + lo, begin() + hi, lpos,
+                          [](uint64_t at, const UnhomedRun& r) { return at < r.ring_end; }) -
+         begin();
+}
+
 void UnhomedRuns::pop_front() {
+  ++dropped_;
   if (wide_) {
     wide_->pop_front();
     if (wide_->empty()) wide_.reset();  // the next run packs again

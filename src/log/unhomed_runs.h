@@ -46,6 +46,13 @@ class UnhomedRuns {
   }
   UnhomedRun front() const { return (*this)[0]; }
   UnhomedRun back() const { return (*this)[size() - 1]; }
+  // The first run that ends past `lpos` (size() if none), searched back
+  // from the newest in steps that double: the callers look for runs near
+  // the newest (the resident bytes) or pay a bisection once per read.
+  size_t FirstEndingPast(uint64_t lpos) const;
+  // Runs pop_front has taken off, ever: index i now is run dropped() + i
+  // counted from the first ever pushed (a place that outlives pops).
+  uint64_t dropped() const { return dropped_; }
   void push_back(const UnhomedRun& run);
   void pop_front();
   void clear();
@@ -118,6 +125,7 @@ class UnhomedRuns {
 
   uint64_t ring_base_ = 0;
   uint64_t stream_base_ = 0;
+  uint64_t dropped_ = 0;
   std::deque<Packed> packed_;
   // Instead of packed_, for a list that does not pack (made only then).
   std::unique_ptr<std::deque<UnhomedRun>> wide_;

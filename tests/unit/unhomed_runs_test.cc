@@ -28,6 +28,7 @@ TEST(UnhomedRuns, HoldsWhatWasPushedAndNotPopped) {
   std::mt19937_64 rng(11);
   UnhomedRuns runs;
   std::deque<UnhomedRun> model;
+  uint64_t pushed = 0;
   uint64_t ring = 1000, stream = 5 << 20;
   for (int op = 0; op < 50000; ++op) {
     if (rng() % 3 != 0 || model.empty()) {
@@ -37,6 +38,7 @@ TEST(UnhomedRuns, HoldsWhatWasPushedAndNotPopped) {
       const UnhomedRun r{ring, stream, stream + 24 + rng() % 5000};
       runs.push_back(r);
       model.push_back(r);
+      ++pushed;
     } else {
       const size_t n = 1 + rng() % std::min<size_t>(model.size(), 50);
       for (size_t i = 0; i < n; ++i) {
@@ -45,6 +47,19 @@ TEST(UnhomedRuns, HoldsWhatWasPushedAndNotPopped) {
       }
     }
     ExpectSame(runs, model, op);
+    ASSERT_EQ(runs.dropped() + runs.size(), pushed) << "op " << op;
+    if (model.empty()) continue;
+    // The search matches a bisection of the model, near the newest and
+    // anywhere.
+    const uint64_t at = model.front().ring_end - 1 + rng() % (ring - model.front().ring_end + 2);
+    const size_t want = std::upper_bound(model.begin(), model.end(), at,
+                                         [](uint64_t a, const UnhomedRun& r) {
+                                           return a < r.ring_end;
+                                         }) -
+                        model.begin();
+    ASSERT_EQ(runs.FirstEndingPast(at), want) << "op " << op << " at " << at;
+    ASSERT_EQ(runs.FirstEndingPast(model.back().ring_end - 1), model.size() - 1);
+    ASSERT_EQ(runs.FirstEndingPast(model.back().ring_end), model.size());
   }
 }
 
