@@ -19,7 +19,7 @@ PACKAGES=(
   build-essential      # gcc/g++ 12, make, libc6-dev; pulls in libgcc-12-dev
   cmake                # >= 3.25 (bookworm ships 3.25.1)
   ninja-build
-  pkg-config           # FindPkgConfig: liburing and libisal have no CMake config
+  pkg-config           # FindPkgConfig: liburing, libisal and liblz4 have no CMake config
   git
   ca-certificates
   # Sanitizer runtimes for the asan/tsan presets (GCC 12). They come with
@@ -33,7 +33,7 @@ PACKAGES=(
   libsnappy-dev        # Snappy CONFIG
   zlib1g-dev           # FindZLIB
   libbz2-dev           # FindBZip2
-  liblz4-dev           # rocksdb's Findlz4 module
+  liblz4-dev           # rocksdb's Findlz4 module; pgring's compressed stream records
   libzstd-dev          # zstd CONFIG
   libabsl-dev          # abslConfig.cmake (absl::status, absl::synchronization, ...)
   liburing-dev         # liburing.pc

@@ -91,6 +91,17 @@ enum class LogLayout : uint8_t {
   kStream = 1,
 };
 
+// How the log stream stores a transaction's record bytes
+// (StreamOptions::compression).
+enum class StreamCompression : uint8_t {
+  // As they are.
+  kNone = 0,
+  // Each transaction's stream record compressed with lz4, where that makes
+  // it smaller (docs/FORMAT.md, "Compressed stream records"). A store that
+  // opens with it becomes format version 5, which older pgring refuses.
+  kLz4 = 1,
+};
+
 // The log stream's settings (LogLayout::kStream; docs/DESIGN.md §10, "The
 // log stream"). Only the ring backend in the stream layout uses them, but
 // their ranges are checked whatever the backend and layout.
@@ -180,6 +191,17 @@ struct StreamOptions {
   // Default: true. Most embedders should leave it alone (tests clear it to
   // send every transaction through the stream).
   bool bypass_when_idle = true;
+
+  // Whether the stream's records are compressed: with Ceph's encodings
+  // 0.7x the log bytes written and held in the stream, for the lz4 CPU on
+  // the submitting thread (less than the stream's own work saves), and for
+  // reading a whole record to read a PG's bytes in it
+  // (docs/decisions/2026-11-29-compressing-stream-records.md). Records
+  // written either way are read either way; kNone for a store an older
+  // pgring (format version 4) must still open.
+  //
+  // Default: kLz4.
+  StreamCompression compression = StreamCompression::kLz4;
 };
 
 // What open does when a PG's committed log is damaged.

@@ -147,6 +147,10 @@ struct StoreStats {
   // store's own, counted when staged and not in transactions_committed.
   uint64_t stream_restates = 0;
   uint64_t stream_restated_bytes = 0;
+  // StreamCompression::kLz4: stream records written compressed, and the
+  // bytes compressing them saved (their items' bytes less their bodies').
+  uint64_t stream_compressed_records = 0;
+  uint64_t stream_compression_saved_bytes = 0;
   // Unhomed bytes read back from the stream (StreamOptions::
   // resident_bytes): the reads and their bytes. A cold PG's forced home or
   // a read of its old entries makes them.
@@ -156,7 +160,7 @@ struct StoreStats {
   uint64_t unhomed_resident_bytes = 0;
   // Memory held by the PGs' lists of where their unhomed bytes lie in the
   // stream: 12 bytes per stream record holding a PG's bytes (about one per
-  // entry appended, with one entry a transaction; 24 for a PG whose records
+  // entry appended, with one entry a transaction; 32 for a PG whose records
   // span 4 GiB of the stream), beside the mapping tables'
   // mapping_table_bytes.
   uint64_t stream_index_bytes = 0;

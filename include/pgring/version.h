@@ -43,9 +43,15 @@ inline constexpr uint32_t kFormatVersionWritten = 1;
 // damage; each refuses it. This library reads versions 2 and 3 too and
 // makes either version 4 at the first open with a stream.
 inline constexpr uint32_t kFormatVersionStream = 4;
+// A stream store opened with StreamCompression::kLz4: its stream may hold
+// compressed records (kRecordStreamLz4), which a reader of version 4 would
+// take for damage; it refuses the store by its version instead. A store
+// stays version 5 when it is opened without compression again (its stream
+// may still hold such records).
+inline constexpr uint32_t kFormatVersionCompressed = 5;
 // The versions this library opens.
 inline constexpr uint32_t kFormatVersionMinRead = 1;
-inline constexpr uint32_t kFormatVersionMaxRead = kFormatVersionStream;
+inline constexpr uint32_t kFormatVersionMaxRead = kFormatVersionCompressed;
 
 // The version of the library linked in, "major.minor.patch": the same as
 // PGRING_VERSION_STRING unless the headers and the library differ.

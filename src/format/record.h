@@ -25,6 +25,10 @@ inline constexpr uint8_t kRecordTxn = 1;  // the items one transaction wrote to 
 // kPgBytes items only, one per PG whose bytes it leaves unhomed. Never in a
 // PG's ring.
 inline constexpr uint8_t kRecordStream = 2;
+// A stream record whose items are lz4-compressed (format version 5 on;
+// compressed_stream_record.h): the same items as kRecordStream's, in a
+// smaller body. Never in a PG's ring.
+inline constexpr uint8_t kRecordStreamLz4 = 3;
 
 // The stream's record stamp. PG stamps stop at 2^32 - 2, so a stream record
 // can never pass as a PG's, nor a PG's as the stream's.

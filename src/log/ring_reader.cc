@@ -15,8 +15,10 @@ namespace {
 // records; the log stream's: stream records), or one an older reader may
 // skip; anything else is a kind this version cannot read past safely.
 bool IsReadableRecordType(uint8_t type, uint32_t stamp) {
-  const uint8_t own = stamp == kStreamStamp ? kRecordStream : kRecordTxn;
-  return (type & ~kSkippableBit) == own || (type & kSkippableBit) != 0;
+  const uint8_t kind = type & ~kSkippableBit;
+  const bool own = stamp == kStreamStamp ? kind == kRecordStream || kind == kRecordStreamLz4
+                                         : kind == kRecordTxn;
+  return own || (type & kSkippableBit) != 0;
 }
 // Reads ahead this much at a time: recovery and fsck read whole logs.
 constexpr uint64_t kWindowBytes = 1 << 20;

@@ -46,8 +46,12 @@ struct RingRecord {
   // Next returns from a PG's ring is skippable and carries nothing this
   // version reads.
   bool is_txn() const { return (header.type & ~kSkippableBit) == kRecordTxn; }
-  // A log stream's record (read with stamp kStreamStamp).
-  bool is_stream() const { return (header.type & ~kSkippableBit) == kRecordStream; }
+  // A log stream's record (read with stamp kStreamStamp), its items plain
+  // or compressed (StreamRecordItems reads either).
+  bool is_stream() const {
+    const uint8_t kind = header.type & ~kSkippableBit;
+    return kind == kRecordStream || kind == kRecordStreamLz4;
+  }
 };
 
 // One check a PG's log failed, and where.

@@ -8,6 +8,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "format/compressed_stream_record.h"
 #include "util/status_macros.h"
 
 namespace pgring {
@@ -21,7 +22,7 @@ bool IsStreamTailSeqDamage(const absl::Status& s) {
 
 absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                         const StreamPointer& p, const std::vector<uint64_t>& resync,
-                        const std::function<absl::Status(uint64_t, uint64_t, const Item&)>& fn,
+                        const std::function<absl::Status(const UnhomedRun&, const Item&)>& fn,
                         RingReader::Reporter* reporter, uint64_t* skipped_to) {
   RETURN_IF_ERROR(CheckPointerInChunks(p.head, p.tail, chunks, geo.chunk_size));
   absl::Status first_damage;
@@ -30,6 +31,7 @@ absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkL
   if (skipped_to == nullptr) skipped_to = &ignored;
   *skipped_to = 0;
   uint64_t first_seq = 0;
+  std::string scratch;  // a compressed record's items
   while (true) {
     RingReader reader(device, geo, chunks, "log stream", kStreamStamp, from, p.tail, first_seq,
                       reporter);
@@ -42,16 +44,22 @@ absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkL
       s = reader.Next(&rec);
       if (!s.ok()) break;
       if (!rec.is_stream()) continue;  // skippable, of a kind this version does not read
-      s = ForEachItem(rec.body, [&](const Item& item) -> absl::Status {
+      absl::StatusOr<std::string_view> items =
+          StreamRecordItems(rec.header.type, rec.body, &scratch);
+      const bool compressed = items.ok() && items->data() != rec.body.data();
+      s = !items.ok() ? items.status() : ForEachItem(*items, [&](const Item& item) -> absl::Status {
         if (item.kind != ItemKind::kPgBytes) {
           return absl::DataLossError(absl::StrFormat(
               "item of kind %u at body offset %u in a stream record (only PG bytes belong "
               "there)",
               static_cast<unsigned>(item.kind), item.offset));
         }
-        const uint64_t data_pos =
-            rec.lpos + kRecordHeaderSize + (item.payload.data() - rec.body.data());
-        return fn(rec.lpos, data_pos, item);
+        const uint64_t data_end =
+            compressed ? rec.lpos + rec.size()
+                       : rec.lpos + kRecordHeaderSize +
+                             (item.payload.data() - rec.body.data()) + item.payload.size();
+        return fn(UnhomedRun{item.lpos + item.payload.size(), rec.lpos, data_end, compressed},
+                  item);
       });
       if (!s.ok()) {
         s = reader.Damage(rec.lpos, std::string(s.message()));
@@ -109,7 +117,8 @@ absl::Status ReadUnhomed(BlockDevice* device, const Geometry& geo, const PgChunk
   uint64_t skipped_to = 0;
   absl::Status read = ReadStream(
       device, geo, chunks, p, resync,
-      [&](uint64_t record_lpos, uint64_t data_pos, const Item& item) {
+      [&](const UnhomedRun& where, const Item& item) {
+        const uint64_t record_lpos = where.stream_pos;
         auto it = by_stamp.find(item.pg_stamp);
         if (it == by_stamp.end()) return absl::OkStatus();
         const size_t i = it->second;
@@ -125,8 +134,7 @@ absl::Status ReadUnhomed(BlockDevice* device, const Geometry& geo, const PgChunk
                                        covered[i], record_lpos, item.lpos)),
                record_lpos);
         } else {
-          absl::Status taken = sink(i, item.payload.substr(covered[i] - item.lpos),
-                                    UnhomedRun{end, record_lpos, data_pos + item.payload.size()});
+          absl::Status taken = sink(i, item.payload.substr(covered[i] - item.lpos), where);
           covered[i] = end;
           last_taken[i] = record_lpos;
           took[i] = true;
@@ -189,14 +197,61 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
 }
 
 absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
-                              const PgChunkList& stream_chunks,
+                              const PgChunkList& stream_chunks, uint32_t stamp,
                               const UnhomedRuns& runs, uint64_t from, uint64_t to,
                               std::string* out) {
-  return ReadUnhomedRanges(device, geo, stream_chunks, runs, {RingRange{from, to}}, out);
+  return ReadUnhomedRanges(device, geo, stream_chunks, stamp, runs, {RingRange{from, to}}, out);
 }
 
+namespace {
+// Appends the ring bytes [from, to) of the PG whose stamp is `stamp` from
+// the compressed stream record `record` (all its bytes) at stream lpos
+// `pos`, after RingReader's checks of a record read by itself.
+absl::Status TakeFromCompressedRecord(std::string_view record, uint64_t pos,
+                                      const Geometry& geo, uint32_t stamp, uint64_t from,
+                                      uint64_t to, std::string* scratch, std::string* out) {
+  auto damage = [&](const std::string& what) {
+    return absl::DataLossError(
+        absl::StrFormat("log stream: the compressed record at stream lpos %u %s", pos, what));
+  };
+  const RecordHeader h = DecodeRecordHeader(record.data());
+  if (kRecordHeaderSize + h.length != record.size()) {
+    return damage(absl::StrFormat("has length %u where its PG's index has %u", h.length,
+                                  record.size() - kRecordHeaderSize));
+  }
+  if (!RecordCrcMatches(record)) return damage("fails its CRC");
+  if (h.type != kRecordStreamLz4 || h.pg_stamp != kStreamStamp) {
+    return damage(absl::StrFormat("has type %u and stamp %u, not a compressed stream record's",
+                                  h.type, h.pg_stamp));
+  }
+  if (h.lap != LapOf(pos, geo)) {
+    return damage(absl::StrFormat("has lap %u where %u was written", h.lap, LapOf(pos, geo)));
+  }
+  absl::StatusOr<std::string_view> items =
+      StreamRecordItems(h.type, record.substr(kRecordHeaderSize), scratch);
+  if (!items.ok()) return damage(std::string(items.status().message()));
+  bool found = false;
+  absl::Status walked = ForEachItem(*items, [&](const Item& item) -> absl::Status {
+    if (found || item.kind != ItemKind::kPgBytes || item.pg_stamp != stamp) {
+      return absl::OkStatus();
+    }
+    if (item.lpos <= from && to <= item.lpos + item.payload.size()) {
+      out->append(item.payload.substr(from - item.lpos, to - from));
+      found = true;
+    }
+    return absl::OkStatus();
+  });
+  if (!walked.ok()) return damage(std::string(walked.message()));
+  if (!found) {
+    return damage(absl::StrFormat("does not hold lpos [%u, %u) of the PG with stamp %u", from,
+                                  to, stamp));
+  }
+  return absl::OkStatus();
+}
+}  // namespace
+
 absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
-                               const PgChunkList& stream_chunks,
+                               const PgChunkList& stream_chunks, uint32_t stamp,
                                const UnhomedRuns& runs,
                                const std::vector<RingRange>& ranges, std::string* out) {
   // Runs whose stream bytes lie within this many bytes of each other are
@@ -206,8 +261,12 @@ absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
   // PGs; reading the gaps too made a whole-log read 5x slower,
   // docs/decisions/2026-11-28-write-once-plan.md).
   constexpr uint64_t kJoinGap = 4096;
+  // The stream bytes to read for ring bytes [ring_from, ring_to): those
+  // bytes themselves, or the whole compressed record holding them.
   struct Piece {
     uint64_t stream_from, stream_to;
+    bool compressed = false;
+    uint64_t ring_from = 0, ring_to = 0;
   };
   std::vector<Piece> pieces;
   uint64_t total = 0;
@@ -229,6 +288,18 @@ absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
       const UnhomedRun& r = *run;
       if (r.ring_end <= at) continue;
       const uint64_t end = std::min(to, r.ring_end);
+      if (r.compressed) {
+        if (r.data_end <= r.stream_pos + kRecordHeaderSize ||
+            r.data_end - r.stream_pos > kRecordHeaderSize + kMaxRecordBody) {
+          return absl::DataLossError(absl::StrFormat(
+              "the compressed stream record at %u that holds unhomed bytes up to lpos %u "
+              "would end at %u", r.stream_pos, r.ring_end, r.data_end));
+        }
+        pieces.push_back(Piece{r.stream_pos, r.data_end, true, at, end});
+        at = end;
+        if (at >= to) break;
+        continue;
+      }
       const uint64_t stream_from = r.data_end - (r.ring_end - at);
       if (r.ring_end - at > r.data_end || stream_from < r.stream_pos + kRecordHeaderSize) {
         return absl::DataLossError(absl::StrFormat(
@@ -279,6 +350,7 @@ absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
   // batches that bound the memory a long PG log's read holds at once.
   constexpr uint64_t kBatchBytes = 16 << 20;
   out->reserve(out->size() + total);
+  std::string scratch;  // a compressed record's items
   for (size_t s = 0; s < stretches.size();) {
     size_t e = s;
     uint64_t bytes = 0;
@@ -304,8 +376,15 @@ absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
     for (size_t k = s; k < e; ++k) {
       const Stretch& st = stretches[k];
       for (size_t q = st.first; q < st.end; ++q) {
-        out->append(buf.data() + at_buf + (pieces[q].stream_from - st.lo),
-                    pieces[q].stream_to - pieces[q].stream_from);
+        const Piece& pc = pieces[q];
+        const char* at = buf.data() + at_buf + (pc.stream_from - st.lo);
+        if (pc.compressed) {
+          RETURN_IF_ERROR(TakeFromCompressedRecord(
+              std::string_view(at, pc.stream_to - pc.stream_from), pc.stream_from, geo, stamp,
+              pc.ring_from, pc.ring_to, &scratch, out));
+        } else {
+          out->append(at, pc.stream_to - pc.stream_from);
+        }
       }
       at_buf += st.hi - st.lo;
     }

@@ -28,7 +28,9 @@ namespace pgring {
 bool IsStreamTailSeqDamage(const absl::Status& s);
 
 // Reads the committed stream [p.head, p.tail) and hands each kPgBytes item
-// to `fn` with the lpos of its record and the stream lpos of its bytes.
+// to `fn` with where its bytes are (the run a PG's index keeps for them:
+// its record's lpos, and the stream lpos its bytes end at, or for a
+// compressed record where the record ends).
 // Past damage (RingReader's checks, an item other than kPgBytes) it goes on
 // from the next of the record starts `resync` (sorted: the PGs' stream_pos)
 // and returns the first damage, kDataLoss naming its stream lpos; a device
@@ -40,7 +42,7 @@ bool IsStreamTailSeqDamage(const absl::Status& s);
 // an earlier one) says so: IsStreamTailSeqDamage.
 absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkList& chunks,
                         const StreamPointer& p, const std::vector<uint64_t>& resync,
-                        const std::function<absl::Status(uint64_t, uint64_t, const Item&)>& fn,
+                        const std::function<absl::Status(const UnhomedRun&, const Item&)>& fn,
                         RingReader::Reporter* reporter = nullptr,
                         uint64_t* skipped_to = nullptr);
 
@@ -105,17 +107,20 @@ absl::Status CollectUnhomed(BlockDevice* device, const Geometry& geo, const PgCh
                             std::vector<UnhomedFound>* found,
                             RingReader::Reporter* reporter = nullptr);
 
-// Appends a PG's unhomed bytes [from, to) to `out`, read from the stream
-// records `runs` name (which must cover them): one device read per stretch
-// of the stream holding them (runs a block apart read together), all in
-// flight together (BlockDevice::ReadMany), at most 16 MiB at a time. What
-// it reads is not checked here; the records those bytes make up are, by whoever reads
-// them (RingReader). The caller holds the stream's chunks in place (they
-// are reused only behind the PG's pin) and knows the bytes were written.
-// kDataLoss when the runs do not cover the range; device errors pass
-// through.
+// Appends the unhomed bytes [from, to) of the PG whose stamp is `stamp`
+// to `out`, read from the stream records `runs` name (which must cover
+// them): one device read per stretch of the stream holding them (runs a
+// block apart read together), all in flight together
+// (BlockDevice::ReadMany), at most 16 MiB at a time. Bytes read from a
+// plain record are not checked here; the records those bytes make up are,
+// by whoever reads them (RingReader). A compressed record is read whole,
+// checked (CRC, kind, stamp, lap) and decompressed, and must hold the
+// PG's bytes. The caller holds the stream's chunks in place (they are
+// reused only behind the PG's pin) and knows the bytes were written.
+// kDataLoss when the runs do not cover the range or a compressed record
+// fails a check; device errors pass through.
 absl::Status ReadUnhomedBytes(BlockDevice* device, const Geometry& geo,
-                              const PgChunkList& stream_chunks,
+                              const PgChunkList& stream_chunks, uint32_t stamp,
                               const UnhomedRuns& runs, uint64_t from, uint64_t to,
                               std::string* out);
 
@@ -128,7 +133,7 @@ struct RingRange {
 // of a PG whose live items are few and far between): their bytes appended
 // to `out` one range after the other, every read in flight together.
 absl::Status ReadUnhomedRanges(BlockDevice* device, const Geometry& geo,
-                               const PgChunkList& stream_chunks,
+                               const PgChunkList& stream_chunks, uint32_t stamp,
                                const UnhomedRuns& runs,
                                const std::vector<RingRange>& ranges, std::string* out);
 

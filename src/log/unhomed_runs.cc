@@ -7,6 +7,8 @@ namespace pgring {
 
 namespace {
 constexpr uint64_t kMaxOffset = std::numeric_limits<uint32_t>::max();
+// Packed::data_len's top bit is the run's `compressed`.
+constexpr uint64_t kMaxDataLen = (uint64_t{1} << 31) - 1;
 }  // namespace
 
 UnhomedRuns::UnhomedRuns(std::initializer_list<UnhomedRun> runs) {
@@ -28,7 +30,7 @@ UnhomedRuns& UnhomedRuns::operator=(const UnhomedRuns& other) {
 bool UnhomedRuns::Fits(const UnhomedRun& run) const {
   return run.ring_end >= ring_base_ && run.ring_end - ring_base_ <= kMaxOffset &&
          run.stream_pos >= stream_base_ && run.stream_pos - stream_base_ <= kMaxOffset &&
-         run.data_end >= run.stream_pos && run.data_end - run.stream_pos <= kMaxOffset;
+         run.data_end >= run.stream_pos && run.data_end - run.stream_pos <= kMaxDataLen;
 }
 
 void UnhomedRuns::push_back(const UnhomedRun& run) {
@@ -47,15 +49,13 @@ void UnhomedRuns::push_back(const UnhomedRun& run) {
       return;
     }
   }
-  packed_.push_back(Packed{static_cast<uint32_t>(run.ring_end - ring_base_),
-                           static_cast<uint32_t>(run.stream_pos - stream_base_),
-                           static_cast<uint32_t>(run.data_end - run.stream_pos)});
+  packed_.push_back(Pack(run));
 }
 
 void UnhomedRuns::Rebase(const UnhomedRun& run) {
   uint64_t ring_lo = run.ring_end, ring_hi = run.ring_end;
   uint64_t stream_lo = run.stream_pos, stream_hi = run.stream_pos;
-  bool packs = run.data_end >= run.stream_pos && run.data_end - run.stream_pos <= kMaxOffset;
+  bool packs = run.data_end >= run.stream_pos && run.data_end - run.stream_pos <= kMaxDataLen;
   for (const Packed& p : packed_) {
     const UnhomedRun r = Unpack(p);
     ring_lo = std::min(ring_lo, r.ring_end);
@@ -73,11 +73,7 @@ void UnhomedRuns::Rebase(const UnhomedRun& run) {
   }
   ring_base_ = ring_lo;
   stream_base_ = stream_lo;
-  for (const UnhomedRun& r : all) {
-    packed_.push_back(Packed{static_cast<uint32_t>(r.ring_end - ring_base_),
-                             static_cast<uint32_t>(r.stream_pos - stream_base_),
-                             static_cast<uint32_t>(r.data_end - r.stream_pos)});
-  }
+  for (const UnhomedRun& r : all) packed_.push_back(Pack(r));
 }
 
 size_t UnhomedRuns::FirstEndingPast(uint64_t lpos) const {

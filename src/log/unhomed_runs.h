@@ -3,7 +3,7 @@
 //
 // Written once, a PG holds a run for each of its records still in the
 // stream (thousands), so the list is what its index costs: it keeps each
-// run in 12 bytes (offsets from a base the list holds), and in 24 only for
+// run in 12 bytes (offsets from a base the list holds), and in 32 only for
 // a PG whose runs span 4 GiB of ring or stream positions (never on a
 // partition whose stream is that small).
 
@@ -22,11 +22,14 @@ namespace pgring {
 // A PG's unhomed bytes up to `ring_end` lie in the stream record at
 // `stream_pos`, ending at stream lpos `data_end`: ring byte x < ring_end at
 // data_end - (ring_end - x). A run starts where the one before it ended
-// (the first at or before homed).
+// (the first at or before homed). In a `compressed` record
+// (kRecordStreamLz4) they are found only by decompressing it, and
+// `data_end` is where the record ends.
 struct UnhomedRun {
   uint64_t ring_end = 0;
   uint64_t stream_pos = 0;
   uint64_t data_end = 0;
+  bool compressed = false;
   friend bool operator==(const UnhomedRun&, const UnhomedRun&) = default;
 };
 
@@ -57,7 +60,7 @@ class UnhomedRuns {
   void pop_front();
   void clear();
   // The memory the runs take (StoreStats::stream_index_bytes): 12 bytes a
-  // run, 24 in a list that spans 4 GiB.
+  // run, 32 in a list that spans 4 GiB.
   size_t bytes() const;
 
   // Random access by position; a run is returned by value.
@@ -105,17 +108,27 @@ class UnhomedRuns {
 
  private:
   // A run as offsets from the list's bases (ring_end, stream_pos) and its
-  // data's end from its record's start.
+  // data's end from its record's start, whose top bit is `compressed` (a
+  // record is at most 16 MiB).
   struct Packed {
     uint32_t ring_end;
     uint32_t stream_pos;
     uint32_t data_len;
   };
   static_assert(sizeof(Packed) == 12);
+  static constexpr uint32_t kCompressedBit = 0x80000000u;
 
+  Packed Pack(const UnhomedRun& run) const {
+    return Packed{static_cast<uint32_t>(run.ring_end - ring_base_),
+                  static_cast<uint32_t>(run.stream_pos - stream_base_),
+                  static_cast<uint32_t>(run.data_end - run.stream_pos) |
+                      (run.compressed ? kCompressedBit : 0)};
+  }
   UnhomedRun Unpack(const Packed& p) const {
     const uint64_t stream_pos = stream_base_ + p.stream_pos;
-    return UnhomedRun{ring_base_ + p.ring_end, stream_pos, stream_pos + p.data_len};
+    return UnhomedRun{ring_base_ + p.ring_end, stream_pos,
+                      stream_pos + (p.data_len & ~kCompressedBit),
+                      (p.data_len & kCompressedBit) != 0};
   }
   // Whether `run` packs with the current bases.
   bool Fits(const UnhomedRun& run) const;

@@ -95,6 +95,7 @@ absl::Status CheckOptions(const Options& o, const OptionsContext& context) {
            Choice{"tail_block_policy", U(o.tail_block_policy),
                   {"kRewriteTailBlock", "kNeverRewrite"}},
            Choice{"log_layout", U(o.log_layout), {"kPerPgRings", "kStream"}},
+           Choice{"stream.compression", U(o.stream.compression), {"kNone", "kLz4"}},
            Choice{"recovery_policy", U(o.recovery_policy), {"kRefuse", "kMarkDamaged"}},
            Choice{"io_engine", U(o.io_engine), {"kIoUring", "kPsync"}},
            Choice{"verify_on_open", U(o.verify_on_open), {"kOff", "kShallow", "kDeep"}},

@@ -43,6 +43,8 @@ inline constexpr StoreStatsField kStoreStatsFields[] = {
     {"stream_full_fallbacks", &StoreStats::stream_full_fallbacks},
     {"stream_restates", &StoreStats::stream_restates},
     {"stream_restated_bytes", &StoreStats::stream_restated_bytes},
+    {"stream_compressed_records", &StoreStats::stream_compressed_records},
+    {"stream_compression_saved_bytes", &StoreStats::stream_compression_saved_bytes},
     {"stream_reads", &StoreStats::stream_reads},
     {"stream_bytes_read", &StoreStats::stream_bytes_read},
     {"unhomed_resident_bytes", &StoreStats::unhomed_resident_bytes},

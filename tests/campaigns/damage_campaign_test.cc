@@ -46,6 +46,7 @@
 
 #include "campaigns/campaign_util.h"
 #include "device/memory_block_device.h"
+#include "format/compressed_stream_record.h"
 #include "format/label.h"
 #include "log/ring_layout.h"
 #include "log/ring_reader.h"
@@ -216,6 +217,8 @@ class DamageCampaignTest : public ::testing::TestWithParam<DamageParam> {
     if (stream()) {
       ASSERT_GT(region_bytes_[Region::kStreamUnhomed], 0u)
           << "the closed store has no unhomed bytes in its log stream";
+      // The default compresses them: the flips land in lz4 blocks too.
+      ASSERT_GT(compressed_records_, 0u) << "no compressed record in the log stream";
     }
   }
 
@@ -319,9 +322,13 @@ class DamageCampaignTest : public ::testing::TestWithParam<DamageParam> {
     // some of them, and the records that do.
     std::vector<uint64_t> last_end(unhomed_.size(), 0);
     std::vector<std::vector<uint64_t>> records_of(unhomed_.size());
+    std::string scratch;
     while ((s = reader.Next(&rec)).ok()) {
       stream_records_.push_back(StreamRecord{rec.lpos, rec.size(), rec.header.seq});
-      ASSERT_OK(ForEachItem(rec.body, [&](const Item& item) {
+      compressed_records_ += (rec.header.type & ~kSkippableBit) == kRecordStreamLz4;
+      auto items = StreamRecordItems(rec.header.type, rec.body, &scratch);
+      ASSERT_OK(items.status());
+      ASSERT_OK(ForEachItem(*items, [&](const Item& item) {
         for (size_t u = 0; u < unhomed_.size(); ++u) {
           const Unhomed& w = unhomed_[u];
           if (item.pg_stamp == w.stamp && rec.lpos >= w.stream_pos &&
@@ -509,6 +516,7 @@ class DamageCampaignTest : public ::testing::TestWithParam<DamageParam> {
   };
   std::vector<Unhomed> unhomed_;
   std::vector<StreamRecord> stream_records_;
+  uint64_t compressed_records_ = 0;  // of them, kRecordStreamLz4
   std::vector<std::vector<int>> record_cost_;  // per stream record
   // device offset -> (length, stream record) of each extent of a record
   std::map<uint64_t, std::pair<uint64_t, size_t>> stream_extents_;

@@ -31,6 +31,8 @@
 #include "store/ring/log_stream.h"
 #include "store/ring/ring_store.h"
 #include "store/store_core.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
 #include "util/forwarding_device.h"
 #include "util/store_fixture.h"
 #include "util/sync.h"
@@ -207,6 +209,18 @@ class LogStreamTest : public StoreFixture {
     return out;
   }
   uint64_t Unhomed(const PgId& pg) { return store_->GetPgStats(pg)->unhomed_bytes; }
+  // A new store with PGs 1 and 2 and one entry each, each in a stream record
+  // of its own (`compressed` of them compressed), closed.
+  void TwoPgsARecordEach(uint64_t compressed = 0) {
+    MkfsAndOpenStream();
+    ASSERT_OK(Create(Pg(1)));
+    ASSERT_OK(Create(Pg(2)));
+    ASSERT_OK(One(Pg(1), 1, 300));  // a stream record holding only PG 1's bytes
+    ASSERT_OK(One(Pg(2), 1, 300));
+    ASSERT_EQ(Stats().stream_compressed_records, compressed);
+    ASSERT_OK(store_->Close());
+    store_.reset();
+  }
   // One entry of `size` bytes for `pg`.
   absl::Status One(const PgId& pg, uint64_t v, size_t size = 200) {
     return Do([&](Transaction* t) { t->AppendEntry(pg, V(1, v), TestPayload(v, size)); });
@@ -801,6 +815,7 @@ TEST_F(LogStreamTest, RecordsOnlyInTheStreamTakeNoRingChunk) {
 // as it was; reads of the damaged items say kDataLoss naming the PG, and no
 // wrong entry is returned.
 TEST_F(LogStreamTest, CleaningAPgWithADamagedRecordRestatesNothing) {
+  options_.stream.compression = StreamCompression::kNone;  // the payload lies on the device
   options_.stream.home_bytes = 0;
   options_.stream.max_chunks = 8;
   options_.stream.force_home_percent = 100;  // the test cleans, not the thread
@@ -1100,6 +1115,7 @@ TEST_F(LogStreamTest, PerPgRingsHomeAndDropAStream) {
 // (an older pgring's stream, every pointer exact) and a version-3 one (every
 // unhomed byte with a ring chunk) become 4 the same way.
 TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion4) {
+  options_.stream.compression = StreamCompression::kNone;  // version 5: the next test
   auto version = [&] {
     auto region = ReadLabelRegion(device_.get(), "mem");
     EXPECT_OK(region);
@@ -1151,6 +1167,48 @@ TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion4) {
   Reopen();
   EXPECT_EQ(version(), kStreamFormatVersion);
   EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));
+}
+
+// Opened with compression, a stream store is version 5 (label and
+// pgring.meta) before its stream holds a compressed record, and stays 5
+// when opened without compression again: its stream may still hold them,
+// read side by side with plain ones.
+TEST_F(LogStreamTest, OpeningWithCompressionMarksFormatVersion5) {
+  auto version = [&] {
+    auto region = ReadLabelRegion(device_.get(), "mem");
+    EXPECT_OK(region);
+    auto label = Label::Decode(*region);
+    EXPECT_OK(label);
+    return label->format_version;
+  };
+  auto meta_version = [&] {
+    auto meta = StoreMeta::Decode(DumpDb().at(std::string(kMetaKey)));
+    EXPECT_OK(meta);
+    return meta->format_version;
+  };
+  options_.stream.compression = StreamCompression::kNone;
+  Mkfs();
+  ASSERT_OK(Open(options_));
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Append(Pg(1), 1, 20, 1, 300));
+  EXPECT_EQ(version(), kStreamFormatVersion);
+  const uint64_t plain = store_->GetStoreStats().stream_records;
+  EXPECT_GT(plain, 0u);
+  options_.stream.compression = StreamCompression::kLz4;
+  Reopen();
+  EXPECT_EQ(version(), kFormatVersionCompressed);
+  EXPECT_EQ(meta_version(), kFormatVersionCompressed);
+  ASSERT_OK(Open(options_));
+  ASSERT_OK(Append(Pg(1), 21, 40, 1, 300));
+  options_.stream.compression = StreamCompression::kNone;
+  Reopen();
+  EXPECT_EQ(version(), kFormatVersionCompressed);
+  ASSERT_OK(Open(options_));
+  ASSERT_OK(Append(Pg(1), 41, 50, 1, 300));
+  EXPECT_EQ(VersionsOf(Pg(1), 300), Range(1, 50));
+  Reopen();
+  ASSERT_OK(Open(options_));
+  EXPECT_EQ(VersionsOf(Pg(1), 300), Range(1, 50));
 }
 
 // A transaction that finds no transaction in flight writes to its PGs'
@@ -1485,13 +1543,8 @@ TEST_F(LogStreamTest, StreamPointerOlderThanThePgsIsRefused) {
 // Damage inside one stream record costs only the PGs whose bytes it held:
 // the read goes on from the next record a PG's pointer names.
 TEST_F(LogStreamTest, DamagedStreamRecordCostsOnlyItsPgs) {
-  MkfsAndOpenStream();
-  ASSERT_OK(Create(Pg(1)));
-  ASSERT_OK(Create(Pg(2)));
-  ASSERT_OK(One(Pg(1), 1, 300));  // a stream record holding only PG 1's bytes
-  ASSERT_OK(One(Pg(2), 1, 300));
-  ASSERT_OK(store_->Close());
-  store_.reset();
+  options_.stream.compression = StreamCompression::kNone;  // the payload lies on the device
+  ASSERT_NO_FATAL_FAILURE(TwoPgsARecordEach());
   auto* mem = static_cast<MemoryBlockDevice*>(device_.get());
   const std::string all = mem->ReadRaw(0, mem->size());
   const std::string needle = TestPayload(1, 300);
@@ -1509,6 +1562,65 @@ TEST_F(LogStreamTest, DamagedStreamRecordCostsOnlyItsPgs) {
   EXPECT_TRUE(store_->GetPgStats(Pg(1))->damaged);
   EXPECT_FALSE(store_->GetPgStats(Pg(2))->damaged);
   EXPECT_EQ(VersionsOf(Pg(2), 300), Range(1, 1));
+}
+
+// The same in a compressed stream: a byte flipped inside the compressed
+// record holding PG 1's live bytes is found (its CRC) and located (the
+// record's stream lpos); it costs PG 1 alone, and no wrong entry is read.
+// Then the same flip with the record's CRC made to match again: the lz4
+// block decodes to other items or fails to, and either way no wrong entry
+// of PG 1 is ever returned.
+TEST_F(LogStreamTest, DamagedCompressedStreamRecordCostsOnlyItsPgs) {
+  for (bool fix_crc : {false, true}) {
+    SCOPED_TRACE(fix_crc ? "CRC made to match" : "CRC as written");
+    options_.stream.compression = StreamCompression::kLz4;
+    options_.recovery_policy = RecoveryPolicy::kRefuse;
+    if (fix_crc) {  // a new store
+      device_ = std::make_shared<MemoryBlockDevice>(kDeviceSize);
+      db_path_ = dir_.Join("db-crc-made-to-match");
+    }
+    ASSERT_NO_FATAL_FAILURE(TwoPgsARecordEach(/*compressed=*/2));
+    auto* mem = static_cast<MemoryBlockDevice*>(device_.get());
+    const std::string all = mem->ReadRaw(0, mem->size());
+    // The stream's first record: stamp 0xFFFFFFFF, lap 0, seq 1.
+    std::string first("\xff\xff\xff\xff", 4);
+    first += std::string(4, '\0') + std::string("\x01", 1) + std::string(7, '\0');
+    const size_t at = all.find(first);
+    ASSERT_NE(at, std::string::npos);
+    const size_t rec = at - 8;
+    ASSERT_EQ(kRecordStreamLz4, static_cast<uint8_t>(all[rec + 4]));
+    ASSERT_EQ(std::string::npos, all.find(TestPayload(1, 300)));  // only compressed
+    const RecordHeader h = DecodeRecordHeader(all.data() + rec);
+    std::string record = all.substr(rec, kRecordHeaderSize + h.length);
+    record[kRecordHeaderSize + h.length / 2] ^= 0x01;
+    if (fix_crc) {
+      EncodeFixed32(record.data(),
+                    crc32c::Mask(crc32c::Value(record.data() + 4, record.size() - 4)));
+    }
+    mem->WriteRaw(rec, record);
+    auto s = Open(options_);
+    if (fix_crc && s.ok()) {
+      // The block still decoded, to items that pass every check: PG 1's
+      // entry must then be the one written, never other bytes.
+      EXPECT_EQ(VersionsOf(Pg(1), 300), Range(1, 1));
+      EXPECT_EQ(VersionsOf(Pg(2), 300), Range(1, 1));
+      continue;
+    }
+    EXPECT_CODE(s, kDataLoss);
+    EXPECT_THAT(std::string(s.message()), HasSubstr("PG 1.1: "));
+    // The stream record's CRC finds it; past a CRC made to match, the
+    // checks of what it decodes to (here PG 1's own record's CRC).
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr(fix_crc ? "record at lpos 0" : "log stream: record at lpos 0"));
+    options_.recovery_policy = RecoveryPolicy::kMarkDamaged;
+    ASSERT_OK(Open(options_));
+    EXPECT_TRUE(store_->GetPgStats(Pg(1))->damaged);
+    EXPECT_FALSE(store_->GetPgStats(Pg(2))->damaged);
+    EXPECT_CODE(store_->ReadEntries(Pg(1)), kDataLoss);
+    EXPECT_EQ(VersionsOf(Pg(2), 300), Range(1, 1));
+    ASSERT_OK(store_->Close());
+    store_.reset();
+  }
 }
 
 }  // namespace

@@ -484,6 +484,10 @@ TEST_P(StoreContractTest, ReadOnlyRefusesWrites) {
 // kinds of damage and their messages are each backend's own (damage_test.cc,
 // rocksdb_backend_test.cc).
 TEST_P(StoreContractTest, DamagedPgIsRefusedOrIsolated) {
+  // DamagePg finds the payload on the partition: not in a compressed record
+  // (LogStreamTest.DamagedCompressedStreamRecordCostsOnlyItsPgs damages one).
+  options_.stream.compression = StreamCompression::kNone;
+  Reopen();
   ASSERT_OK(Create(Pg(1)));
   ASSERT_OK(Create(Pg(2)));
   ASSERT_OK(Append(Pg(1), 1, 3, 1, 300));  // payloads found nowhere else

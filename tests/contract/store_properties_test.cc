@@ -98,6 +98,8 @@ TEST_P(StorePropertiesTest, StoreCountersHaveTheirKnownValues) {
       {"stream_full_fallbacks", st.stream_full_fallbacks},
       {"stream_restates", st.stream_restates},
       {"stream_restated_bytes", st.stream_restated_bytes},
+      {"stream_compressed_records", st.stream_compressed_records},
+      {"stream_compression_saved_bytes", st.stream_compression_saved_bytes},
       {"stream_reads", st.stream_reads},
       {"stream_bytes_read", st.stream_bytes_read},
       {"unhomed_resident_bytes", st.unhomed_resident_bytes},

@@ -64,6 +64,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "device/memory_block_device.h"
+#include "format/compressed_stream_record.h"
 #include "format/metadata_keys.h"
 #include "format/record.h"
 #include "fuzz_common.h"
@@ -199,6 +200,10 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
   g.data_offset = 4096;
   MemoryBlockDevice* dev = ZeroedDevice(g);
   const bool never_rewrite = fdp.ConsumeBool();
+  // StreamCompression::kLz4: records compressed where that shrinks them.
+  const bool compress = fdp.ConsumeBool();
+  StreamRecordCompressor compressor;
+  std::string compressed;
   // StreamOptions::home_bytes as the store uses it: whole blocks.
   const uint64_t home_bytes = fdp.ConsumeIntegralInRange<uint64_t>(1, 4) * g.block_size;
 
@@ -327,14 +332,22 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
     std::string srec;
     const uint64_t spos = stream.tail;
     if (!home_all && !sbody.empty()) {
-      if (never_rewrite) {
+      // As RingStore::PlanStream writes it: compressed, ended by filler, or
+      // plain, ended by a pad item.
+      const bool lz4 = compress && compressor.Compress(sbody.body(), &compressed);
+      if (lz4) {
+        if (never_rewrite) {
+          const uint64_t len = kRecordHeaderSize + compressed.size();
+          compressed.append(g.AlignUp(spos + len) - (spos + len), '\0');
+        }
+      } else if (never_rewrite) {
         const uint64_t len = kRecordHeaderSize + sbody.size();
         size_t pad = g.AlignUp(spos + len) - (spos + len);
         if (pad == 1) pad += g.block_size;
         sbody.AddPad(pad);
       }
-      AppendRecord(&srec, kRecordStream, kStreamStamp, LapOf(spos, g), stream.tail_seq,
-                   sbody.body());
+      AppendRecord(&srec, lz4 ? kRecordStreamLz4 : kRecordStream, kStreamStamp, LapOf(spos, g),
+                   stream.tail_seq, lz4 ? compressed : sbody.body());
       if (!Reserve(g, &stream, spos + srec.size(), &free)) {
         home_all = true;
         srec.clear();
@@ -568,7 +581,7 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
     // them (as a store does once the bytes have left memory), they are the
     // bytes the pass handed over.
     std::string back;
-    const absl::Status rb = ReadUnhomedBytes(dev, g, stream.chunks, f.runs, pg.homed, pg.tail, &back);
+    const absl::Status rb = ReadUnhomedBytes(dev, g, stream.chunks, pg.stamp, f.runs, pg.homed, pg.tail, &back);
     FUZZ_CHECK(rb.ok() && back == f.bytes,
                absl::StrFormat("PG %s: its bytes read back through its runs (%s) are %s, the "
                                "pass gave %s", pg.name, rb.ToString(), Hex(back), Hex(f.bytes)));
@@ -654,7 +667,7 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
                                pg->name, log.image.size(), log.image.cold(), unhomed.size()));
     std::string back;
     const absl::Status rb =
-        ReadUnhomedBytes(dev, g, stream.chunks, log.unhomed_runs, log.bounds.homed,
+        ReadUnhomedBytes(dev, g, stream.chunks, pg->stamp, log.unhomed_runs, log.bounds.homed,
                          log.bounds.tail, &back);
     FUZZ_CHECK(rb.ok() && back == unhomed,
                absl::StrFormat("PG %s: its bytes read back through the recovered runs (%s) are "

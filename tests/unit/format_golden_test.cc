@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "format/compressed_stream_record.h"
 #include "format/label.h"
 #include "format/record.h"
 #include "format/metadata_keys.h"
@@ -232,6 +233,7 @@ TEST(FormatGolden, ItemKindValues) {
   EXPECT_EQ(0x07, static_cast<int>(ItemKind::kPgBytes));
   EXPECT_EQ(1, kRecordTxn);
   EXPECT_EQ(2, kRecordStream);
+  EXPECT_EQ(3, kRecordStreamLz4);
   EXPECT_EQ(0xffffffffu, kStreamStamp);
   EXPECT_EQ(24u, kRecordHeaderSize);
   EXPECT_EQ(12u, kItemVersionSize);
@@ -327,6 +329,54 @@ TEST(FormatGolden, StreamRecordBytes) {
   EXPECT_EQ(48u, items[0].lpos);
   EXPECT_EQ(kExampleRecord2Hex, Hex(items[0].payload));
   EXPECT_EQ(0u, items[0].offset);
+}
+
+// FORMAT.md, "Worked example: a compressed stream record": PG stamp 7's 64
+// bytes "a...a" at lpos 4096, in a compressed stream record (lap 0, seq 2).
+// The lz4 block is written out by hand from the LZ4 block format, so the
+// example holds a reader to the format whatever an lz4 version's
+// compressor writes.
+constexpr char kExampleItemsHex[] =
+    "07" "4c" "07000000" "0010000000000000"  // kPgBytes, 76 data bytes: stamp 7, lpos 4096
+    "61616161616161616161616161616161616161616161616161616161616161616161616161616161"
+    "616161616161616161616161616161616161616161616161";  // 64 x 'a'
+constexpr char kExampleCompressedRecordHex[] =
+    "3f767e08"                  // masked CRC32C of bytes [4, 52)
+    "03"                        // type: kRecordStreamLz4
+    "1c0000"                    // length: 28 body bytes
+    "ffffffff"                  // stamp: kStreamStamp
+    "00000000"                  // lap 0
+    "0200000000000000"          // seq 2
+    "4e"                        // raw_len 78
+    "1a"                        // lz4_len 26
+    "ff" "00"                   // token: 15+0 literals, match 4+15+...
+    "074c070000000010000000000000" "61"  //   the 15 literals
+    "0100" "27"                 //   match offset 1, length 4 + 15 + 39 = 58
+    "50" "6161616161";          // token: 5 literals, the last of the block
+
+TEST(FormatGolden, CompressedStreamRecordBytes) {
+  const std::string items = Unhex(kExampleItemsHex);
+  ASSERT_EQ(78u, items.size());
+  std::string body = Unhex("4e1a" "ff00074c07000000001000000000000061" "010027" "506161616161");
+  ASSERT_EQ(28u, body.size());
+  std::string rec;
+  AppendRecord(&rec, kRecordStreamLz4, kStreamStamp, /*lap=*/0, /*seq=*/2, body);
+  ASSERT_EQ(52u, rec.size());
+  EXPECT_EQ(kExampleCompressedRecordHex, Hex(rec));
+  EXPECT_TRUE(RecordCrcMatches(rec));
+  std::string scratch;
+  auto read = StreamRecordItems(DecodeRecordHeader(rec.data()).type,
+                                std::string_view(rec).substr(kRecordHeaderSize), &scratch);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(kExampleItemsHex, Hex(*read));
+  // What this lz4 compresses the items to reads back the same (its bytes
+  // are lz4's to choose).
+  StreamRecordCompressor c;
+  std::string ours;
+  ASSERT_TRUE(c.Compress(items, &ours));
+  auto again = StreamRecordItems(kRecordStreamLz4, ours, &scratch);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(items, *again);
 }
 
 // --- Padding --------------------------------------------------------------

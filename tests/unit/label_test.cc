@@ -101,10 +101,13 @@ TEST(LabelDecode, UnknownVersion) {
   EncodeFixed32(enc.data() + 8, 4);  // a store whose unhomed bytes take no ring chunk
   FixCrc(&enc);
   EXPECT_OK(Label::Decode(enc));
-  EncodeFixed32(enc.data() + 8, 5);
+  EncodeFixed32(enc.data() + 8, 5);  // a store whose stream may hold compressed records
+  FixCrc(&enc);
+  EXPECT_OK(Label::Decode(enc));
+  EncodeFixed32(enc.data() + 8, 6);
   FixCrc(&enc);
   ExpectError(Label::Decode(enc), absl::StatusCode::kDataLoss,
-              "pgring label has format version 5; this pgring reads versions 1 to 4");
+              "pgring label has format version 6; this pgring reads versions 1 to 5");
   EncodeFixed32(enc.data() + 8, 0);
   FixCrc(&enc);
   ExpectError(Label::Decode(enc), absl::StatusCode::kDataLoss, "format version 0");

@@ -12,6 +12,7 @@
 
 #include "device/aligned_buffer.h"
 #include "device/memory_block_device.h"
+#include "format/compressed_stream_record.h"
 #include "format/record.h"
 #include "log/ring_layout.h"
 #include "log/stream_reader.h"
@@ -22,6 +23,7 @@ namespace {
 
 constexpr uint32_t kBlock = 4096;
 constexpr uint32_t kChunk = 16 * kBlock;
+constexpr uint32_t kStamp = 7;  // the PG whose bytes are read
 
 class ReadUnhomedBytesTest : public ::testing::Test {
  protected:
@@ -49,13 +51,100 @@ class ReadUnhomedBytesTest : public ::testing::Test {
   }
   absl::Status Read(const UnhomedRuns& runs, uint64_t from, uint64_t to,
                     std::string* out) {
-    return ReadUnhomedBytes(&device_, geo_, stream_, runs, from, to, out);
+    return ReadUnhomedBytes(&device_, geo_, stream_, kStamp, runs, from, to, out);
+  }
+
+  // Writes `bytes` over the stream from lpos `at` (whole blocks read,
+  // changed and written back).
+  void WriteStream(uint64_t at, std::string_view bytes) {
+    for (uint64_t lpos = at / kBlock * kBlock; lpos < at + bytes.size(); lpos += kBlock) {
+      std::vector<Extent> ex;
+      MapRange(stream_, geo_, lpos, kBlock, &ex);
+      AlignedBuffer block(kBlock);
+      ASSERT_TRUE(device_.Read(ex[0].device_offset, block.span()).ok());
+      for (uint32_t i = 0; i < kBlock; ++i) {
+        if (lpos + i >= at && lpos + i < at + bytes.size()) block.data()[i] = bytes[lpos + i - at];
+      }
+      ASSERT_TRUE(device_.Write(ex[0].device_offset, block.span()).ok());
+    }
+  }
+  // A compressed stream record at `at` holding PG kStamp's `mine` at ring
+  // lpos `lpos`, after another PG's bytes; returns its size.
+  uint64_t WriteCompressedRecord(uint64_t at, uint64_t lpos, const std::string& mine,
+                                 uint32_t laps_on = 0) {
+    RecordBodyBuilder items;
+    items.AddPgBytes(kStamp + 1, 77, std::string(500, 'o'));
+    items.AddPgBytes(kStamp, lpos, mine);
+    std::string body;
+    EXPECT_TRUE(StreamRecordCompressor().Compress(items.body(), &body));
+    std::string rec;
+    AppendRecord(&rec, kRecordStreamLz4, kStreamStamp, LapOf(at, geo_) + laps_on, 3, body);
+    WriteStream(at, rec);
+    return rec.size();
   }
 
   Geometry geo_;
   MemoryBlockDevice device_;
   PgChunkList stream_;
 };
+
+// A run in a compressed record: the record is read whole (here across the
+// stream's chunk boundary), checked and decompressed, and the PG's bytes
+// taken from its item, between plain runs read as they lie.
+TEST_F(ReadUnhomedBytesTest, ReadsARunInACompressedRecord) {
+  const uint64_t r1 = 2 * kChunk + 100;
+  const uint64_t r2 = 3 * kChunk - 150;
+  const uint64_t r3 = 3 * kChunk + 9000;
+  std::string mine;
+  for (int i = 0; i < 400; ++i) mine += static_cast<char>('a' + i % 5);
+  const uint64_t size = WriteCompressedRecord(r2, 1300, mine);
+  const UnhomedRuns runs = {UnhomedRun{1300, r1, r1 + 700},
+                            UnhomedRun{1700, r2, r2 + size, true},
+                            UnhomedRun{1800, r3, r3 + 300}};
+  std::string out;
+  ASSERT_TRUE(Read(runs, 1000, 1800, &out).ok());
+  EXPECT_EQ(out, Expected(r1 + 400, 300) + mine + Expected(r3 + 200, 100));
+  out.clear();
+  ASSERT_TRUE(ReadUnhomedRanges(&device_, geo_, stream_, kStamp, runs,
+                                {{1250, 1310}, {1400, 1450}, {1690, 1750}}, &out)
+                  .ok());
+  EXPECT_EQ(out, Expected(r1 + 650, 50) + mine.substr(0, 10) + mine.substr(100, 50) +
+                     mine.substr(390, 10) + Expected(r3 + 200, 50));
+}
+
+// A compressed record that fails a check is refused with kDataLoss naming
+// it, and nothing of it is returned: a flipped byte, a run whose length is
+// not the record's, a PG the record does not hold, a record from another
+// lap.
+TEST_F(ReadUnhomedBytesTest, ADamagedCompressedRecordIsRefused) {
+  const uint64_t at = 2 * kChunk + 4096 + 40;
+  const std::string mine(400, 'm');
+  const uint64_t size = WriteCompressedRecord(at, 1300, mine);
+  auto read = [&](const UnhomedRun& run, uint32_t stamp = kStamp) {
+    std::string out;
+    absl::Status s = ReadUnhomedRanges(&device_, geo_, stream_, stamp, {run}, {{1300, 1700}},
+                                       &out);
+    if (!s.ok()) EXPECT_TRUE(out.empty());
+    return s;
+  };
+  const UnhomedRun run{1700, at, at + size, true};
+  ASSERT_TRUE(read(run).ok());
+  auto refused = [&](const absl::Status& s, const std::string& says) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+    EXPECT_NE(s.message().find(says), std::string::npos) << s;
+  };
+  refused(read(UnhomedRun{1700, at, at + size - 1, true}), "has length");
+  refused(read(run, kStamp + 2), "does not hold");
+  refused(read(UnhomedRun{1700, at, at + 10, true}), "would end at");
+  // The record a lap of the stream before or after wrote in that place.
+  ASSERT_EQ(size, WriteCompressedRecord(at, 1300, mine, /*laps_on=*/1));
+  refused(read(run), "has lap");
+  // A byte flipped inside the compressed block.
+  ASSERT_EQ(size, WriteCompressedRecord(at, 1300, mine));
+  ASSERT_TRUE(read(run).ok());
+  WriteStream(at + size - 3, "\x7f");
+  refused(read(run), "fails its CRC");
+}
 
 // Ring [1000, 1300) in a record at stream lpos 2*kChunk + 100 (bytes end at
 // + 700), ring [1300, 1500) in a record across the chunk boundary.
@@ -103,7 +192,7 @@ TEST_F(ReadUnhomedBytesTest, ScatteredRunsAreReadTogetherInRingOrder) {
   ASSERT_GT(runs.size(), 20u);
   ReadCountingDevice counting(std::shared_ptr<BlockDevice>(&device_, [](BlockDevice*) {}));
   std::string out;
-  ASSERT_TRUE(ReadUnhomedBytes(&counting, geo_, stream_, runs, 5000, ring, &out).ok());
+  ASSERT_TRUE(ReadUnhomedBytes(&counting, geo_, stream_, kStamp, runs, 5000, ring, &out).ok());
   EXPECT_EQ(out, want);
   EXPECT_EQ(counting.calls, 1);
   // One request a run, one more where a run's block straddles the chunks.
@@ -129,13 +218,13 @@ TEST_F(ReadUnhomedBytesTest, SeveralRangesAreReadTogetherInOrder) {
   for (const RingRange& r : ranges) ASSERT_TRUE(Read(runs, r.from, r.to, &want).ok());
   ReadCountingDevice counting(std::shared_ptr<BlockDevice>(&device_, [](BlockDevice*) {}));
   std::string out = "x";
-  ASSERT_TRUE(ReadUnhomedRanges(&counting, geo_, stream_, runs, ranges, &out).ok());
+  ASSERT_TRUE(ReadUnhomedRanges(&counting, geo_, stream_, kStamp, runs, ranges, &out).ok());
   EXPECT_EQ(out, want);
   EXPECT_EQ(counting.calls, 1);
   // A range no run holds is refused, naming it.
   std::string none;
   const absl::Status s =
-      ReadUnhomedRanges(&device_, geo_, stream_, runs, {{5010, 5040}, {ring, ring + 10}}, &none);
+      ReadUnhomedRanges(&device_, geo_, stream_, kStamp, runs, {{5010, 5040}, {ring, ring + 10}}, &none);
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("are not all named"));
 }

@@ -35,7 +35,8 @@ TEST(UnhomedRuns, HoldsWhatWasPushedAndNotPopped) {
       ring += 1 + rng() % 4000;
       // Mostly near (records of one PG among others'), sometimes 4 GiB on.
       stream += rng() % 1000 == 0 ? k4G + rng() % 4096 : 24 + rng() % 40000;
-      const UnhomedRun r{ring, stream, stream + 24 + rng() % 5000};
+      // Some in compressed records, whose data_end is the record's end.
+      const UnhomedRun r{ring, stream, stream + 24 + rng() % 5000, rng() % 4 == 0};
       runs.push_back(r);
       model.push_back(r);
       ++pushed;
@@ -70,7 +71,7 @@ TEST(UnhomedRuns, TwelveBytesARunUnlessTheySpanFourGiB) {
   // A run past 4 GiB of stream from the first: every run goes wide.
   const UnhomedRun far{101 * 300, (10 << 20) + 2 * k4G, (10 << 20) + 2 * k4G + 300};
   runs.push_back(far);
-  EXPECT_EQ(runs.bytes(), 101u * 24);
+  EXPECT_EQ(runs.bytes(), 101u * sizeof(UnhomedRun));
   EXPECT_EQ(runs.back(), far);
   EXPECT_EQ(runs.front(), (UnhomedRun{300, (10 << 20) + 32768, (10 << 20) + 32768 + 300}));
   // Once the old runs are gone, the list packs again from the next run.
@@ -84,6 +85,24 @@ TEST(UnhomedRuns, TwelveBytesARunUnlessTheySpanFourGiB) {
 // Positions that grow past 4 GiB from the first run while the list never
 // spans 4 GiB (old runs popped as new ones come): it rebases and stays at
 // 12 bytes a run.
+// A compressed run keeps its flag and its record's length (up to the
+// largest record) packed in 12 bytes, and in the wide list too.
+TEST(UnhomedRuns, KeepsWhetherARunsRecordIsCompressed) {
+  const uint64_t largest = 24 + (uint64_t{1} << 24) - 1;
+  UnhomedRuns runs = {UnhomedRun{100, 4096, 4096 + largest, true},
+                      UnhomedRun{200, 4096 + largest, 4096 + largest + 60, false},
+                      UnhomedRun{300, 9 << 24, (9 << 24) + 80, true}};
+  EXPECT_EQ(36u, runs.bytes());
+  EXPECT_EQ((UnhomedRun{100, 4096, 4096 + largest, true}), runs[0]);
+  EXPECT_FALSE(runs[1].compressed);
+  EXPECT_TRUE(runs[2].compressed);
+  runs.push_back(UnhomedRun{400, 4096 + 5 * k4G, 4096 + 5 * k4G + 100, true});  // goes wide
+  EXPECT_EQ(4 * sizeof(UnhomedRun), runs.bytes());
+  EXPECT_EQ((UnhomedRun{100, 4096, 4096 + largest, true}), runs[0]);
+  EXPECT_FALSE(runs[1].compressed);
+  EXPECT_TRUE(runs[3].compressed);
+}
+
 TEST(UnhomedRuns, RebasesAsPositionsGrow) {
   UnhomedRuns runs;
   const uint64_t step = uint64_t{1} << 28;  // 256 MiB

@@ -23,6 +23,9 @@ const char* DurabilityName(DurabilityMode m) {
 }
 
 const char* LayoutName(LogLayout l) { return l == LogLayout::kStream ? "stream" : "perpg"; }
+const char* CompressionName(StreamCompression c) {
+  return c == StreamCompression::kLz4 ? "lz4" : "none";
+}
 
 const char* TailPolicyName(TailBlockPolicy p) {
   return p == TailBlockPolicy::kRewriteTailBlock ? "rewrite" : "never";
@@ -158,6 +161,7 @@ std::string EngineConfig::StoreSignature() const {
       "backend=", BackendName(backend), " db=", EffectiveDbPath(), " mkfs=", mkfs,
       " chunk_size=", chunk_size, " durability=", DurabilityName(durability),
       " tail_policy=", TailPolicyName(tail_policy), " layout=", LayoutName(layout),
+      " compression=", CompressionName(compression),
       " stream_chunks=", stream_chunks, " home_bytes=", home_bytes,
       " resident_bytes=", resident_bytes, " force_home_percent=", force_home_percent,
      

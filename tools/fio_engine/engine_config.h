@@ -35,6 +35,7 @@ struct EngineConfig {
   uint64_t resident_bytes = StreamOptions{}.resident_bytes;          // pgring_resident_bytes
   uint32_t force_home_percent = StreamOptions{}.force_home_percent;  // pgring_force_home_percent
   bool stream_bypass = StreamOptions{}.bypass_when_idle;             // pgring_stream_bypass
+  StreamCompression compression = StreamOptions{}.compression;       // pgring_compression
   IoEngine io_engine = IoEngine::kIoUring;  // pgring_io_engine (log partition and data file)
   // pgring_shared_flush: let the store's partition flush make the data
   // writes durable too (pgring::Options::gated_writes_share_flush) instead
@@ -147,6 +148,7 @@ const char* BackendName(Backend b);
 const char* DurabilityName(DurabilityMode m);
 const char* TailPolicyName(TailBlockPolicy p);
 const char* LayoutName(LogLayout l);
+const char* CompressionName(StreamCompression c);
 const char* IoEngineName(IoEngine e);
 const char* SharedFlushName(EngineConfig::SharedFlush f);
 const char* SyncCoversName(EngineConfig::SyncCovers c);

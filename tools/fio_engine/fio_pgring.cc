@@ -75,6 +75,7 @@ struct PgringOptions {
   unsigned int durability;
   unsigned int tail_policy;
   unsigned int layout;
+  unsigned int compression;
   unsigned int stream_chunks;
   unsigned long long home_bytes;   // FIO_OPT_STR_VAL
   unsigned long long resident_bytes;
@@ -125,6 +126,9 @@ static_assert(FioValue(kDefHomeBytes) == pgring::StreamOptions{}.home_bytes);
 static_assert(FioValue(kDefResidentBytes) == pgring::StreamOptions{}.resident_bytes);
 static_assert(FioValue(kDefForceHomePercent) == pgring::StreamOptions{}.force_home_percent);
 static_assert(FioValue(kDefStreamBypass) == (pgring::StreamOptions{}.bypass_when_idle ? 1 : 0));
+constexpr char kDefCompression[] = "lz4";
+static_assert(pgring::StreamOptions{}.compression == pgring::StreamCompression::kLz4,
+              "kDefCompression names the library's default");
 
 fio_option g_options[] = {
     {.name = "pgring_backend",
@@ -384,6 +388,20 @@ fio_option g_options[] = {
               "How full the log stream is (percent of its bound) when transactions start homing "
               "the PGs that pin its head (pgring_layout=stream)",
               kDefForceHomePercent),
+    {.name = "pgring_compression",
+     .lname = "pgring stream compression",
+     .type = FIO_OPT_STR,
+     .off1 = PGRING_OFF(compression),
+     .help = "How the log stream stores records (pgring_layout=stream)",
+     .def = kDefCompression,
+     .posval = {{.ival = "none",
+                 .oval = static_cast<unsigned long long>(pgring::StreamCompression::kNone),
+                 .help = "as they are"},
+                {.ival = "lz4",
+                 .oval = static_cast<unsigned long long>(pgring::StreamCompression::kLz4),
+                 .help = "each transaction's stream record compressed with lz4"}},
+     .category = kCategory,
+     .group = kGroup},
     {.name = "pgring_stream_bypass",
      .lname = "pgring stream bypass",
      .type = FIO_OPT_BOOL,
@@ -515,6 +533,7 @@ EngineConfig ConfigFrom(const PgringOptions& o) {
   c.durability = static_cast<pgring::DurabilityMode>(o.durability);
   c.tail_policy = static_cast<pgring::TailBlockPolicy>(o.tail_policy);
   c.layout = static_cast<pgring::LogLayout>(o.layout);
+  c.compression = static_cast<pgring::StreamCompression>(o.compression);
   c.stream_chunks = o.stream_chunks;
   c.home_bytes = o.home_bytes;
   c.resident_bytes = o.resident_bytes;

@@ -76,6 +76,10 @@ json StoreRunJson(const StoreStats& start, const StoreStats& end) {
          {"stream_full_fallbacks", d(start.stream_full_fallbacks, end.stream_full_fallbacks)},
          {"stream_restates", d(start.stream_restates, end.stream_restates)},
          {"stream_restated_bytes", d(start.stream_restated_bytes, end.stream_restated_bytes)},
+         {"stream_compressed_records",
+          d(start.stream_compressed_records, end.stream_compressed_records)},
+         {"stream_compression_saved_bytes",
+          d(start.stream_compression_saved_bytes, end.stream_compression_saved_bytes)},
          {"stream_reads", d(start.stream_reads, end.stream_reads)},
          {"stream_bytes_read", d(start.stream_bytes_read, end.stream_bytes_read)},
          // A level, not a count: what the store holds at the end.
@@ -319,6 +323,7 @@ json BuildReport(const ReportInputs& in) {
       {"pgring_resident_bytes", c.resident_bytes},
       {"pgring_force_home_percent", c.force_home_percent},
       {"pgring_stream_bypass", c.stream_bypass},
+      {"pgring_compression", CompressionName(c.compression)},
       {"pgring_io_engine", IoEngineName(c.io_engine)},
       {"pgring_shared_flush", SharedFlushName(c.shared_flush)},
       {"shared_flush", c.share_flush},

@@ -70,6 +70,7 @@ Options StoreOptions(const EngineConfig& c) {
   o.stream.resident_bytes = c.resident_bytes;
   o.stream.force_home_percent = c.force_home_percent;
   o.stream.bypass_when_idle = c.stream_bypass;
+  o.stream.compression = c.compression;
   o.io_engine = c.io_engine;
   o.gated_writes_share_flush = c.share_flush;
   o.metadata_sync_flushes_partition = c.sync_covers_partition;

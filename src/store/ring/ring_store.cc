@@ -90,6 +90,9 @@ struct RingStore::StreamPlan {
   // Per change: where its bytes end in the stream record (from its start).
   std::vector<uint64_t> bytes_end;
   std::string record;  // the stream record; empty: none
+  // The record's items are compressed (kRecordStreamLz4): a PG's bytes are
+  // found by decompressing it, and bytes_end does not apply.
+  bool compressed = false;
   LogStream::Slot slot{};  // where it goes and its sequence number
   std::vector<uint32_t> allocated;  // stream chunks taken for it
   // The stream before the transaction: what changed goes to the batch.
@@ -126,12 +129,15 @@ absl::StatusOr<std::unique_ptr<Store>> RingStore::Open(std::shared_ptr<BlockDevi
   // The options were checked by the caller (store/options_check.h).
   std::unique_ptr<RingStore> s(new RingStore(std::move(device), std::move(db), label, meta, options));
   RETURN_IF_ERROR(s->Recover());
-  // Version 2 before the stream can hold a record: at open, not in Submit,
-  // which must never wait on its own I/O (a caller may have plugged the
-  // device).
-  if (s->stream_layout_ && !options.read_only && label.format_version < kStreamFormatVersion) {
+  // The version the stream's records need before the stream can hold one:
+  // at open, not in Submit, which must never wait on its own I/O (a caller
+  // may have plugged the device).
+  const uint32_t version = options.stream.compression == StreamCompression::kLz4
+                               ? kFormatVersionCompressed
+                               : kStreamFormatVersion;
+  if (s->stream_layout_ && !options.read_only && label.format_version < version) {
     MutexLock l(&s->mu_);
-    RETURN_IF_ERROR(s->MarkStreamFormat());
+    RETURN_IF_ERROR(s->MarkStreamFormat(version));
   }
   // The stream's writes are the commit thread's (docs/DESIGN.md, "Who runs
   // what"); per-PG rings write from Submit and complete on the device's
@@ -294,14 +300,14 @@ absl::Status RingStore::Recover() {
   return absl::OkStatus();
 }
 
-absl::Status RingStore::MarkStreamFormat() {
-  // pgring.meta first: a crash before the label is written leaves a
-  // version-1 label, which is still true (no stream record yet).
-  meta_.format_version = kStreamFormatVersion;
+absl::Status RingStore::MarkStreamFormat(uint32_t version) {
+  // pgring.meta first: a crash before the label is written leaves the
+  // older label, which is still true (no record of the new version yet).
+  meta_.format_version = version;
   rocksdb::WriteBatch batch;
   batch.Put(db_->cf(), std::string(kMetaKey), meta_.Encode());
   RETURN_IF_ERROR(db_->WriteSync(&batch));
-  label_.format_version = kStreamFormatVersion;
+  label_.format_version = version;
   return WriteLabelRegion(device_.get(), label_);
 }
 
@@ -451,7 +457,7 @@ absl::Status RingStore::UnhomedRanges(const RingPg& pg, const std::vector<RingRa
   }
   if (!cold.empty()) {
     const size_t before = out->size();
-    RETURN_IF_ERROR(ReadUnhomedRanges(device_.get(), geo_, stream_.chunks(), pg.unhomed_runs,
+    RETURN_IF_ERROR(ReadUnhomedRanges(device_.get(), geo_, stream_.chunks(), pg.stamp, pg.unhomed_runs,
                                       cold, out));
     stream_reads_.fetch_add(1);
     stream_bytes_read_.fetch_add(out->size() - before);
@@ -623,6 +629,7 @@ void RingStore::KeepStreamBuffers(std::string* record) {
   // What one large record (a restatement's) grew them to goes back.
   constexpr size_t kKeep = 256 << 10;
   if (stream_body_.size() > kKeep) stream_body_ = RecordBodyBuilder();
+  if (compressed_body_.capacity() > kKeep) compressed_body_ = std::string();
   if (record->capacity() > stream_record_.capacity() && record->capacity() <= kKeep) {
     stream_record_.swap(*record);
   }
@@ -885,25 +892,43 @@ absl::Status RingStore::PlanStream(const Staging& staging,
   if (body.empty()) return absl::OkStatus();  // every PG's new bytes go home in whole blocks
   const LogStream::Slot slot = stream_.NextSlot();
   const uint64_t pos = slot.pos;
-  if (options_.tail_block_policy == TailBlockPolicy::kNeverRewrite) {
-    // The next stream write must not rewrite the block this record ends in.
-    const uint64_t len = kRecordHeaderSize + body.size();
-    size_t pad = geo_.AlignUp(pos + len) - (pos + len);
+  const bool never_rewrite = options_.tail_block_policy == TailBlockPolicy::kNeverRewrite;
+  // The next stream write must not rewrite the block a record ends in
+  // under kNeverRewrite: this many bytes take it to the block's end.
+  auto pad_for = [&](size_t len) -> size_t {
+    if (!never_rewrite) return 0;
+    return geo_.AlignUp(pos + len) - (pos + len);
+  };
+  plan->compressed = options_.stream.compression == StreamCompression::kLz4 &&
+                     compressor_.Compress(body.body(), &compressed_body_);
+  // The items' bytes less the compressed body's (Compress makes it smaller).
+  const size_t saved = plan->compressed ? body.size() - compressed_body_.size() : 0;
+  if (plan->compressed) {
+    // A compressed body ends in filler, so any length pads it.
+    compressed_body_.append(pad_for(kRecordHeaderSize + compressed_body_.size()), '\0');
+  } else if (never_rewrite) {
+    size_t pad = pad_for(kRecordHeaderSize + body.size());
     if (pad == 1) pad += geo_.block_size;
     body.AddPad(pad);
   }
-  if (body.size() <= kMaxRecordBody) {
-    plan->record.reserve(kRecordHeaderSize + body.size());
-    AppendRecord(&plan->record, kRecordStream, kStreamStamp, LapOf(pos, geo_), slot.seq,
-                 body.body());
+  const std::string& stream_body = plan->compressed ? compressed_body_ : body.body();
+  if (stream_body.size() <= kMaxRecordBody) {
+    plan->record.reserve(kRecordHeaderSize + stream_body.size());
+    AppendRecord(&plan->record, plan->compressed ? kRecordStreamLz4 : kRecordStream,
+                 kStreamStamp, LapOf(pos, geo_), slot.seq, stream_body);
     if (stream_.Reserve(pos + plan->record.size(), &plan->allocated)) {
       plan->slot = slot;
+      if (plan->compressed) {
+        compressed_records_.fetch_add(1);
+        compression_saved_bytes_.fetch_add(saved);
+      }
       return absl::OkStatus();
     }
   }
   // The stream is full (its head is pinned by PGs not homed yet) or the
   // record too large for one: this transaction writes to the PGs' rings.
   plan->record.clear();
+  plan->compressed = false;
   stream_full_fallbacks_.fetch_add(1);
   return home_all();
 }
@@ -971,7 +996,9 @@ void RingStore::CommitPointers(const Staging& staging, const std::vector<std::st
       }
       if (pg->bounds.homed < new_tail) {
         pg->unhomed_runs.push_back(
-            UnhomedRun{new_tail, plan->slot.pos, plan->slot.pos + plan->bytes_end[i]});
+            plan->compressed
+                ? UnhomedRun{new_tail, plan->slot.pos, plan->slot.pos + plan->record.size(), true}
+                : UnhomedRun{new_tail, plan->slot.pos, plan->slot.pos + plan->bytes_end[i]});
       }
       if (t->restated) {
         pg->restated_tail = new_tail;
@@ -1339,6 +1366,8 @@ void RingStore::AddStoreStats(StoreStats* s) const {
   s->stream_max_chunks = stream_layout_ ? stream_.max_chunks() : 0;
   s->stream_bytes_used = stream_.exists() ? stream_.bytes_used() : 0;
   s->stream_records = stream_.records();
+  s->stream_compressed_records = compressed_records_.load();
+  s->stream_compression_saved_bytes = compression_saved_bytes_.load();
   s->stream_writes = stream_.writes();
   s->stream_bytes_written = stream_.bytes_written();
   s->home_writes = home_writes_.load();

@@ -19,6 +19,7 @@
 
 #include "alloc/chunk_allocator.h"
 #include "device/block_device.h"
+#include "format/compressed_stream_record.h"
 #include "format/label.h"
 #include "log/ring_layout.h"
 #include "log/stream_reader.h"
@@ -72,9 +73,10 @@ class RingStore final : public PgStore<RingPg> {
   // Open.
   absl::Status Recover();
   // Before the stream's first record: the label and pgring.meta say format
-  // version 4 (kStreamFormatVersion), so an older pgring refuses the store
-  // instead of misreading its pointers.
-  absl::Status MarkStreamFormat() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // version 4 (kStreamFormatVersion), or 5 for compressed records
+  // (kFormatVersionCompressed), so an older pgring refuses the store
+  // instead of misreading its pointers or records.
+  absl::Status MarkStreamFormat(uint32_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The stream's keys (both or neither), claimed; false when there is none.
   absl::StatusOr<bool> LoadStreamKeys(RingClaims* claims, StreamPointer* p, PgChunkList* c)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -211,6 +213,10 @@ class RingStore final : public PgStore<RingPg> {
   // and allocating it anew each transaction costs more than building it.
   RecordBodyBuilder stream_body_ ABSL_GUARDED_BY(mu_);
   std::string stream_record_ ABSL_GUARDED_BY(mu_);
+  // StreamCompression::kLz4: each stream record's items compressed (the
+  // staging thread's, under the staging lock) into compressed_body_.
+  StreamRecordCompressor compressor_ ABSL_GUARDED_BY(mu_);
+  std::string compressed_body_ ABSL_GUARDED_BY(mu_);
   const bool stream_layout_;
   // StreamOptions' home_bytes, resident_bytes and forced_home_bytes in
   // whole blocks of the partition (rounded down, at least one block; a
@@ -245,6 +251,8 @@ class RingStore final : public PgStore<RingPg> {
   std::atomic<uint64_t> forced_homes_{0};
   std::atomic<uint64_t> restates_{0};
   std::atomic<uint64_t> restated_bytes_{0};
+  std::atomic<uint64_t> compressed_records_{0};
+  std::atomic<uint64_t> compression_saved_bytes_{0};
   std::atomic<uint64_t> stream_full_fallbacks_{0};
   mutable std::atomic<uint64_t> stream_reads_{0};
   mutable std::atomic<uint64_t> stream_bytes_read_{0};
