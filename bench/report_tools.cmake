@@ -9,6 +9,11 @@ find_package(nlohmann_json CONFIG REQUIRED)
 add_executable(restart_bench ${CMAKE_CURRENT_LIST_DIR}/restart_bench.cc)
 target_link_libraries(restart_bench PRIVATE pgring nlohmann_json::nlohmann_json)
 target_compile_options(restart_bench PRIVATE -Wall -Wextra -Werror=return-type)
+# --payload=ceph: the fio engine's Ceph encodings (tools/fio_engine/ceph_payload.h).
+if(PGRING_BUILD_FIO_ENGINE)
+  target_link_libraries(restart_bench PRIVATE pgring_fio_core)
+  target_compile_definitions(restart_bench PRIVATE PGRING_RESTART_CEPH_PAYLOADS)
+endif()
 
 # The report's smoke test: one 2-second fio job per backend (and raw), a
 # restart of 8 PGs x 100 entries per backend, the Markdown report and the

@@ -77,6 +77,9 @@
 
 #include "pgring/log_sink.h"
 #include "pgring/store.h"
+#ifdef PGRING_RESTART_CEPH_PAYLOADS
+#include "ceph_payload.h"  // the fio engine's (tools/fio_engine/)
+#endif
 
 #include <nlohmann/json.hpp>
 
@@ -96,9 +99,15 @@ struct Args {
   uint32_t stream_chunks = pgring::StreamOptions{}.max_chunks;
   uint64_t home_bytes = pgring::StreamOptions{}.home_bytes;
   uint64_t resident_bytes = pgring::StreamOptions{}.resident_bytes;
-  // The stream's compression. Its payloads are filler ('x'), which lz4
-  // shrinks to almost nothing, far below Ceph's encodings (about half):
-  // compare layouts with none unless compression is the question.
+  // What the entries, dups and infos hold: filler ('x', entry_min to
+  // entry_max bytes), or Ceph's encodings as the fio engine's
+  // pgring_payload=ceph writes them (pg_log_entry_t ~175-260 bytes,
+  // pg_log_dup_t, pg_info_t last and pg_fast_info_t before; built with the
+  // fio engine only).
+  std::string payload = "filler";
+  // The stream's compression. Filler payloads shrink to almost nothing,
+  // far below Ceph's encodings (about half): compare layouts with none,
+  // or with ceph payloads.
   std::string compression =
       pgring::StreamOptions{}.compression == pgring::StreamCompression::kLz4 ? "lz4" : "none";
   uint32_t pgs = 128;
@@ -160,6 +169,7 @@ Args ParseArgs(int argc, char** argv) {
     else if (key == "--home-bytes") a.home_bytes = ParseSize(val);
     else if (key == "--resident-bytes") a.resident_bytes = ParseSize(val);
     else if (key == "--compression") a.compression = val;
+    else if (key == "--payload") a.payload = val;
     else if (key == "--verify-on-open") a.verify_on_open = val;
     else if (key == "--peering-reads") a.peering_reads = static_cast<uint32_t>(std::stoul(val));
     else if (key == "--help" || key == "-h") {
@@ -168,6 +178,7 @@ Args ParseArgs(int argc, char** argv) {
                 "[--log-size=BYTES] [--in-flight=64] [--batch=50] [--keep] [--cache=drop|fadvise|none] "
                 "[--phase=all|populate|open] [--layout=perpg|stream] [--stream-chunks=0] "
                 "[--home-bytes=0] [--resident-bytes=64K] [--compression=none|lz4] "
+                "[--payload=filler|ceph] "
                 "[--verify-on-open=off|shallow|deep] "
                 "[--peering-reads=16]");
       std::exit(0);
@@ -181,6 +192,10 @@ Args ParseArgs(int argc, char** argv) {
   if (a.cache != "drop" && a.cache != "fadvise" && a.cache != "none") Die("--cache must be drop, fadvise or none");
   if (a.layout != "perpg" && a.layout != "stream") Die("--layout must be perpg or stream");
   if (a.compression != "none" && a.compression != "lz4") Die("--compression must be none or lz4");
+  if (a.payload != "filler" && a.payload != "ceph") Die("--payload must be filler or ceph");
+#ifndef PGRING_RESTART_CEPH_PAYLOADS
+  if (a.payload == "ceph") Die("--payload=ceph needs the fio engine's build (PGRING_BUILD_FIO_ENGINE)");
+#endif
   if (a.batch == 0 || a.in_flight == 0) Die("--batch and --in-flight must be > 0");
   if (a.verify_on_open != "off" && a.verify_on_open != "shallow" && a.verify_on_open != "deep") {
     Die("--verify-on-open must be off, shallow or deep");
@@ -310,6 +325,33 @@ json Populate(const Args& a) {
   std::mt19937_64 rng(12345);
   std::uniform_int_distribution<uint32_t> len(a.entry_min, a.entry_max);
   const std::string filler(std::max<uint32_t>(a.entry_max, 920), 'x');
+  // The payloads, filler or Ceph's encodings of PG i's version v.
+#ifdef PGRING_RESTART_CEPH_PAYLOADS
+  pgring::fio::EngineConfig ceph;
+  ceph.pgs = a.pgs;
+#endif
+  const bool ceph_payloads = a.payload == "ceph";
+  auto entry = [&](uint32_t i, uint64_t v) -> std::string {
+#ifdef PGRING_RESTART_CEPH_PAYLOADS
+    if (ceph_payloads) return pgring::fio::CephLogEntry(ceph, i, v);
+#endif
+    return std::string(filler.data(), len(rng));
+  };
+  auto dup = [&](uint32_t i, uint64_t v) -> std::string {
+#ifdef PGRING_RESTART_CEPH_PAYLOADS
+    if (ceph_payloads) return pgring::fio::CephLogDup(ceph, i, v);
+#endif
+    return std::string(filler.data(), 57);
+  };
+  auto info = [&](uint32_t i, uint64_t v, bool full) -> std::string {
+#ifdef PGRING_RESTART_CEPH_PAYLOADS
+    if (ceph_payloads) {
+      return full ? pgring::fio::CephPgInfo(ceph, i, v) : pgring::fio::CephPgFastInfo(ceph, i, v);
+    }
+#endif
+    return std::string(filler.data(), full ? 920 : 190);
+  };
+  (void)ceph_payloads;
   uint64_t payload = 0, txns = 0;
   InFlight inflight(a.in_flight);
   auto submit = [&](pgring::Transaction t) {
@@ -324,8 +366,9 @@ json Populate(const Args& a) {
     for (uint32_t i = 0; i < a.pgs; ++i) {
       pgring::Transaction t;
       for (uint64_t v = done; v < std::min<uint64_t>(a.dups, done + a.batch); ++v) {
-        t.AppendDup(Pg(i), pgring::Version{1, v + 1}, std::string_view(filler.data(), 57));
-        payload += 57;
+        const std::string d = dup(i, v + 1);
+        payload += d.size();
+        t.AppendDup(Pg(i), pgring::Version{1, v + 1}, d);
       }
       submit(std::move(t));
     }
@@ -335,13 +378,14 @@ json Populate(const Args& a) {
       pgring::Transaction t;
       const uint64_t end = std::min<uint64_t>(a.entries, done + a.batch);
       for (uint64_t v = done; v < end; ++v) {
-        const uint32_t n = len(rng);
-        t.AppendEntry(Pg(i), pgring::Version{1, a.dups + v + 1}, std::string_view(filler.data(), n));
-        payload += n;
+        const std::string e = entry(i, a.dups + v + 1);
+        payload += e.size();
+        t.AppendEntry(Pg(i), pgring::Version{1, a.dups + v + 1}, e);
       }
-      const uint32_t info = end == a.entries ? 920 : 190;  // the full info last
-      t.SetInfo(Pg(i), std::string_view(filler.data(), info));
-      payload += info;
+      // The full info last, the fast info before.
+      const std::string in = info(i, a.dups + end, end == a.entries);
+      payload += in.size();
+      t.SetInfo(Pg(i), in);
       submit(std::move(t));
     }
     if (done % (a.batch * 20) == 0) {
@@ -547,6 +591,7 @@ int main(int argc, char** argv) {
          {"home_bytes", a.home_bytes},
          {"resident_bytes", a.resident_bytes},
          {"compression", a.compression},
+         {"payload", a.payload},
          {"pgs", a.pgs},
          {"entries_per_pg", a.entries},
          {"dups_per_pg", a.dups},
