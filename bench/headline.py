@@ -4,7 +4,10 @@ backend at one PG count and queue depth, medians over the run's rounds, as
 a Markdown table and a chart.
 
   python3 bench/headline.py DIR [--pgs 128] [--qd 32] [--chart-dir docs/benchmarks]
+                            [--pgring-mode stream]
 
+--pgring-mode names the run's mode that is pgring's default (bench/modes.sh
+runs the library's default as "stream"; "stream-lz4" names it explicitly).
 DIR holds the rounds' r<N>-<mode>-pgs<P>-qd<Q>.{fio,report}.json. The
 chart is CHART_DIR/headline.svg, drawn by CHART_DIR/plot-headline.gp (the
 data inline, as bench/plot.py writes every chart); the caller runs gnuplot
@@ -52,13 +55,15 @@ def main():
     ap.add_argument("--pgs", type=int, default=128)
     ap.add_argument("--qd", type=int, default=32)
     ap.add_argument("--chart-dir", default=None)
+    ap.add_argument("--pgring-mode", default="stream")
     a = ap.parse_args()
     med = {}
     n = {}
     for mode, _ in MODES:
-        rs = rounds(a.dir, mode, a.pgs, a.qd)
+        run_mode = a.pgring_mode if mode == "stream" else mode
+        rs = rounds(a.dir, run_mode, a.pgs, a.qd)
         if not rs:
-            sys.exit(f"headline.py: no rounds of {mode} at {a.pgs} PGs, qd {a.qd} in {a.dir}")
+            sys.exit(f"headline.py: no rounds of {run_mode} at {a.pgs} PGs, qd {a.qd} in {a.dir}")
         n[mode] = len(rs)
         med[mode] = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
     floor = med["floor"]
