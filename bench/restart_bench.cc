@@ -194,7 +194,9 @@ Args ParseArgs(int argc, char** argv) {
   if (a.compression != "none" && a.compression != "lz4") Die("--compression must be none or lz4");
   if (a.payload != "filler" && a.payload != "ceph") Die("--payload must be filler or ceph");
 #ifndef PGRING_RESTART_CEPH_PAYLOADS
-  if (a.payload == "ceph") Die("--payload=ceph needs the fio engine's build (PGRING_BUILD_FIO_ENGINE)");
+  if (a.payload == "ceph") {
+    Die("--payload=ceph needs the fio engine's build (PGRING_BUILD_FIO_ENGINE)");
+  }
 #endif
   if (a.batch == 0 || a.in_flight == 0) Die("--batch and --in-flight must be > 0");
   if (a.verify_on_open != "off" && a.verify_on_open != "shallow" && a.verify_on_open != "deep") {

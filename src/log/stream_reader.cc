@@ -44,9 +44,9 @@ absl::Status ReadStream(BlockDevice* device, const Geometry& geo, const PgChunkL
       s = reader.Next(&rec);
       if (!s.ok()) break;
       if (!rec.is_stream()) continue;  // skippable, of a kind this version does not read
+      const bool compressed = (rec.header.type & ~kSkippableBit) == kRecordStreamLz4;
       absl::StatusOr<std::string_view> items =
           StreamRecordItems(rec.header.type, rec.body, &scratch);
-      const bool compressed = items.ok() && items->data() != rec.body.data();
       s = !items.ok() ? items.status() : ForEachItem(*items, [&](const Item& item) -> absl::Status {
         if (item.kind != ItemKind::kPgBytes) {
           return absl::DataLossError(absl::StrFormat(

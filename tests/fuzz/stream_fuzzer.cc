@@ -581,7 +581,8 @@ extern "C" int PGRING_FUZZ_ENTRY(const uint8_t* data, size_t size) {
     // them (as a store does once the bytes have left memory), they are the
     // bytes the pass handed over.
     std::string back;
-    const absl::Status rb = ReadUnhomedBytes(dev, g, stream.chunks, pg.stamp, f.runs, pg.homed, pg.tail, &back);
+    const absl::Status rb =
+        ReadUnhomedBytes(dev, g, stream.chunks, pg.stamp, f.runs, pg.homed, pg.tail, &back);
     FUZZ_CHECK(rb.ok() && back == f.bytes,
                absl::StrFormat("PG %s: its bytes read back through its runs (%s) are %s, the "
                                "pass gave %s", pg.name, rb.ToString(), Hex(back), Hex(f.bytes)));

@@ -457,8 +457,8 @@ absl::Status RingStore::UnhomedRanges(const RingPg& pg, const std::vector<RingRa
   }
   if (!cold.empty()) {
     const size_t before = out->size();
-    RETURN_IF_ERROR(ReadUnhomedRanges(device_.get(), geo_, stream_.chunks(), pg.stamp, pg.unhomed_runs,
-                                      cold, out));
+    RETURN_IF_ERROR(ReadUnhomedRanges(device_.get(), geo_, stream_.chunks(), pg.stamp,
+                                      pg.unhomed_runs, cold, out));
     stream_reads_.fetch_add(1);
     stream_bytes_read_.fetch_add(out->size() - before);
   }
