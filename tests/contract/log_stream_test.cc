@@ -209,6 +209,15 @@ class LogStreamTest : public StoreFixture {
     return out;
   }
   uint64_t Unhomed(const PgId& pg) { return store_->GetPgStats(pg)->unhomed_bytes; }
+  // The format version the partition's label says (0 when it cannot be read).
+  uint32_t LabelVersion() {
+    auto region = ReadLabelRegion(device_.get(), "mem");
+    EXPECT_OK(region);
+    if (!region.ok()) return 0;
+    auto label = Label::Decode(*region);
+    EXPECT_OK(label);
+    return label.ok() ? label->format_version : 0;
+  }
   // A new store with PGs 1 and 2 and one entry each, each in a stream record
   // of its own (`compressed` of them compressed), closed.
   void TwoPgsARecordEach(uint64_t compressed = 0) {
@@ -1116,23 +1125,16 @@ TEST_F(LogStreamTest, PerPgRingsHomeAndDropAStream) {
 // unhomed byte with a ring chunk) become 4 the same way.
 TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion4) {
   options_.stream.compression = StreamCompression::kNone;  // version 5: the next test
-  auto version = [&] {
-    auto region = ReadLabelRegion(device_.get(), "mem");
-    EXPECT_OK(region);
-    auto label = Label::Decode(*region);
-    EXPECT_OK(label);
-    return label->format_version;
-  };
   options_.log_layout = LogLayout::kPerPgRings;
   Mkfs();
-  EXPECT_EQ(version(), kFormatVersion);
+  EXPECT_EQ(LabelVersion(), kFormatVersion);
   ASSERT_OK(Open(options_));
   ASSERT_OK(Create(Pg(1)));
   ASSERT_OK(One(Pg(1), 1));
-  EXPECT_EQ(version(), 1u);
+  EXPECT_EQ(LabelVersion(), 1u);
   options_.log_layout = LogLayout::kStream;
   Reopen();
-  EXPECT_EQ(version(), kStreamFormatVersion);
+  EXPECT_EQ(LabelVersion(), kStreamFormatVersion);
   auto meta = StoreMeta::Decode(DumpDb().at(std::string(kMetaKey)));
   ASSERT_OK(meta);
   EXPECT_EQ(meta->format_version, kStreamFormatVersion);
@@ -1140,7 +1142,7 @@ TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion4) {
   ASSERT_OK(One(Pg(1), 2));
   options_.log_layout = LogLayout::kPerPgRings;
   Reopen();
-  EXPECT_EQ(version(), kStreamFormatVersion);
+  EXPECT_EQ(LabelVersion(), kStreamFormatVersion);
   EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));
 
   store_.reset();
@@ -1151,10 +1153,10 @@ TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion4) {
   label->format_version = 2;
   ASSERT_OK(WriteLabelRegion(device_.get(), *label));
   ASSERT_OK(Open(options_));  // per-PG rings: a version-2 store stays 2
-  EXPECT_EQ(version(), 2u);
+  EXPECT_EQ(LabelVersion(), 2u);
   options_.log_layout = LogLayout::kStream;
   Reopen();
-  EXPECT_EQ(version(), kStreamFormatVersion);
+  EXPECT_EQ(LabelVersion(), kStreamFormatVersion);
   EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));
 
   store_.reset();
@@ -1165,7 +1167,7 @@ TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion4) {
   label->format_version = 3;
   ASSERT_OK(WriteLabelRegion(device_.get(), *label));
   Reopen();
-  EXPECT_EQ(version(), kStreamFormatVersion);
+  EXPECT_EQ(LabelVersion(), kStreamFormatVersion);
   EXPECT_EQ(VersionsOf(Pg(1), 200), Range(1, 2));
 }
 
@@ -1174,13 +1176,6 @@ TEST_F(LogStreamTest, OpeningInTheStreamLayoutMarksFormatVersion4) {
 // when opened without compression again: its stream may still hold them,
 // read side by side with plain ones.
 TEST_F(LogStreamTest, OpeningWithCompressionMarksFormatVersion5) {
-  auto version = [&] {
-    auto region = ReadLabelRegion(device_.get(), "mem");
-    EXPECT_OK(region);
-    auto label = Label::Decode(*region);
-    EXPECT_OK(label);
-    return label->format_version;
-  };
   auto meta_version = [&] {
     auto meta = StoreMeta::Decode(DumpDb().at(std::string(kMetaKey)));
     EXPECT_OK(meta);
@@ -1191,18 +1186,18 @@ TEST_F(LogStreamTest, OpeningWithCompressionMarksFormatVersion5) {
   ASSERT_OK(Open(options_));
   ASSERT_OK(Create(Pg(1)));
   ASSERT_OK(Append(Pg(1), 1, 20, 1, 300));
-  EXPECT_EQ(version(), kStreamFormatVersion);
+  EXPECT_EQ(LabelVersion(), kStreamFormatVersion);
   const uint64_t plain = store_->GetStoreStats().stream_records;
   EXPECT_GT(plain, 0u);
   options_.stream.compression = StreamCompression::kLz4;
   Reopen();
-  EXPECT_EQ(version(), kFormatVersionCompressed);
+  EXPECT_EQ(LabelVersion(), kFormatVersionCompressed);
   EXPECT_EQ(meta_version(), kFormatVersionCompressed);
   ASSERT_OK(Open(options_));
   ASSERT_OK(Append(Pg(1), 21, 40, 1, 300));
   options_.stream.compression = StreamCompression::kNone;
   Reopen();
-  EXPECT_EQ(version(), kFormatVersionCompressed);
+  EXPECT_EQ(LabelVersion(), kFormatVersionCompressed);
   ASSERT_OK(Open(options_));
   ASSERT_OK(Append(Pg(1), 41, 50, 1, 300));
   EXPECT_EQ(VersionsOf(Pg(1), 300), Range(1, 50));
