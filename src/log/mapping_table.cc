@@ -4,27 +4,21 @@
 
 namespace pgring {
 
-const MappingTable::Run& MappingTable::RunOf(uint64_t absolute) const {
+size_t MappingTable::RunIndexOf(uint64_t absolute) const {
   // The last run starting at or before `absolute`. Runs are few (one per
-  // epoch change inside the log, one per 2^32 versions), so this is a short
-  // binary search.
+  // epoch change inside the log), so this is a short binary search.
   auto it = std::upper_bound(runs_.begin(), runs_.end(), absolute,
                              [](uint64_t a, const Run& r) { return a < r.first; });
-  return *std::prev(it);
+  return static_cast<size_t>(std::prev(it) - runs_.begin());
 }
 
 MappingTable::Slot MappingTable::at(size_t i) const {
-  const Item& it = items_[i];
-  const Run& run = RunOf(base_ + i);
-  return Slot{(static_cast<uint64_t>(run.version_hi) << 32) | it.version_lo, run.epoch,
-              it.locator, it.size};
+  return SlotOf(items_[i], runs_[RunIndexOf(base_ + i)].epoch);
 }
 
 void MappingTable::PushBack(const Slot& s) {
   uint64_t absolute = base_ + items_.size();
-  if (runs_.empty() || !SameRun(runs_.back(), s)) {
-    runs_.push_back(Run{absolute, s.epoch, static_cast<uint32_t>(s.version >> 32)});
-  }
+  if (runs_.empty() || runs_.back().epoch != s.epoch) runs_.push_back(Run{absolute, s.epoch});
   items_.push_back(ItemOf(s));
 }
 
@@ -34,16 +28,16 @@ void MappingTable::PushFront(const Slot& s) {
     return;
   }
   --base_;
-  if (SameRun(runs_.front(), s)) {
+  if (runs_.front().epoch == s.epoch) {
     runs_.front().first = base_;
   } else {
-    runs_.push_front(Run{base_, s.epoch, static_cast<uint32_t>(s.version >> 32)});
+    runs_.push_front(Run{base_, s.epoch});
   }
   items_.push_front(ItemOf(s));
 }
 
 MappingTable::Slot MappingTable::PopFront() {
-  Slot s = at(0);
+  Slot s = front();
   items_.pop_front();
   ++base_;
   if (items_.empty()) {
@@ -70,39 +64,22 @@ void MappingTable::Clear() {
 }
 
 size_t MappingTable::LowerBound(const Version& v) const {
-  size_t lo = 0, hi = items_.size();
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (at(mid).v() < v) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+  return items_.PartitionPoint([&](size_t i, const Item& it) {
+    return Version{runs_[RunIndexOf(base_ + i)].epoch, it[kVersion]} < v;
+  });
 }
 
 size_t MappingTable::UpperBound(const Version& v) const {
-  size_t lo = 0, hi = items_.size();
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (!(v < at(mid).v())) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+  return items_.PartitionPoint([&](size_t i, const Item& it) {
+    return !(v < Version{runs_[RunIndexOf(base_ + i)].epoch, it[kVersion]});
+  });
 }
 
 size_t MappingTable::MemoryBytes() const {
-  // libstdc++ deques allocate 512-byte blocks (42 twelve-byte items), each
-  // with a 16-byte malloc header, plus one map pointer per block.
-  constexpr size_t kBlock = 512, kMallocHeader = 16;
-  constexpr size_t kItemsPerBlock = kBlock / sizeof(Item);
-  size_t blocks = (items_.size() + kItemsPerBlock - 1) / kItemsPerBlock + 1;
-  size_t run_blocks = (runs_.size() * sizeof(Run) + kBlock - 1) / kBlock + 1;
-  return (blocks + run_blocks) * (kBlock + kMallocHeader + sizeof(void*));
+  // The runs' deque: 512-byte nodes and a map, as DeltaDeque counts its own.
+  constexpr size_t kNode = 512 / sizeof(Run) * sizeof(Run) + 16, kPerNode = 512 / sizeof(Run);
+  const size_t run_nodes = runs_.size() / kPerNode + 1;
+  return items_.MemoryBytes() + run_nodes * kNode + 8 * sizeof(void*) + 16;
 }
 
 }  // namespace pgring

@@ -311,9 +311,10 @@ namespace {
 
 bool SameItems(const MappingTable& table, const std::vector<LogEntry>& items) {
   if (table.size() != items.size()) return false;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const MappingTable::Slot s = table.at(i);
-    if (!(s.v() == items[i].version) || s.size != items[i].payload.size()) return false;
+  for (MappingTable::Cursor c = table.At(0); !c.done(); c.Next()) {
+    const MappingTable::Slot s = c.slot();
+    const LogEntry& e = items[c.index()];
+    if (!(s.v() == e.version) || s.size != e.payload.size()) return false;
   }
   return true;
 }

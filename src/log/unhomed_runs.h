@@ -3,9 +3,9 @@
 //
 // Written once, a PG holds a run for each of its records still in the
 // stream (thousands), so the list is what its index costs: it keeps each
-// run in 12 bytes (offsets from a base the list holds), and in 32 only for
-// a PG whose runs span 4 GiB of ring or stream positions (never on a
-// partition whose stream is that small).
+// run as varint deltas from the run before it (DeltaDeque), a record's
+// length of ring, the distance to the PG's next record in the stream and the
+// change in data length: about seven bytes a run.
 
 #ifndef PGRING_LOG_UNHOMED_RUNS_H_
 #define PGRING_LOG_UNHOMED_RUNS_H_
@@ -16,6 +16,8 @@
 #include <initializer_list>
 #include <iterator>
 #include <memory>
+
+#include "util/delta_deque.h"
 
 namespace pgring {
 
@@ -37,21 +39,15 @@ class UnhomedRuns {
  public:
   UnhomedRuns() = default;
   UnhomedRuns(std::initializer_list<UnhomedRun> runs);
-  UnhomedRuns(const UnhomedRuns& other);
-  UnhomedRuns& operator=(const UnhomedRuns& other);
-  UnhomedRuns(UnhomedRuns&&) = default;
-  UnhomedRuns& operator=(UnhomedRuns&&) = default;
 
-  size_t size() const { return wide_ ? wide_->size() : packed_.size(); }
-  bool empty() const { return size() == 0; }
-  UnhomedRun operator[](size_t i) const {
-    return wide_ ? (*wide_)[i] : Unpack(packed_[i]);
-  }
-  UnhomedRun front() const { return (*this)[0]; }
-  UnhomedRun back() const { return (*this)[size() - 1]; }
-  // The first run that ends past `lpos` (size() if none), searched back
-  // from the newest in steps that double: the callers look for runs near
-  // the newest (the resident bytes) or pay a bisection once per read.
+  size_t size() const { return runs_.size(); }
+  bool empty() const { return runs_.empty(); }
+  // O(64): decodes from the start of the run's block (iterate to read runs
+  // in order).
+  UnhomedRun operator[](size_t i) const { return Unpack(runs_[i]); }
+  UnhomedRun front() const { return Unpack(runs_.front()); }
+  UnhomedRun back() const { return Unpack(runs_.back()); }
+  // The first run that ends past `lpos` (size() if none).
   size_t FirstEndingPast(uint64_t lpos) const;
   // Runs pop_front has taken off, ever: index i now is run dropped() + i
   // counted from the first ever pushed (a place that outlives pops).
@@ -59,11 +55,11 @@ class UnhomedRuns {
   void push_back(const UnhomedRun& run);
   void pop_front();
   void clear();
-  // The memory the runs take (StoreStats::stream_index_bytes): 12 bytes a
-  // run, 32 in a list that spans 4 GiB.
-  size_t bytes() const;
+  // The memory the runs take (StoreStats::stream_index_bytes).
+  size_t bytes() const { return runs_.MemoryBytes(); }
 
-  // Random access by position; a run is returned by value.
+  // Random access by position; a run is returned by value. Stepping forward
+  // decodes one delta; other moves decode from the run's block start.
   class const_iterator {
    public:
     using iterator_category = std::random_access_iterator_tag;
@@ -77,11 +73,21 @@ class UnhomedRuns {
 
     const_iterator() = default;
     const_iterator(const UnhomedRuns* runs, size_t i) : runs_(runs), i_(i) {}
-    UnhomedRun operator*() const { return (*runs_)[i_]; }
+    UnhomedRun operator*() const {
+      if (!cached_ || cursor_.index() != i_) {
+        cursor_ = runs_->runs_.At(i_);
+        cached_ = true;
+      }
+      return Unpack(cursor_.value());
+    }
     pointer operator->() const { return pointer{**this}; }
     UnhomedRun operator[](difference_type n) const { return *(*this + n); }
-    const_iterator& operator++() { ++i_; return *this; }
-    const_iterator operator++(int) { const_iterator t = *this; ++i_; return t; }
+    const_iterator& operator++() {
+      if (cached_ && cursor_.index() == i_) cursor_.Next();
+      ++i_;
+      return *this;
+    }
+    const_iterator operator++(int) { const_iterator t = *this; ++*this; return t; }
     const_iterator& operator--() { --i_; return *this; }
     const_iterator operator--(int) { const_iterator t = *this; --i_; return t; }
     const_iterator& operator+=(difference_type n) { i_ += n; return *this; }
@@ -102,46 +108,27 @@ class UnhomedRuns {
    private:
     const UnhomedRuns* runs_ = nullptr;
     size_t i_ = 0;
+    // The run at cursor_.index(), decoded; kept while the iterator steps on.
+    mutable DeltaDeque<3>::Cursor cursor_;
+    mutable bool cached_ = false;
   };
   const_iterator begin() const { return const_iterator(this, 0); }
   const_iterator end() const { return const_iterator(this, size()); }
 
  private:
-  // A run as offsets from the list's bases (ring_end, stream_pos) and its
-  // data's end from its record's start, whose top bit is `compressed` (a
-  // record is at most 16 MiB).
-  struct Packed {
-    uint32_t ring_end;
-    uint32_t stream_pos;
-    uint32_t data_len;
-  };
-  static_assert(sizeof(Packed) == 12);
-  static constexpr uint32_t kCompressedBit = 0x80000000u;
-
-  Packed Pack(const UnhomedRun& run) const {
-    return Packed{static_cast<uint32_t>(run.ring_end - ring_base_),
-                  static_cast<uint32_t>(run.stream_pos - stream_base_),
-                  static_cast<uint32_t>(run.data_end - run.stream_pos) |
-                      (run.compressed ? kCompressedBit : 0)};
+  // A run as DeltaDeque keeps it: its data's length from its record's start
+  // shifted left once, the low bit `compressed`.
+  using Packed = DeltaDeque<3>::Value;
+  static Packed Pack(const UnhomedRun& run) {
+    return Packed{run.ring_end, run.stream_pos,
+                  ((run.data_end - run.stream_pos) << 1) | (run.compressed ? 1 : 0)};
   }
-  UnhomedRun Unpack(const Packed& p) const {
-    const uint64_t stream_pos = stream_base_ + p.stream_pos;
-    return UnhomedRun{ring_base_ + p.ring_end, stream_pos,
-                      stream_pos + (p.data_len & ~kCompressedBit),
-                      (p.data_len & kCompressedBit) != 0};
+  static UnhomedRun Unpack(const Packed& p) {
+    return UnhomedRun{p[0], p[1], p[1] + (p[2] >> 1), (p[2] & 1) != 0};
   }
-  // Whether `run` packs with the current bases.
-  bool Fits(const UnhomedRun& run) const;
-  // New bases from every run and `run`; all runs go wide when they do not
-  // span under 4 GiB.
-  void Rebase(const UnhomedRun& run);
 
-  uint64_t ring_base_ = 0;
-  uint64_t stream_base_ = 0;
   uint64_t dropped_ = 0;
-  std::deque<Packed> packed_;
-  // Instead of packed_, for a list that does not pack (made only then).
-  std::unique_ptr<std::deque<UnhomedRun>> wide_;
+  DeltaDeque<3> runs_;
 };
 
 }  // namespace pgring

@@ -64,54 +64,39 @@ TEST(UnhomedRuns, HoldsWhatWasPushedAndNotPopped) {
   }
 }
 
-TEST(UnhomedRuns, TwelveBytesARunUnlessTheySpanFourGiB) {
+// Runs as a written-once stream makes them, one record of the PG every
+// ~150 KB of stream (1,024 PGs sharing it), take about seven bytes each;
+// runs far apart (past 4 GiB) cost a few bytes more and stay exact.
+TEST(UnhomedRuns, AboutSevenBytesARunAndExactAtAnyDistance) {
   UnhomedRuns runs;
-  for (uint64_t i = 1; i <= 100; ++i) runs.push_back({i * 300, (10 << 20) + i * 32768, (10 << 20) + i * 32768 + 300});
-  EXPECT_EQ(runs.bytes(), 100u * 12);
-  // A run past 4 GiB of stream from the first: every run goes wide.
-  const UnhomedRun far{101 * 300, (10 << 20) + 2 * k4G, (10 << 20) + 2 * k4G + 300};
+  for (uint64_t i = 1; i <= 6400; ++i) {
+    runs.push_back({i * 300, (10 << 20) + i * 150000, (10 << 20) + i * 150000 + 300 + i % 40});
+  }
+  EXPECT_LT(static_cast<double>(runs.bytes()) / runs.size(), 8.0);
+  const UnhomedRun far{6401 * 300, (10 << 20) + 2 * k4G, (10 << 20) + 2 * k4G + 300};
   runs.push_back(far);
-  EXPECT_EQ(runs.bytes(), 101u * sizeof(UnhomedRun));
   EXPECT_EQ(runs.back(), far);
-  EXPECT_EQ(runs.front(), (UnhomedRun{300, (10 << 20) + 32768, (10 << 20) + 32768 + 300}));
-  // Once the old runs are gone, the list packs again from the next run.
-  for (int i = 0; i < 101; ++i) runs.pop_front();
-  EXPECT_TRUE(runs.empty());
-  runs.push_back(far);
-  EXPECT_EQ(runs.bytes(), 12u);
+  EXPECT_EQ(runs[6399], (UnhomedRun{6400 * 300, (10 << 20) + 6400 * 150000,
+                                    (10 << 20) + 6400 * 150000 + 300 + 0}));
+  EXPECT_EQ(runs.front(), (UnhomedRun{300, (10 << 20) + 150000, (10 << 20) + 150000 + 301}));
+  for (int i = 0; i < 6400; ++i) runs.pop_front();
   EXPECT_EQ(runs.front(), far);
+  EXPECT_EQ(runs.dropped(), 6400u);
 }
 
-// Positions that grow past 4 GiB from the first run while the list never
-// spans 4 GiB (old runs popped as new ones come): it rebases and stays at
-// 12 bytes a run.
 // A compressed run keeps its flag and its record's length (up to the
-// largest record) packed in 12 bytes, and in the wide list too.
+// largest record).
 TEST(UnhomedRuns, KeepsWhetherARunsRecordIsCompressed) {
   const uint64_t largest = 24 + (uint64_t{1} << 24) - 1;
   UnhomedRuns runs = {UnhomedRun{100, 4096, 4096 + largest, true},
                       UnhomedRun{200, 4096 + largest, 4096 + largest + 60, false},
-                      UnhomedRun{300, 9 << 24, (9 << 24) + 80, true}};
-  EXPECT_EQ(36u, runs.bytes());
+                      UnhomedRun{300, 9 << 24, (9 << 24) + 80, true},
+                      UnhomedRun{400, 4096 + 5 * k4G, 4096 + 5 * k4G + 100, true}};
   EXPECT_EQ((UnhomedRun{100, 4096, 4096 + largest, true}), runs[0]);
   EXPECT_FALSE(runs[1].compressed);
   EXPECT_TRUE(runs[2].compressed);
-  runs.push_back(UnhomedRun{400, 4096 + 5 * k4G, 4096 + 5 * k4G + 100, true});  // goes wide
-  EXPECT_EQ(4 * sizeof(UnhomedRun), runs.bytes());
-  EXPECT_EQ((UnhomedRun{100, 4096, 4096 + largest, true}), runs[0]);
-  EXPECT_FALSE(runs[1].compressed);
   EXPECT_TRUE(runs[3].compressed);
-}
-
-TEST(UnhomedRuns, RebasesAsPositionsGrow) {
-  UnhomedRuns runs;
-  const uint64_t step = uint64_t{1} << 28;  // 256 MiB
-  for (uint64_t i = 0; i < 64; ++i) {
-    runs.push_back({(i + 1) * step, i * step, i * step + 4096});
-    if (runs.size() > 4) runs.pop_front();
-    ASSERT_EQ(runs.bytes(), runs.size() * 12) << i;
-    ASSERT_EQ(runs.back(), (UnhomedRun{(i + 1) * step, i * step, i * step + 4096}));
-  }
+  EXPECT_EQ(runs[3].data_end, 4096 + 5 * k4G + 100);
 }
 
 // What the store's readers do with it: bisect by ring_end, walk back with

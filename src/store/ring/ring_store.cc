@@ -486,8 +486,11 @@ absl::Status RingStore::ReadLiveLog(RingPg* pg, LiveLog* live) const {
   ASSIGN_OR_RETURN(live->dups, ReadSlots(pg, ItemKind::kDup, 0, ring_dups));
 
   std::vector<uint64_t> starts;
-  for (size_t i = ring_entries; i < pg->entries.size(); ++i) starts.push_back(pos(pg->entries, i));
-  for (size_t i = ring_dups; i < pg->dups.size(); ++i) starts.push_back(pos(pg->dups, i));
+  auto start_of = [&](const MappingTable::Slot& s) {
+    starts.push_back(MappingTable::Pos(s, anchor));
+  };
+  pg->entries.ForEach(ring_entries, pg->entries.size(), start_of);
+  pg->dups.ForEach(ring_dups, pg->dups.size(), start_of);
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   if (starts.empty()) return absl::OkStatus();
@@ -524,7 +527,8 @@ absl::Status RingStore::ReadLiveLog(RingPg* pg, LiveLog* live) const {
   RETURN_IF_ERROR(UnhomedRanges(*pg, rest, &rest_bytes));
   // Each record whole, checked as a reader checks it, its items matched to
   // the slots that name it.
-  size_t e = ring_entries, d = ring_dups, at_head = 0, at_rest = 0;
+  MappingTable::Cursor e = pg->entries.At(ring_entries), d = pg->dups.At(ring_dups);
+  size_t at_head = 0, at_rest = 0;
   std::string rec;
   for (size_t k = 0; k < starts.size(); ++k) {
     const uint64_t got = first[k].to - first[k].from;
@@ -541,22 +545,23 @@ absl::Status RingStore::ReadLiveLog(RingPg* pg, LiveLog* live) const {
     }
     const std::string_view body = std::string_view(rec).substr(kRecordHeaderSize);
     // The items the slots from `*next` on name in this record, in order.
-    auto take = [&](ItemKind kind, const MappingTable& t, size_t* next,
-                    std::vector<LogEntry>* to) {
+    auto take = [&](ItemKind kind, MappingTable::Cursor* next, std::vector<LogEntry>* to) {
       for (const Item& it : LiveItems(body, kind)) {
-        if (*next < t.size() && pos(t, *next) == starts[k] && t.at(*next).v() == it.version) {
+        if (!next->done() && MappingTable::Pos(next->slot(), anchor) == starts[k] &&
+            next->slot().v() == it.version) {
           to->push_back(LogEntry{it.version, std::string(it.payload)});
-          ++*next;
+          next->Next();
         }
       }
     };
-    take(ItemKind::kEntry, pg->entries, &e, &live->entries);
-    take(ItemKind::kDup, pg->dups, &d, &live->dups);
+    take(ItemKind::kEntry, &e, &live->entries);
+    take(ItemKind::kDup, &d, &live->dups);
   }
-  if (e != pg->entries.size() || d != pg->dups.size()) {
+  if (!e.done() || !d.done()) {
     return absl::DataLossError(absl::StrFormat(
         "PG %s: found %u of %u entries and %u of %u dups in their records; the mapping table "
-        "and the records disagree", pg->name, e, pg->entries.size(), d, pg->dups.size()));
+        "and the records disagree", pg->name, e.index(), pg->entries.size(), d.index(),
+        pg->dups.size()));
   }
   return absl::OkStatus();
 }
@@ -1324,16 +1329,16 @@ absl::StatusOr<std::vector<LogEntry>> RingStore::ReadSlots(RingPg* pg, ItemKind 
   const MappingTable& table = kind == ItemKind::kDup ? pg->dups : pg->entries;
   out.reserve(j - i);
   const uint64_t anchor = pg->bounds.head;
-  size_t k = i;
+  MappingTable::Cursor k = table.At(i);
   absl::Status s = ReadRecords(
       pg, MappingTable::Pos(table.at(i), anchor), MappingTable::Pos(table.at(j - 1), anchor),
       [&](uint64_t lpos, std::string_view body) {
         for (const Item& it : LiveItems(body, kind)) {
-          while (k < j && MappingTable::Pos(table.at(k), anchor) < lpos) ++k;
-          if (k < j && MappingTable::Pos(table.at(k), anchor) == lpos &&
-              table.at(k).v() == it.version) {
+          while (k.index() < j && MappingTable::Pos(k.slot(), anchor) < lpos) k.Next();
+          if (k.index() < j && MappingTable::Pos(k.slot(), anchor) == lpos &&
+              k.slot().v() == it.version) {
             out.push_back(LogEntry{it.version, std::string(it.payload)});
-            ++k;
+            k.Next();
           }
         }
       });

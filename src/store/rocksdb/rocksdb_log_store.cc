@@ -400,8 +400,8 @@ absl::StatusOr<std::vector<LogEntry>> RocksDbLogStore::ReadSlots(Pg* pg_ptr, Ite
   const std::string key_prefix = dups ? pg.prefix + std::string(kDupKeyNamePrefix) : pg.prefix;
   std::unique_ptr<rocksdb::Iterator> it;
   std::string want;
-  for (size_t k = i; k < j; ++k) {
-    const Version v = table.at(k).v();
+  for (MappingTable::Cursor k = table.At(i); k.index() < j; k.Next()) {
+    const Version v = k.slot().v();
     if (auto o = overlay.find(v); o != overlay.end()) {
       out.push_back(LogEntry{v, std::move(o->second)});
       continue;
