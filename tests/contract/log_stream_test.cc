@@ -494,6 +494,44 @@ TEST_P(ResidentBoundTest, OldUnhomedBytesAreReadBackFromTheStream) {
   EXPECT_EQ(VersionsOf(Pg(1), 300), Range(182, 301));
 }
 
+// What a PG keeps in memory for its live items written once (the mapping
+// table's entries and dups, the runs of its records in the stream) stays
+// within 16 bytes a live item plus a fixed budget a PG (docs/DESIGN.md,
+// "What stays in memory"), written as an OSD writes: one entry a
+// transaction, each PG's records among every other PG's, every 100 writes
+// a trim that turns 100 entries into dups.
+TEST_F(LogStreamTest, IndexStaysWithinSixteenBytesALiveItemPlusAPerPgBudget) {
+  options_.stream.home_bytes = 0;  // every record stays in the stream
+  MkfsAndOpenStream();
+  constexpr uint32_t kPgs = 64;
+  constexpr uint64_t kWrites = 1000, kKept = 600;
+  for (uint32_t p = 1; p <= kPgs; ++p) ASSERT_OK(Create(Pg(p)));
+  for (uint64_t v = 1; v <= kWrites; ++v) {
+    InFlight txns;
+    for (uint32_t p = 1; p <= kPgs; ++p) {
+      Transaction t;
+      t.AppendEntry(Pg(p), V(1, v), TestPayload(v, 200));
+      if (v % 100 == 0 && v > kKept) {
+        t.Trim(Pg(p), V(1, v - kKept));
+        for (uint64_t u = v - kKept - 99; u <= v - kKept; ++u) {
+          t.AppendDup(Pg(p), V(1, u), TestPayload(u, 57));
+        }
+      }
+      ASSERT_OK(txns.Submit(store_.get(), std::move(t)));
+    }
+    ASSERT_OK(txns.Wait());
+  }
+  const StoreStats s = Stats();
+  ASSERT_EQ(s.home_bytes_written, 0u);
+  ASSERT_EQ(s.live_entries, kPgs * kKept);
+  ASSERT_EQ(s.live_dups, kPgs * (kWrites - kKept));
+  const uint64_t items = s.live_entries + s.live_dups;
+  const uint64_t index = s.mapping_table_bytes + s.stream_index_bytes;
+  constexpr uint64_t kPerPgBudget = 4096;
+  EXPECT_LE(index, 16 * items + kPerPgBudget * kPgs)
+      << index / static_cast<double>(items) << " bytes a live item";
+}
+
 // Bytes leave memory only once the stream write that carries them has
 // completed: while it is held, every unhomed byte stays resident.
 TEST_F(LogStreamTest, UnhomedBytesStayResidentUntilTheirStreamWriteIsDone) {
