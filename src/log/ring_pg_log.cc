@@ -49,22 +49,27 @@ void RingPgLog::EvictUnhomed(uint64_t keep, uint64_t written) {
   if (image.resident_size() <= keep) return;
   const uint64_t cold_end = ColdEnd();
   uint64_t to = ResidentFrom(bounds.homed + image.size(), keep);
-  // Only bytes a completed stream write put on the device may leave. The
-  // first run past cold_end: from where the last call left off (checked:
-  // every run before it ends by cold_end), else searched for.
-  const size_t n = unhomed_runs.size();
-  const uint64_t dropped = unhomed_runs.dropped();
-  size_t i = evict_hint > dropped ? evict_hint - dropped : 0;
-  if (i > n || (i > 0 && unhomed_runs[i - 1].ring_end > cold_end)) {
-    i = unhomed_runs.FirstEndingPast(cold_end);
-  }
-  while (i < n && unhomed_runs[i].ring_end <= cold_end) ++i;
-  evict_hint = dropped + i;  // cold_end only grows: still true after this call
-  auto run = unhomed_runs.begin() + i;
+  if (to <= cold_end) return;  // nothing to evict: no walk (most calls, a block at a time)
+  // Only bytes a completed stream write put on the device may leave. When
+  // the newest run's record is on the device every older one is (stream
+  // writes complete in order). Else walk the runs from the first past
+  // cold_end: from where the last walk left off (every run before it ends by
+  // cold_end, which only grows), else searched for.
   uint64_t on_device = cold_end;
-  for (; run != unhomed_runs.end() && on_device < to; ++run) {
-    if (run->data_end > written) break;
-    on_device = run->ring_end;
+  if (!unhomed_runs.empty() && unhomed_runs.back().data_end <= written) {
+    on_device = std::max(cold_end, unhomed_runs.back().ring_end);
+  } else {
+    UnhomedRuns::Walker run;
+    if (!unhomed_runs.Resume(evict_mark, &run)) {
+      run = unhomed_runs.WalkFrom(unhomed_runs.FirstEndingPast(cold_end));
+    }
+    while (!run.done() && run.run().ring_end <= cold_end) run.Next();
+    evict_mark = unhomed_runs.Save(run);
+    for (; !run.done() && on_device < to; run.Next()) {
+      const UnhomedRun r = run.run();
+      if (r.data_end > written) break;
+      on_device = r.ring_end;
+    }
   }
   to = std::min(to, on_device / block_size * block_size);
   if (to > cold_end) image.Evict(to - cold_end);

@@ -66,11 +66,10 @@ struct RingPgLog : PgLogState {
   // Which stream records hold the unhomed bytes, oldest first; the first
   // run ends past homed.
   UnhomedRuns unhomed_runs;
-  // Where EvictUnhomed left off (unhomed_runs.dropped() + the index of a
-  // run at or before the first that ends past ColdEnd()), so that it walks
-  // only the runs since (a PG written once holds thousands, and recovery
-  // evicts after each one).
-  uint64_t evict_hint = 0;
+  // Where EvictUnhomed left off (a run at or before the first that ends
+  // past ColdEnd()), so that it walks only the runs since (a PG written once
+  // holds thousands, and recovery evicts after each one).
+  UnhomedRuns::Mark evict_mark;
   uint64_t record_bytes_written = 0;
   uint64_t payload_bytes_written = 0;
 

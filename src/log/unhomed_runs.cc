@@ -12,10 +12,7 @@ size_t UnhomedRuns::FirstEndingPast(uint64_t lpos) const {
 
 void UnhomedRuns::push_back(const UnhomedRun& run) { runs_.push_back(Pack(run)); }
 
-void UnhomedRuns::pop_front() {
-  ++dropped_;
-  runs_.pop_front();
-}
+void UnhomedRuns::pop_front() { runs_.pop_front(); }
 
 void UnhomedRuns::clear() { runs_.clear(); }
 

@@ -49,9 +49,30 @@ class UnhomedRuns {
   UnhomedRun back() const { return Unpack(runs_.back()); }
   // The first run that ends past `lpos` (size() if none).
   size_t FirstEndingPast(uint64_t lpos) const;
-  // Runs pop_front has taken off, ever: index i now is run dropped() + i
-  // counted from the first ever pushed (a place that outlives pops).
-  uint64_t dropped() const { return dropped_; }
+  // Reads runs in order from one on, a delta a step; a Mark keeps its place
+  // across pushes and pops at the front (what a PG's runs see), so a caller
+  // that walks the same runs again and again resumes where it stopped.
+  class Walker {
+   public:
+    UnhomedRun run() const { return Unpack(c_.value()); }
+    size_t index() const { return c_.index(); }
+    bool done() const { return c_.done(); }
+    void Next() { c_.Next(); }
+
+   private:
+    friend class UnhomedRuns;
+    DeltaDeque<3>::Cursor c_;
+  };
+  using Mark = DeltaDeque<3>::Mark;
+  Walker WalkFrom(size_t i) const {
+    Walker w;
+    w.c_ = runs_.At(i);
+    return w;
+  }
+  Mark Save(const Walker& w) const { return runs_.Save(w.c_); }
+  // False when the mark no longer stands on a run of this list (popped, or
+  // the list cleared).
+  bool Resume(const Mark& m, Walker* w) const { return runs_.Resume(m, &w->c_); }
   void push_back(const UnhomedRun& run);
   void pop_front();
   void clear();
@@ -127,7 +148,6 @@ class UnhomedRuns {
     return UnhomedRun{p[0], p[1], p[1] + (p[2] >> 1), (p[2] & 1) != 0};
   }
 
-  uint64_t dropped_ = 0;
   DeltaDeque<3> runs_;
 };
 

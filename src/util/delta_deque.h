@@ -66,6 +66,21 @@ class DeltaDeque {
   };
   Cursor At(size_t i) const;
 
+  // Where a cursor stood, kept across pushes at the back and pops at the
+  // front: Resume() gives the cursor back, with no decoding, while its value
+  // is still held and nothing else (a pop at the back, a push at the front,
+  // clear) changed the deque since Save().
+  struct Mark {
+    bool valid = false;
+    uint64_t value = 0;  // values popped before the mark's, ever, + its index
+    uint64_t block = 0;  // blocks popped before its block, ever, + its index
+    uint64_t generation = 0;
+    size_t pos = 0, offset = 0;
+    Value v{};
+  };
+  Mark Save(const Cursor& c) const;  // an invalid mark for a cursor at the end
+  bool Resume(const Mark& m, Cursor* c) const;
+
   // The first index whose value fails `pred`, where pred(index, value) holds
   // for a prefix of the deque (size() if it holds for all).
   template <class Pred>
@@ -96,6 +111,11 @@ class DeltaDeque {
   std::deque<Block> blocks_;
   size_t head_ = 0;
   size_t size_ = 0;
+  // For marks: values and blocks popped from the front ever, and changes
+  // that re-encode or drop values a mark may stand on.
+  uint64_t popped_values_ = 0;
+  uint64_t popped_blocks_ = 0;
+  uint64_t generation_ = 0;
   Value front_{}, back_{};
   size_t front_offset_ = 0;  // where the delta after front_ starts in blocks_[0]
 };
@@ -173,6 +193,35 @@ void DeltaDeque<K>::Cursor::Next() {
 }
 
 template <size_t K>
+typename DeltaDeque<K>::Mark DeltaDeque<K>::Save(const Cursor& c) const {
+  Mark m;
+  if (c.done()) return m;
+  m.valid = true;
+  m.value = popped_values_ + c.index_;
+  m.block = popped_blocks_ + c.block_;
+  m.generation = generation_;
+  m.pos = c.pos_;
+  m.offset = c.offset_;
+  m.v = c.value_;
+  return m;
+}
+
+template <size_t K>
+bool DeltaDeque<K>::Resume(const Mark& m, Cursor* c) const {
+  if (!m.valid || m.generation != generation_ || m.value < popped_values_ ||
+      m.value - popped_values_ >= size_ || m.block < popped_blocks_) {
+    return false;
+  }
+  c->d_ = this;
+  c->index_ = m.value - popped_values_;
+  c->block_ = m.block - popped_blocks_;
+  c->pos_ = m.pos;
+  c->offset_ = m.offset;
+  c->value_ = m.v;
+  return true;
+}
+
+template <size_t K>
 void DeltaDeque<K>::push_back(const Value& v) {
   if (size_ == 0) {
     blocks_.emplace_back().first = v;
@@ -195,6 +244,7 @@ void DeltaDeque<K>::push_front(const Value& v) {
     push_back(v);
     return;
   }
+  ++generation_;
   Block& first = blocks_.front();
   const size_t live = first.stored - head_;
   if (live == kBlockValues) {
@@ -224,8 +274,10 @@ typename DeltaDeque<K>::Value DeltaDeque<K>::pop_front() {
     clear();
     return v;
   }
+  ++popped_values_;
   if (++head_ == blocks_[0].stored) {
     blocks_.pop_front();
+    ++popped_blocks_;
     head_ = 0;
     front_offset_ = 0;
     front_ = blocks_[0].first;
@@ -243,6 +295,7 @@ typename DeltaDeque<K>::Value DeltaDeque<K>::pop_back() {
     clear();
     return v;
   }
+  ++generation_;
   Block& last = blocks_.back();
   if (last.stored == 1) {
     blocks_.pop_back();
@@ -261,6 +314,9 @@ typename DeltaDeque<K>::Value DeltaDeque<K>::pop_back() {
 
 template <size_t K>
 void DeltaDeque<K>::clear() {
+  popped_values_ += size_;
+  popped_blocks_ += blocks_.size();
+  ++generation_;
   blocks_.clear();
   head_ = 0;
   size_ = 0;

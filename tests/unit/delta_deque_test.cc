@@ -105,6 +105,35 @@ TEST(DeltaDeque, PartitionPointPassesIndices) {
   }
 }
 
+// A saved place resumes across pushes at the back and pops at the front,
+// and not once its value is popped or the deque changed otherwise.
+TEST(DeltaDeque, MarksResumeUntilTheirValueGoesOrTheDequeIsRewritten) {
+  D d;
+  for (uint64_t i = 0; i < 200; ++i) d.push_back({i, i * 7, 1});
+  const D::Mark m = d.Save(d.At(100));
+  for (uint64_t i = 200; i < 400; ++i) d.push_back({i, i * 7, 1});
+  for (int k = 0; k < 90; ++k) d.pop_front();
+  D::Cursor c;
+  ASSERT_TRUE(d.Resume(m, &c));
+  EXPECT_EQ(c.index(), 10u);
+  EXPECT_EQ(c.value(), (D::Value{100, 700, 1}));
+  c.Next();
+  EXPECT_EQ(c.value(), (D::Value{101, 707, 1}));
+  EXPECT_FALSE(d.Save(d.At(d.size())).valid);  // the end is no place
+  for (int k = 0; k < 11; ++k) d.pop_front();
+  EXPECT_FALSE(d.Resume(m, &c));  // its value is gone
+  const D::Mark back = d.Save(d.At(5));
+  d.pop_back();
+  EXPECT_FALSE(d.Resume(back, &c));
+  const D::Mark front = d.Save(d.At(5));
+  d.push_front({0, 0, 0});
+  EXPECT_FALSE(d.Resume(front, &c));
+  const D::Mark cleared = d.Save(d.At(5));
+  d.clear();
+  d.push_back({1, 1, 1});
+  EXPECT_FALSE(d.Resume(cleared, &c));
+}
+
 // Neighbours a few bytes apart take a few bytes each, and MemoryBytes()
 // agrees with what glibc's allocator holds for them.
 TEST(DeltaDeque, CloseNeighboursTakeAFewBytesAndMemoryBytesAgrees) {

@@ -28,7 +28,11 @@ TEST(UnhomedRuns, HoldsWhatWasPushedAndNotPopped) {
   std::mt19937_64 rng(11);
   UnhomedRuns runs;
   std::deque<UnhomedRun> model;
-  uint64_t pushed = 0;
+  uint64_t pushed = 0, popped = 0;
+  // A walker's place saved at a random run: resumed later it stands on the
+  // same run while that run is held.
+  UnhomedRuns::Mark mark;
+  uint64_t marked = 0;  // pushed before the marked run
   uint64_t ring = 1000, stream = 5 << 20;
   for (int op = 0; op < 50000; ++op) {
     if (rng() % 3 != 0 || model.empty()) {
@@ -45,11 +49,26 @@ TEST(UnhomedRuns, HoldsWhatWasPushedAndNotPopped) {
       for (size_t i = 0; i < n; ++i) {
         runs.pop_front();
         model.pop_front();
+        ++popped;
       }
     }
     ExpectSame(runs, model, op);
-    ASSERT_EQ(runs.dropped() + runs.size(), pushed) << "op " << op;
+    UnhomedRuns::Walker w;
+    if (runs.Resume(mark, &w)) {
+      ASSERT_GE(marked, popped) << "op " << op;
+      ASSERT_EQ(w.index(), marked - popped);
+      ASSERT_EQ(w.run(), model[marked - popped]) << "op " << op;
+      w.Next();
+      if (!w.done()) ASSERT_EQ(w.run(), model[marked - popped + 1]) << "op " << op;
+    } else {
+      ASSERT_TRUE(op == 0 || marked < popped || !mark.valid) << "op " << op;
+    }
     if (model.empty()) continue;
+    if (rng() % 10 == 0) {
+      const size_t i = rng() % model.size();
+      mark = runs.Save(runs.WalkFrom(i));
+      marked = popped + i;
+    }
     // The search matches a bisection of the model, near the newest and
     // anywhere.
     const uint64_t at = model.front().ring_end - 1 + rng() % (ring - model.front().ring_end + 2);
@@ -81,7 +100,6 @@ TEST(UnhomedRuns, AboutSevenBytesARunAndExactAtAnyDistance) {
   EXPECT_EQ(runs.front(), (UnhomedRun{300, (10 << 20) + 150000, (10 << 20) + 150000 + 301}));
   for (int i = 0; i < 6400; ++i) runs.pop_front();
   EXPECT_EQ(runs.front(), far);
-  EXPECT_EQ(runs.dropped(), 6400u);
 }
 
 // A compressed run keeps its flag and its record's length (up to the
