@@ -277,6 +277,14 @@ struct Limits {
   // Lower it to bound the store's memory under an embedder that submits
   // without waiting.
   uint64_t max_transactions_in_flight = 1 << 16;
+  // Stream records one PG's records lie in while they are not in its ring
+  // (the log stream layout: StoreStats::stream_index_bytes counts the list,
+  // about 7 bytes a record). A PG's records stay in the stream until it
+  // trims them, so the list grows with the records between its oldest live
+  // item and its newest, infos included. A transaction that would add one
+  // more is refused with kResourceExhausted; trimming the log shortens it.
+  // Default: 2^21 (about 14 MiB of list a PG). Range: [1, 2^32 - 1].
+  uint64_t max_stream_records_per_pg = 1 << 21;
 };
 
 // Settings fixed when a store is made. Mkfs checks the geometry against the

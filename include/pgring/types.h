@@ -159,10 +159,9 @@ struct StoreStats {
   // Unhomed bytes kept in memory, every PG's (PgStats::unhomed_resident_bytes).
   uint64_t unhomed_resident_bytes = 0;
   // Memory held by the PGs' lists of where their unhomed bytes lie in the
-  // stream: 12 bytes per stream record holding a PG's bytes (about one per
-  // entry appended, with one entry a transaction; 32 for a PG whose records
-  // span 4 GiB of the stream), beside the mapping tables'
-  // mapping_table_bytes.
+  // stream: about 7 bytes per stream record holding a PG's bytes (about one
+  // per entry appended, with one entry a transaction), beside the mapping
+  // tables' mapping_table_bytes (about 5 bytes an item).
   uint64_t stream_index_bytes = 0;
 };
 

@@ -125,6 +125,8 @@ absl::Status CheckOptions(const Options& o, const OptionsContext& context) {
            Range{"limits.max_pgs", l.max_pgs, 1, kNoMax},
            Range{"limits.max_transactions_in_flight", l.max_transactions_in_flight, 1,
                  UINT32_MAX},
+           Range{"limits.max_stream_records_per_pg", l.max_stream_records_per_pg, 1,
+                 UINT32_MAX},
            // After limits.max_chunks_per_pg, which bounds it.
            Range{"reserve_chunks_per_pg", o.reserve_chunks_per_pg, 0, l.max_chunks_per_pg,
                  nullptr, "limits.max_chunks_per_pg"},

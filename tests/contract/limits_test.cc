@@ -425,6 +425,37 @@ TEST_P(LimitsTest, CountLimits) {
                  kResourceExhausted, "limits.max_total_entries");
 }
 
+// The stream records a PG's records lie in (the list of where they are,
+// one entry a record): one more than the limit is refused naming it, and
+// a trim, which moves the PG's oldest live record on, shortens the list.
+TEST_P(LimitsTest, MaxStreamRecordsPerPg) {
+  if (GetParam() != StoreMode::kRingStream) GTEST_SKIP() << "only the log stream keeps the list";
+  options_.limits.max_stream_records_per_pg = 4;
+  options_.stream.home_bytes = 0;  // records stay in the stream until trimmed
+  ASSERT_OK(Open(options_));
+  ASSERT_OK(Create(Pg(1)));
+  ASSERT_OK(Create(Pg(2)));
+  std::vector<LogEntry> entries;
+  for (uint64_t v = 1; v <= 4; ++v) {
+    entries.push_back(LogEntry{V(1, v), Bytes(100, v)});
+    ASSERT_OK(Do([&](Transaction* t) { t->AppendEntry(Pg(1), V(1, v), entries.back().payload); }));
+  }
+  EXPECT_REFUSED(Do([](Transaction* t) { t->AppendEntry(Pg(1), V(1, 5), "e"); }),
+                 kResourceExhausted, "limits.max_stream_records_per_pg");
+  EXPECT_REFUSED(Do([](Transaction* t) { t->SetInfo(Pg(1), "i"); }), kResourceExhausted,
+                 "limits.max_stream_records_per_pg");
+  // Nothing of the refused transactions, and another PG is not held back.
+  ExpectLog(Pg(1), entries, {}, nullptr);
+  ASSERT_OK(Do([](Transaction* t) { t->AppendEntry(Pg(2), V(1, 1), "e"); }));
+  Reopen();
+  ExpectLog(Pg(1), entries, {}, nullptr);
+  EXPECT_REFUSED(Do([](Transaction* t) { t->AppendEntry(Pg(1), V(1, 5), "e"); }),
+                 kResourceExhausted, "limits.max_stream_records_per_pg");
+  // Trimming to the newest entry leaves one record live: room again.
+  ASSERT_OK(Do([](Transaction* t) { t->Trim(Pg(1), V(1, 3)); }));
+  ExpectStillWorks(Pg(1), V(1, 5), [&] { EXPECT_EQ(store_->GetPgStats(Pg(1))->entries, 2u); });
+}
+
 // Transactions in flight (submitted, their callback not yet fired): one
 // more than the limit is refused, naming it, and its callback never fires;
 // once they have committed, Submit takes more. Every queue the store keeps

@@ -108,6 +108,8 @@ std::vector<RangeCase> RangeCases() {
       {"limits.max_pgs", limit64(&Limits::max_pgs), 1, kU64Max, kU64Max},
       {"limits.max_transactions_in_flight", limit64(&Limits::max_transactions_in_flight), 1,
        kU32Max, kU64Max},
+      {"limits.max_stream_records_per_pg", limit64(&Limits::max_stream_records_per_pg), 1,
+       kU32Max, kU64Max},
   };
 }
 

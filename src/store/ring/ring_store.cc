@@ -889,6 +889,19 @@ absl::Status RingStore::PlanStream(const Staging& staging,
     }
     plan->homed_after[i] = homed;
     const uint64_t from = std::max(pos, homed);
+    // A record in the stream is one more run in the PG's list, and the runs
+    // its head passes (this transaction's trims staged) leave it.
+    if (from < tail && pg->unhomed_runs.size() >= options_.limits.max_stream_records_per_pg) {
+      const uint64_t passed = std::max(pg->bounds.homed, pg->ComputeHead(tail));
+      const uint64_t kept = pg->unhomed_runs.size() - pg->unhomed_runs.FirstEndingPast(passed);
+      if (kept + 1 > options_.limits.max_stream_records_per_pg) {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "PG %s: its records lie in %u stream records, the per-PG limit "
+            "(limits.max_stream_records_per_pg); trim the log (a PG's records stay in the "
+            "stream until it trims them)",
+            pg->name, kept));
+      }
+    }
     if (from < tail) {
       body.AddPgBytes(pg->stamp, from, std::string_view(records[i]).substr(from - pos));
       plan->bytes_end[i] = kRecordHeaderSize + body.size();
