@@ -5,9 +5,9 @@ set output 'headline.svg'
 set key outside right top
 set grid
 $h << EOD
-"floor" 48561 0.983 12.8
-"pgring" 37508 1.063 16.7
-"RocksDB" 34173 1.655 22.6
+"floor" 45308 1.034 14.1
+"pgring" 36331 1.114 17.6
+"RocksDB" 32527 1.720 23.5
 EOD
 set style data boxes
 set style fill solid 0.8 border -1
