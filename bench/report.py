@@ -788,7 +788,13 @@ for size in s["restart"]:
              F(get(r, "populate", "seconds"), ".1f"), get(r, "cache_drop", "method", default="-")])
 sc = stream_setting(s["restart"][0], "stream_chunks", "restart_stream_chunks") if s["restart"] else None
 hb = home_setting(s["restart"][0]) if s["restart"] else None
-md.append("\nEntries of 180-220 payload bytes (uniform), one info per PG; bench/restart_bench. per-PG rings: "
+restart_payload = get(results["restart"].get(f"stream-{s['restart'][0]}") if s["restart"] else None,
+                      "payload", default="filler")
+md.append("\n" + ("Entries of Ceph's encodings (pg_log_entry_t, ~175-260 bytes), 50 a transaction"
+                   if restart_payload == "ceph" else
+                   "Entries of 180-220 filler payload bytes (uniform), 50 a transaction (filler, which the "
+                   "stream's lz4 shrinks to almost nothing)")
+          + ", one info per PG; bench/restart_bench. per-PG rings: "
           "`--layout=perpg`. stream: `--layout=stream`, a stream of "
           + (f"{F(sc)} chunks ({F(sc)} MiB; StreamOptions::max_chunks)" if sc else
              "a bound of three quarters of the partition (StreamOptions::max_chunks 0)")
