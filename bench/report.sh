@@ -231,7 +231,7 @@ fi
 # by default), where restart_bench can write them: its own default, filler
 # bytes, compresses to almost nothing in the stream and flatters its open.
 RESTART_PAYLOAD=()
-if "$RESTART_BENCH" --help 2>/dev/null | grep -q -- '--payload'; then
+if "$RESTART_BENCH" --help 2>/dev/null | grep -q -- '--payload=filler|ceph'; then
   case $PGRING_PAYLOAD in
     ceph) RESTART_PAYLOAD=(--payload=ceph) ;;
     random) RESTART_PAYLOAD=(--payload=filler) ;;
