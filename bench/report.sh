@@ -227,16 +227,6 @@ RESTART_HOME_BYTES=
 if "$RESTART_BENCH" --help 2>/dev/null | grep -q -- '--home-bytes'; then
   RESTART_HOME_BYTES=$BENCH_HOME_BYTES
 fi
-# Its entries are the fio runs' payloads (PGRING_PAYLOAD: Ceph's encodings
-# by default), where restart_bench can write them: its own default, filler
-# bytes, compresses to almost nothing in the stream and flatters its open.
-RESTART_PAYLOAD=()
-if "$RESTART_BENCH" --help 2>/dev/null | grep -q -- '--payload=filler|ceph'; then
-  case $PGRING_PAYLOAD in
-    ceph) RESTART_PAYLOAD=(--payload=ceph) ;;
-    random) RESTART_PAYLOAD=(--payload=filler) ;;
-  esac
-fi
 
 # One fio run of a kind (see the header): the job file and the engine options
 # that make it that kind, then any extra option lines.
@@ -276,6 +266,16 @@ fi
 PAYLOAD_ASKED=${PGRING_PAYLOAD:-}
 # shellcheck source=fio-jobs/defaults.sh
 source "$ROOT/fio-jobs/defaults.sh"
+# restart_bench's entries are the fio runs' payloads (PGRING_PAYLOAD: Ceph's encodings
+# by default), where restart_bench can write them: its own default, filler
+# bytes, compresses to almost nothing in the stream and flatters its open.
+RESTART_PAYLOAD=()
+if "$RESTART_BENCH" --help 2>/dev/null | grep -q -- '--payload=filler|ceph'; then
+  case $PGRING_PAYLOAD in
+    ceph) RESTART_PAYLOAD=(--payload=ceph) ;;
+    random) RESTART_PAYLOAD=(--payload=filler) ;;
+  esac
+fi
 
 # --devices: the fio runs' data, log and RocksDB on loop devices.
 DEVICE_LIST=""
