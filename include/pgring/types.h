@@ -87,6 +87,9 @@ struct PgStats {
   // Of those, the ones in memory: the newest (StreamOptions::
   // resident_bytes); the others are read back from the stream.
   uint64_t unhomed_resident_bytes = 0;
+  // The stream records those bytes lie in: the PG's list that
+  // Limits::max_stream_records_per_pg bounds.
+  uint64_t stream_records = 0;
   uint64_t bytes_written = 0;   // record bytes appended since open
   uint64_t payload_bytes_written = 0;  // caller payload bytes appended since open
   bool damaged = false;         // opened under RecoveryPolicy::kMarkDamaged

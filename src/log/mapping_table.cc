@@ -76,10 +76,7 @@ size_t MappingTable::UpperBound(const Version& v) const {
 }
 
 size_t MappingTable::MemoryBytes() const {
-  // The runs' deque: 512-byte nodes and a map, as DeltaDeque counts its own.
-  constexpr size_t kNode = 512 / sizeof(Run) * sizeof(Run) + 16, kPerNode = 512 / sizeof(Run);
-  const size_t run_nodes = runs_.size() / kPerNode + 1;
-  return items_.MemoryBytes() + run_nodes * kNode + 8 * sizeof(void*) + 16;
+  return items_.MemoryBytes() + DequeHeapBytes<Run>(runs_.size());
 }
 
 }  // namespace pgring

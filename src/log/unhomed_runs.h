@@ -12,10 +12,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <initializer_list>
 #include <iterator>
-#include <memory>
 
 #include "util/delta_deque.h"
 

@@ -28,6 +28,22 @@
 
 namespace pgring {
 
+// What glibc's allocator holds for a request of n bytes: the request and
+// its 8-byte header rounded up to 16, at least 32 (0 for none).
+inline size_t MallocChunkBytes(size_t n) {
+  return n == 0 ? 0 : std::max<size_t>(32, (n + 8 + 15) & ~size_t{15});
+}
+
+// What libstdc++'s std::deque<T> of n elements holds on the heap: nodes of
+// 512 bytes (or one element) and a map of pointers to them (at least 8).
+template <class T>
+size_t DequeHeapBytes(size_t n) {
+  constexpr size_t kPerNode = sizeof(T) < 512 ? 512 / sizeof(T) : 1;
+  const size_t nodes = n / kPerNode + 1;
+  return nodes * MallocChunkBytes(kPerNode * sizeof(T)) +
+         MallocChunkBytes(std::max<size_t>(8, nodes + 2) * sizeof(void*));
+}
+
 template <size_t K>
 class DeltaDeque {
  public:
@@ -87,7 +103,7 @@ class DeltaDeque {
   size_t PartitionPoint(Pred pred) const;
 
   // Heap bytes held, as glibc's allocator counts them (blocks, their deltas,
-  // the deque's nodes).
+  // the deque's nodes: MallocChunkBytes, DequeHeapBytes).
   size_t MemoryBytes() const;
 
  private:
@@ -349,14 +365,8 @@ size_t DeltaDeque<K>::PartitionPoint(Pred pred) const {
 
 template <size_t K>
 size_t DeltaDeque<K>::MemoryBytes() const {
-  // glibc: a chunk is the request plus 8 bytes, rounded up to 16, at least 32.
-  auto chunk = [](size_t n) -> size_t { return n == 0 ? 0 : std::max<size_t>(32, (n + 8 + 15) & ~size_t{15}); };
-  // libstdc++'s deque: nodes of 512 bytes (or one element), a map of
-  // pointers to them (at least 8).
-  constexpr size_t kPerNode = sizeof(Block) < 512 ? 512 / sizeof(Block) : 1;
-  const size_t nodes = blocks_.size() / kPerNode + 1;
-  size_t bytes = nodes * chunk(kPerNode * sizeof(Block)) + chunk(std::max<size_t>(8, nodes + 2) * sizeof(void*));
-  for (const Block& b : blocks_) bytes += chunk(b.deltas.capacity());
+  size_t bytes = DequeHeapBytes<Block>(blocks_.size());
+  for (const Block& b : blocks_) bytes += MallocChunkBytes(b.deltas.capacity());
   return bytes;
 }
 

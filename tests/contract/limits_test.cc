@@ -440,6 +440,7 @@ TEST_P(LimitsTest, MaxStreamRecordsPerPg) {
     entries.push_back(LogEntry{V(1, v), Bytes(100, v)});
     ASSERT_OK(Do([&](Transaction* t) { t->AppendEntry(Pg(1), V(1, v), entries.back().payload); }));
   }
+  EXPECT_EQ(store_->GetPgStats(Pg(1))->stream_records, 4u);
   EXPECT_REFUSED(Do([](Transaction* t) { t->AppendEntry(Pg(1), V(1, 5), "e"); }),
                  kResourceExhausted, "limits.max_stream_records_per_pg");
   EXPECT_REFUSED(Do([](Transaction* t) { t->SetInfo(Pg(1), "i"); }), kResourceExhausted,

@@ -1369,6 +1369,7 @@ void RingStore::AddPgStats(const RingPg& pg, PgStats* s) const {
   s->ring_bytes_used = pg.bounds.tail - pg.bounds.head;
   s->unhomed_bytes = pg.bounds.tail - pg.bounds.homed;
   s->unhomed_resident_bytes = pg.image.resident_size();
+  s->stream_records = pg.unhomed_runs.size();
   s->bytes_written = pg.record_bytes_written;
   s->payload_bytes_written = pg.payload_bytes_written;
 }
